@@ -1,0 +1,112 @@
+/**
+ * Triage overhead over HTTP (issue 3): `POST /api/v1/triage` at fixed request rates, the server
+ * in its own process, against (a) the local engine and (b) a fake OpenAI-compatible provider on
+ * 127.0.0.1 that answers after a fixed 50 ms. Reports p50/p99 of response time, of response time
+ * minus the provider's fixed latency, and the rate reached.
+ *
+ * The load is open-loop and evenly paced (one request every 1/rate seconds, whatever the answers
+ * do): autocannon's `overallRate` sends each second's requests in a burst, which measures the
+ * burst's queue rather than the service.
+ *
+ *   npx tsx bench/triage/http-overhead.ts [--seconds 8] [--rates 50,150]
+ */
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createBenchDatabase } from '../lib/bench-db.js';
+import { startOpenAiFake } from '../../test/helpers/fake-providers/openai-fake.js';
+import { signUpOverHttp, startServerProcess } from '../../test/helpers/server-process.js';
+
+const args = process.argv.slice(2);
+const opt = (n: string, d: string) => (args.includes(`--${n}`) ? args[args.indexOf(`--${n}`) + 1]! : d);
+const seconds = Number(opt('seconds', '8'));
+const rates = opt('rates', '50,150').split(',').map(Number);
+const PROVIDER_MS = 50;
+
+const fake = await startOpenAiFake([{ kind: 'slow', delayMs: PROVIDER_MS, then: { kind: 'success' } }]);
+const dir = mkdtempSync(path.join(tmpdir(), 'bench-triage-'));
+const triageConfig = JSON.parse(readFileSync('config/triage.json', 'utf8'));
+for (const p of Object.values(triageConfig.providers) as { requestsPerMinute: number; tokensPerMinute: number }[]) {
+  p.requestsPerMinute = 1_000_000;
+  p.tokensPerMinute = 1_000_000_000;
+}
+writeFileSync(path.join(dir, 'triage.json'), JSON.stringify(triageConfig));
+
+async function server(env: Record<string, string>) {
+  const db = await createBenchDatabase('bench_http');
+  const proc = await startServerProcess('web', {
+    DATABASE_URL: db.url,
+    KEY_PEPPER: 'bench-pepper-'.padEnd(48, 'x'),
+    REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
+    LOG_LEVEL: 'silent',
+    PLANS_FILE: path.resolve('bench/auth/unlimited-plans.json'),
+    TRIAGE_CONFIG_FILE: path.join(dir, 'triage.json'),
+    ...env,
+  });
+  const { key } = await signUpOverHttp(proc.url);
+  return {
+    base: proc.url,
+    key,
+    async stop() {
+      await proc.stop('SIGTERM');
+      await db.drop();
+    },
+  };
+}
+
+/** Sends `rate` requests a second for `seconds`, evenly spaced; returns latencies (ms) and failures. */
+async function paced(url: string, key: string, rate: number, secs: number) {
+  const latencies: number[] = [];
+  let failures = 0;
+  const inflight: Promise<void>[] = [];
+  const start = performance.now();
+  const total = Math.round(rate * secs);
+  for (let i = 0; i < total; i++) {
+    const due = start + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    const t = performance.now();
+    inflight.push(
+      fetch(url, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body }).then(
+        async (res) => {
+          await res.arrayBuffer();
+          if (res.status === 200) latencies.push(performance.now() - t);
+          else failures++;
+        },
+        () => void failures++,
+      ),
+    );
+  }
+  await Promise.all(inflight);
+  const elapsed = (performance.now() - start) / 1000;
+  latencies.sort((a, b) => a - b);
+  const q = (p: number) => +(latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN).toFixed(2);
+  return { reached: +(latencies.length / elapsed).toFixed(1), failures, p50: q(0.5), p99: q(0.99) };
+}
+
+const body = JSON.stringify({ title: 'Outdated OpenSSL on an internal host', severity: 'MEDIUM', description: 'OpenSSL 1.1.1 reached end of life' });
+const rows: Record<string, string | number>[] = [];
+for (const [engine, env, providerMs] of [
+  ['local engine', {}, 0],
+  ['fake provider, 50 ms', { OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: `${fake.url}/v1` }, PROVIDER_MS],
+] as const) {
+  const s = await server(env);
+  await paced(`${s.base}/api/v1/triage`, s.key, 50, 2); // warm-up
+  for (const rate of rates) {
+    const r = await paced(`${s.base}/api/v1/triage`, s.key, rate, seconds);
+    rows.push({
+      engine,
+      'target rps': rate,
+      'reached rps': r.reached,
+      errors: r.failures,
+      'p50 ms': r.p50,
+      'p99 ms': r.p99,
+      'p50 − provider': +(r.p50 - providerMs).toFixed(2),
+      'p99 − provider': +(r.p99 - providerMs).toFixed(2),
+    });
+  }
+  await s.stop();
+}
+await fake.close();
+console.log('\ntriage over HTTP at fixed rates (server in its own process, Redis for limits)');
+console.table(rows);

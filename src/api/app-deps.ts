@@ -1,0 +1,38 @@
+import type { Config } from '../lib/config.js';
+import type { Logger } from '../lib/logger.js';
+import type { Orm } from '../db/orm.js';
+import type { Pool } from '../db/pool.js';
+import type { KeyVerifier } from '../domain/keys/key-verifier.js';
+import type { KeyService } from '../domain/keys/key-service.js';
+import type { WorkspaceService } from '../domain/workspaces/workspace-service.js';
+import type { SessionStore } from '../domain/workspaces/sessions.js';
+import type { RequestMeter } from '../domain/usage/request-meter.js';
+import type { RateLimiter } from '../domain/usage/rate-limiter.js';
+import type { QuotaService } from '../domain/usage/quota.js';
+import type { TriageService } from '../domain/triage-service/triage-service.js';
+import type { QueueKit } from '../jobs/queue-kit.js';
+import type { ScanRouteDeps } from './routes/scans.js';
+
+/** Everything the HTTP edge needs, built by the server (or a test) and passed in. */
+export interface AppDeps {
+  config: Config;
+  logger: Logger;
+  clock: () => Date;
+  orm: Orm;
+  pool: Pool;
+  verifier: KeyVerifier;
+  keys: KeyService;
+  workspaces: WorkspaceService;
+  sessions: SessionStore;
+  meter: RequestMeter;
+  rateLimiter: RateLimiter;
+  quota: QuotaService;
+  triage: TriageService;
+  queues: QueueKit;
+  /** Scan storage and the `scan-ingest` queue, for the scan routes. */
+  scans: ScanRouteDeps;
+  /** Server secret (KEY_PEPPER), for sealing secrets kept at rest. */
+  pepper: string;
+  /** Throws when the database or the queue cannot be reached. */
+  readiness(): Promise<void>;
+}

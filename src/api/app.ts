@@ -1,0 +1,110 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import cookie from '@fastify/cookie';
+import { Ajv } from 'ajv';
+import type { AppDeps } from './app-deps.js';
+import { problemPlugin } from './plugins/problem.js';
+import { apiKeyAuth } from './plugins/api-key-auth.js';
+import { consoleSession } from './plugins/console-session.js';
+import { healthRoutes } from './routes/health.js';
+import { modelRoutes } from './routes/models.js';
+import { selfServiceRoutes } from './routes/self-service.js';
+import { consoleAuthRoutes } from './routes/console-auth.js';
+import { consoleWorkspaceRoutes } from './routes/console-workspace.js';
+import { actorFrom, registerKeyManagement } from './routes/key-management.js';
+import { triageRoutes } from './routes/triage.js';
+import { registerScanListRoutes, registerScanPipelineRoutes } from './routes/scans.js';
+import { registerFindingCaseRoutes } from './routes/findings-cases.js';
+
+/** Route groups mounted beside ours by the process that builds the app (the console pages). */
+export interface AppExtensions {
+  v1?: (app: FastifyInstance) => void;
+  pipeline?: (app: FastifyInstance) => void;
+  root?: (app: FastifyInstance) => Promise<void> | void;
+}
+
+/**
+ * Body validation never coerces types or drops unknown fields: a wrong type or a typo is
+ * a 400 naming the field (DECISIONS §2, §6). Query strings and params are text by nature,
+ * so their validator may coerce.
+ */
+function validators(): { body: Ajv; other: Ajv } {
+  const base = { allErrors: true, removeAdditional: false, useDefaults: false, strict: false } as const;
+  return { body: new Ajv({ ...base, coerceTypes: false }), other: new Ajv({ ...base, coerceTypes: true }) };
+}
+
+/** Builds the HTTP app from its dependencies; `server.ts` starts it, tests `inject` into it. */
+export async function buildApp(deps: AppDeps, ext: AppExtensions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.logger as unknown as FastifyBaseLogger,
+    genReqId: () => randomUUID(),
+    requestIdHeader: false,
+    bodyLimit: 64 * 1024,
+    return503OnClosing: true,
+  });
+  const ajv = validators();
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? ajv.body : ajv.other).compile(schema));
+  app.removeContentTypeParser('text/plain');
+  // A POST without a body is read as `{}`, so action routes (revoke) need no body and
+  // routes with required fields list every missing one instead of "must be object".
+  app.addHook('preValidation', async (req) => {
+    if (req.body === undefined && req.method === 'POST') req.body = {};
+  });
+  app.addHook('onSend', async (req, reply) => {
+    void reply.header('X-Request-Id', req.id);
+  });
+
+  await app.register(problemPlugin);
+  await app.register(cookie);
+  healthRoutes(app, deps);
+
+  await app.register(
+    async (scope) => {
+      consoleSession(scope, deps.sessions);
+      consoleAuthRoutes(scope, deps);
+      consoleWorkspaceRoutes(scope, deps);
+      registerKeyManagement(scope, deps, {
+        workspaceOf: (req) => req.session.workspaceId,
+        actorOf: (req) => actorFrom(req, `user:${req.session.userId}`),
+        viaRevealPage: true,
+      });
+    },
+    { prefix: '/api/console' },
+  );
+
+  const keyAuth = {
+    verifier: deps.verifier,
+    meter: deps.meter,
+    rateLimiter: deps.rateLimiter,
+    plans: deps.config.plans,
+    clock: deps.clock,
+  };
+  await app.register(
+    async (scope) => {
+      apiKeyAuth(scope, keyAuth);
+      modelRoutes(scope, deps);
+      selfServiceRoutes(scope, deps);
+      triageRoutes(scope, deps);
+      registerScanListRoutes(scope, deps.scans);
+      registerFindingCaseRoutes(scope, deps.scans);
+      registerKeyManagement(scope, deps, {
+        workspaceOf: (req) => req.apiKey.workspace.id,
+        actorOf: (req) => actorFrom(req, `key:${req.apiKey.id}`),
+        viaRevealPage: false,
+        scope: 'keys:write',
+      });
+      ext.v1?.(scope);
+    },
+    { prefix: '/api/v1' },
+  );
+  await app.register(
+    async (scope) => {
+      apiKeyAuth(scope, keyAuth);
+      registerScanPipelineRoutes(scope, deps.scans);
+      ext.pipeline?.(scope);
+    },
+    { prefix: '/api/pipeline' },
+  );
+  if (ext.root) await ext.root(app);
+  return app;
+}

@@ -1,0 +1,104 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import helmet from '@fastify/helmet';
+import fastifyStatic from '@fastify/static';
+import type { AppDeps } from '../app-deps.js';
+import { projectRoot } from '../../lib/config.js';
+import { SESSION_COOKIE } from '../plugins/console-session.js';
+import type { SafeHtml } from './html.js';
+import { helmetOptions, NO_STORE } from './security.js';
+import { loginPage, signupPage } from './templates/auth-pages.js';
+import { revealPage } from './templates/reveal-page.js';
+import { settingsPage } from './templates/settings-page.js';
+
+/** Reveal tokens are base64url; anything else is not a link we made. */
+const TOKEN = /^[A-Za-z0-9_-]{16,100}$/;
+/** Where `?next=` may send a person after sign-in: our own pages, spelled without `//` or encoding. */
+const LOCAL_NEXT = /^\/(?:settings\/api-keys|reveal\/[A-Za-z0-9_-]{16,100})$/;
+
+/**
+ * The static assets sit beside this file in the source tree. A `dist/` build does not
+ * copy them, so it serves them from the source tree found through the project root.
+ */
+function staticDir(): string {
+  const here = fileURLToPath(new URL('./static/', import.meta.url));
+  return existsSync(here) ? here : path.join(projectRoot, 'src', 'api', 'pages', 'static');
+}
+
+/**
+ * The console pages (DECISIONS §3): sign-up, sign-in, the one-time reveal page and
+ * Settings > API keys. Server-rendered shells plus small static scripts that call the
+ * console JSON API under `/api/console`.
+ *
+ * Everything is registered in its own encapsulation context, so Helmet's headers (strict
+ * CSP, frame-ancestors 'none', no-referrer) apply to these pages and `/assets/` only and
+ * leave the JSON API's headers as they are.
+ */
+export async function registerPages(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  await app.register(async (scope) => {
+    await scope.register(helmet, helmetOptions(deps.config.cookieSecure));
+    await scope.register(fastifyStatic, {
+      root: staticDir(),
+      prefix: '/assets/',
+      index: false,
+      list: false,
+      wildcard: false,
+      decorateReply: false,
+      cacheControl: false,
+      setHeaders: (reply) => void reply.header('Cache-Control', 'no-cache'),
+    });
+    pageRoutes(scope, deps);
+  });
+}
+
+function pageRoutes(app: FastifyInstance, deps: AppDeps): void {
+  async function signedIn(req: FastifyRequest): Promise<boolean> {
+    const token = req.cookies[SESSION_COOKIE];
+    return token ? (await deps.sessions.find(token)) !== null : false;
+  }
+
+  function page(reply: FastifyReply, body: SafeHtml): FastifyReply {
+    return reply.header('Cache-Control', NO_STORE).type('text/html; charset=utf-8').send(body.value);
+  }
+
+  function redirect(reply: FastifyReply, to: string): FastifyReply {
+    return reply.header('Cache-Control', NO_STORE).redirect(to, 303);
+  }
+
+  /** Sends a signed-out person to sign-in and back here afterwards. */
+  function toLogin(reply: FastifyReply, back: string): FastifyReply {
+    return redirect(reply, LOCAL_NEXT.test(back) ? `/login?next=${back}` : '/login');
+  }
+
+  app.get('/', async (req, reply) =>
+    redirect(reply, (await signedIn(req)) ? '/settings/api-keys' : '/signup'),
+  );
+
+  app.get('/signup', async (req, reply) =>
+    (await signedIn(req)) ? redirect(reply, '/settings/api-keys') : page(reply, signupPage(deps.config)),
+  );
+
+  app.get('/login', async (req, reply) => {
+    const query = req.query as { next?: string; notice?: string };
+    if (await signedIn(req)) {
+      return redirect(reply, query.next && LOCAL_NEXT.test(query.next) ? query.next : '/settings/api-keys');
+    }
+    return page(reply, loginPage(query.notice));
+  });
+
+  app.get('/reveal/:token', async (req, reply) => {
+    const { token } = req.params as { token: string };
+    if (!(await signedIn(req)))
+      return TOKEN.test(token) ? toLogin(reply, `/reveal/${token}`) : redirect(reply, '/login');
+    return page(reply, revealPage());
+  });
+
+  app.get('/settings', async (_req, reply) => redirect(reply, '/settings/api-keys'));
+
+  app.get('/settings/api-keys', async (req, reply) => {
+    if (!(await signedIn(req))) return toLogin(reply, '/settings/api-keys');
+    return page(reply, settingsPage(deps.config));
+  });
+}

@@ -1,0 +1,75 @@
+/* global document, location */
+import { $, api, clearAlert, handleSessionLoss, messageOf, session, show, showAlert } from './console.js';
+import { initCreateForm, initKeyActions, loadKeys } from './settings-keys.js';
+import { initStatement, loadStatement, loadWorkspace, upgrade } from './settings-billing.js';
+import { confirmWith } from './settings-dialog.js';
+
+/** Settings > API keys: loads the session, then the workspace, keys and statement. */
+const pageError = $('page-error');
+const pageNotice = $('page-notice');
+let labels = new Map();
+
+const ui = {
+  sessionLost: handleSessionLoss,
+  report(err) {
+    if (handleSessionLoss(err)) return;
+    showAlert(pageError, messageOf(err));
+  },
+  notify(text) {
+    clearAlert(pageError);
+    pageNotice.textContent = text;
+    show(pageNotice, true);
+  },
+  async after() {
+    await Promise.all([loadWorkspace(), refreshKeys()]);
+    await loadStatement(labels);
+  },
+};
+
+async function refreshKeys() {
+  const keys = await loadKeys();
+  labels = new Map(keys.map((k) => [k.id, k.label]));
+}
+
+async function start() {
+  try {
+    await session();
+  } catch (err) {
+    ui.report(err);
+    return;
+  }
+  const results = await Promise.allSettled([loadWorkspace(), refreshKeys()]);
+  const failed = results.find((r) => r.status === 'rejected');
+  if (failed) ui.report(failed.reason);
+  try {
+    await loadStatement(labels);
+  } catch (err) {
+    ui.report(err);
+  }
+}
+
+for (const button of document.querySelectorAll('[data-action="upgrade"]')) {
+  button.addEventListener('click', async () => {
+    if (!(await confirmWith($('upgrade-dialog')))) return;
+    try {
+      await upgrade();
+      ui.notify('Your workspace is on the service plan now.');
+    } catch (err) {
+      ui.report(err);
+    }
+  });
+}
+
+$('logout').addEventListener('click', async () => {
+  try {
+    await api('/logout', { method: 'POST' });
+    location.assign('/login?notice=signed-out');
+  } catch (err) {
+    ui.report(err);
+  }
+});
+
+initKeyActions(ui);
+initCreateForm(ui);
+initStatement(() => loadStatement(labels).catch(ui.report));
+void start();

@@ -1,0 +1,47 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../../lib/errors.js';
+import { safeEqual } from '../../domain/keys/key-secrets.js';
+import type { Session, SessionStore } from '../../domain/workspaces/sessions.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    session: Session;
+  }
+  interface FastifyContextConfig {
+    /** Console routes that work without a session (sign-up, login). */
+    public?: boolean;
+  }
+}
+
+export const SESSION_COOKIE = 'svc_session';
+export const CSRF_HEADER = 'x-csrf-token';
+
+export function setSessionCookie(reply: FastifyReply, token: string, expiresAt: Date, secure: boolean): void {
+  void reply.setCookie(SESSION_COOKIE, token, { httpOnly: true, sameSite: 'strict', secure, path: '/', expires: expiresAt });
+}
+
+export function clearSessionCookie(reply: FastifyReply, secure: boolean): void {
+  void reply.clearCookie(SESSION_COOKIE, { httpOnly: true, sameSite: 'strict', secure, path: '/' });
+}
+
+/**
+ * Console session gate: a valid session cookie on every route but the public ones, and on
+ * every state-changing method the session's CSRF token in `X-CSRF-Token` (double submit:
+ * a cross-site form can send the cookie but cannot read or set the header).
+ */
+export function consoleSession(app: FastifyInstance, sessions: SessionStore): void {
+  app.decorateRequest('session', null as unknown as Session);
+  app.addHook('onRequest', async (req: FastifyRequest) => {
+    if (req.routeOptions.config.public) return;
+    const token = req.cookies[SESSION_COOKIE];
+    const session = token ? await sessions.find(token) : null;
+    if (!session) throw new AppError('unauthenticated', 'Sign in to the console first.');
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      const sent = req.headers[CSRF_HEADER];
+      if (typeof sent !== 'string' || !safeEqual(sent, session.csrfToken)) {
+        throw new AppError('csrf_failed', 'The X-CSRF-Token header is missing or does not match this session.');
+      }
+    }
+    req.session = session;
+  });
+}

@@ -1,0 +1,75 @@
+import type { FastifyInstance } from 'fastify';
+import type { Pool } from '../../db/pool.js';
+import { notFound } from '../../lib/errors.js';
+import { getFinding, listFindings, viewFinding } from '../../domain/scans/finding-queries.js';
+import { caseDetail, changeCaseStatus, getCase, listCases, viewCase, viewEvidence, viewHistory } from '../../domain/scans/case-queries.js';
+import { splitList } from '../../domain/scans/list-filters.js';
+import { DEFAULT_LIMIT, idParams, listCasesQuery, listFindingsQuery, patchCaseBody, type ListQuery, type PatchCaseBody } from '../schemas/scans.js';
+
+/**
+ * Findings and cases under `/api/v1` (DECISIONS §10), mounted with `ext.v1`: lists with filters
+ * and cursor paging, a case with its evidence and history, and status changes. Ids of another
+ * workspace are 404 like unknown ones (DECISIONS §2).
+ */
+export function registerFindingCaseRoutes(app: FastifyInstance, deps: { pool: Pool }): void {
+  const read = { scope: 'scans:read' as const };
+
+  app.get('/findings', { config: read, schema: { querystring: listFindingsQuery } }, async (req) => {
+    const q = req.query as ListQuery;
+    const page = await listFindings(deps.pool, req.apiKey.workspace.id, {
+      ...filtersOf(q),
+      caseId: q.case,
+      limit: q.limit ?? DEFAULT_LIMIT,
+      cursor: q.cursor,
+    });
+    return { object: 'list', data: page.data.map(viewFinding), nextCursor: page.nextCursor };
+  });
+
+  app.get('/findings/:id', { config: read, schema: { params: idParams } }, async (req) => {
+    const finding = await getFinding(deps.pool, req.apiKey.workspace.id, (req.params as { id: string }).id);
+    if (!finding) throw notFound('finding');
+    return viewFinding(finding);
+  });
+
+  app.get('/cases', { config: read, schema: { querystring: listCasesQuery } }, async (req) => {
+    const q = req.query as ListQuery;
+    const page = await listCases(deps.pool, req.apiKey.workspace.id, { ...filtersOf(q), limit: q.limit ?? DEFAULT_LIMIT, cursor: q.cursor });
+    return { object: 'list', data: page.data.map(viewCase), nextCursor: page.nextCursor };
+  });
+
+  app.get('/cases/:id', { config: read, schema: { params: idParams } }, async (req) => {
+    const c = await getCase(deps.pool, req.apiKey.workspace.id, (req.params as { id: string }).id);
+    if (!c) throw notFound('case');
+    const detail = await caseDetail(deps.pool, c);
+    return { ...viewCase(c), evidence: detail.evidence.map(viewEvidence), history: detail.history.map(viewHistory) };
+  });
+
+  app.patch(
+    '/cases/:id',
+    { config: { scope: 'scans:write' }, bodyLimit: 16 * 1024, schema: { params: idParams, body: patchCaseBody } },
+    async (req) => {
+      const body = req.body as PatchCaseBody;
+      const updated = await changeCaseStatus(deps.pool, {
+        workspaceId: req.apiKey.workspace.id,
+        caseId: (req.params as { id: string }).id,
+        status: body.status,
+        note: body.note ?? null,
+        actor: `key:${req.apiKey.id}`,
+      });
+      if (!updated) throw notFound('case');
+      const detail = await caseDetail(deps.pool, updated);
+      return { ...viewCase(updated), evidence: detail.evidence.map(viewEvidence), history: detail.history.map(viewHistory) };
+    },
+  );
+}
+
+function filtersOf(q: ListQuery) {
+  return {
+    severity: splitList(q.severity),
+    status: splitList(q.status),
+    cve: q.cve,
+    asset: q.asset,
+    scan: q.scan,
+    kev: q.kev,
+  };
+}

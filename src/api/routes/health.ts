@@ -1,0 +1,20 @@
+import type { FastifyInstance } from 'fastify';
+import type { AppDeps } from '../app-deps.js';
+import { problemOf } from '../plugins/problem.js';
+
+/** `/healthz`: the process answers. `/readyz`: it can reach its database and queue. */
+export function healthRoutes(app: FastifyInstance, deps: AppDeps): void {
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (req, reply) => {
+    try {
+      await deps.readiness();
+      return { status: 'ready' };
+    } catch (err) {
+      req.log.warn({ err: (err as Error).message }, 'not ready');
+      return reply
+        .code(503)
+        .type('application/problem+json')
+        .send(problemOf('overloaded', 'A dependency (database or queue) cannot be reached.', req.id));
+    }
+  });
+}

@@ -1,0 +1,101 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AppDeps } from '../app-deps.js';
+import type { Actor } from '../../domain/keys/key-service.js';
+import { parseExpiry } from '../../domain/keys/key-lifecycle.js';
+import { viewKey } from '../../domain/keys/key-view.js';
+import { perKeyTotals } from '../../domain/usage/usage-report.js';
+import { invalidRequest } from '../../lib/errors.js';
+import { noQuery } from '../schemas/common.js';
+import { createKeyBody, emptyBody, keyIdParams, rotateKeyBody, type CreateKeyBody } from '../schemas/keys.js';
+
+/**
+ * List, create, rotate and revoke keys (DECISIONS §4). Mounted twice: in the console
+ * (session, the new secret shown on the one-time reveal page) and under `/api/v1/keys`
+ * (a `keys:write` key, the new secret in the answer). Each surface says how to find the
+ * caller's workspace and actor, and whether new secrets go to the reveal page.
+ */
+export interface KeySurface {
+  workspaceOf(req: FastifyRequest): string;
+  actorOf(req: FastifyRequest): Actor;
+  viaRevealPage: boolean;
+  scope?: 'keys:write';
+}
+
+export function actorFrom(req: FastifyRequest, actor: string): Actor {
+  return { actor, ip: req.ip ?? null, userAgent: req.headers['user-agent']?.slice(0, 300) ?? null };
+}
+
+export function registerKeyManagement(app: FastifyInstance, deps: AppDeps, surface: KeySurface): void {
+  const config: { scope?: 'keys:write' } = surface.scope ? { scope: surface.scope } : {};
+  const bodyLimit = 16 * 1024;
+
+  async function rotationPolicy(workspaceId: string): Promise<number> {
+    const ws = await deps.keys.workspaceOf(deps.orm.em.fork(), workspaceId);
+    return ws.rotationPolicyDays;
+  }
+
+  function secretOut(created: { secret: string; revealToken: string | null }) {
+    return surface.viaRevealPage
+      ? { revealUrl: `/reveal/${created.revealToken}` }
+      : { key: created.secret };
+  }
+
+  app.get('/keys', { config, schema: { querystring: noQuery } }, async (req) => {
+    const workspaceId = surface.workspaceOf(req);
+    const em = deps.orm.em.fork();
+    const [keys, policy, totals] = await Promise.all([
+      deps.keys.listKeys(em, workspaceId),
+      rotationPolicy(workspaceId),
+      perKeyTotals(deps.pool, workspaceId),
+    ]);
+    const now = deps.clock();
+    return {
+      object: 'list',
+      data: keys.map((k) => ({ ...viewKey(k, policy, now), usage: totals.get(k.id) ?? { requests: 0, tokens: 0, spendUsd: '0.000000' } })),
+    };
+  });
+
+  app.post('/keys', { config, bodyLimit, schema: { body: createKeyBody } }, async (req, reply) => {
+    const body = req.body as CreateKeyBody;
+    const now = deps.clock();
+    const expiry = parseExpiry(body.expiresIn, now);
+    if ('error' in expiry) {
+      throw invalidRequest([{ path: '/expiresIn', message: expiry.error }]);
+    }
+    const workspaceId = surface.workspaceOf(req);
+    const created = await deps.keys.createKey(deps.orm.em.fork(), {
+      workspaceId,
+      label: body.label,
+      scopes: body.scopes,
+      expiresAt: expiry.expiresAt,
+      actor: surface.actorOf(req),
+      reveal: surface.viaRevealPage,
+    });
+    void reply.code(201).header('Cache-Control', 'no-store');
+    return { ...viewKey(created.key, await rotationPolicy(workspaceId), now), ...secretOut(created) };
+  });
+
+  app.post('/keys/:id/rotate', { config, bodyLimit, schema: { params: keyIdParams, body: rotateKeyBody } }, async (req, reply) => {
+    const { id } = req.params as { id: string };
+    const body = (req.body ?? {}) as { graceHours?: number };
+    const workspaceId = surface.workspaceOf(req);
+    const { old, successor } = await deps.keys.rotateKey(deps.orm.em.fork(), {
+      workspaceId,
+      keyId: id,
+      graceHours: body.graceHours,
+      actor: surface.actorOf(req),
+      reveal: surface.viaRevealPage,
+    });
+    const policy = await rotationPolicy(workspaceId);
+    const now = deps.clock();
+    void reply.code(201).header('Cache-Control', 'no-store');
+    return { rotated: viewKey(old, policy, now), successor: { ...viewKey(successor.key, policy, now), ...secretOut(successor) } };
+  });
+
+  app.post('/keys/:id/revoke', { config, bodyLimit, schema: { params: keyIdParams, body: emptyBody } }, async (req) => {
+    const { id } = req.params as { id: string };
+    const workspaceId = surface.workspaceOf(req);
+    const key = await deps.keys.revokeKey(deps.orm.em.fork(), { workspaceId, keyId: id, actor: surface.actorOf(req) });
+    return viewKey(key, await rotationPolicy(workspaceId), deps.clock());
+  });
+}

@@ -1,0 +1,20 @@
+import type { FastifyInstance } from 'fastify';
+import type { AppDeps } from '../app-deps.js';
+import { noQuery } from '../schemas/common.js';
+
+/** `GET /api/v1/models`: the catalog of spec §2.5, from `config/models.json`, in a list envelope. */
+export function modelRoutes(app: FastifyInstance, deps: AppDeps): void {
+  const data = deps.config.models.map((m) => ({
+    id: m.id,
+    object: 'model',
+    name: m.name,
+    stage: m.stage,
+    default: m.default,
+    routineTier: m.routineTier,
+    description: m.description,
+    pricing: { currency: 'USD', unit: '1M tokens', input: m.inputPricePerMillion, output: m.outputPricePerMillion },
+    minimumTier: m.minimumTier,
+    max: m.max,
+  }));
+  app.get('/models', { schema: { querystring: noQuery } }, async () => ({ object: 'list', data }));
+}

@@ -1,0 +1,148 @@
+import type { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import multipart from '@fastify/multipart';
+import type { Pool } from '../../db/pool.js';
+import { AppError, notFound } from '../../lib/errors.js';
+import type { QueueHandle } from '../../jobs/queue-kit.js';
+import { enqueueScanIngest, type ScanIngestPayload } from '../../jobs/scan-ingest.js';
+import { acceptScan } from '../../domain/scans/accept-scan.js';
+import { tooLarge } from '../../domain/scans/receive-scan.js';
+import type { ScanStorage } from '../../domain/scans/scan-storage.js';
+import { getScan, listScans, viewScan, type ScanStatus } from '../../domain/scans/scan-records.js';
+import { DEFAULT_LIMIT, idParams, listScansQuery, uploadQuery, type UploadQuery } from '../schemas/scans.js';
+
+/** What the scan routes need, built once by the server (or a test). */
+export interface ScanRouteDeps {
+  pool: Pool;
+  storage: ScanStorage;
+  queue: QueueHandle<ScanIngestPayload>;
+}
+
+/** Raw-body content types of DECISIONS §8 (text/xml too: what curl and many CI tools send for XML). */
+const RAW_TYPES = ['application/xml', 'text/xml', 'application/json', 'application/octet-stream', 'application/gzip', 'application/x-ndjson'];
+
+/** Room for multipart boundaries and part headers on top of the file itself. */
+const MULTIPART_OVERHEAD = 64 * 1024;
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+/**
+ * `POST /api/pipeline/scan` and `GET /api/pipeline/scan/:id` (DECISIONS §8), mounted with
+ * `ext.pipeline`. The upload lives in its own plugin scope whose content-type parsers hand the
+ * raw request stream to the handler, so a 2 GiB scan is streamed to storage, never buffered.
+ */
+export function registerScanPipelineRoutes(app: FastifyInstance, deps: ScanRouteDeps): void {
+  void app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    await scope.register(multipart, { limits: { files: 1, fields: 10, parts: 12 } });
+    scope.addContentTypeParser(RAW_TYPES, (_req, payload, done) => done(null, payload));
+    scope.addContentTypeParser('*', (req, _payload, done) =>
+      done(
+        new AppError(
+          'unsupported_media_type',
+          `Send the scan as application/xml, application/json, application/octet-stream or multipart/form-data (field "file"), not ${String(req.headers['content-type'] ?? 'no Content-Type')}.`,
+        ),
+      ),
+    );
+
+    scope.post(
+      '/scan',
+      {
+        config: { scope: 'scans:write' },
+        schema: { querystring: uploadQuery },
+        // Before the body is touched: refuse what Content-Length already says is too big.
+        preParsing: async (req) => {
+          const declared = Number(req.headers['content-length'] ?? NaN);
+          const limit = req.plan.limits.scanMaxBytes + (req.isMultipart() ? MULTIPART_OVERHEAD : 0);
+          if (Number.isFinite(declared) && declared > limit) throw tooLarge(req.plan.limits.scanMaxBytes);
+        },
+      },
+      async (req, reply) => {
+        const q = req.query as UploadQuery;
+        const idempotencyKey = headerValue(req, 'idempotency-key');
+        if (idempotencyKey !== null && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
+          throw new AppError('invalid_request', 'The Idempotency-Key header must be 1 to 255 visible ASCII characters.', {
+            errors: [{ path: '/headers/idempotency-key', message: 'must be 1 to 255 visible ASCII characters' }],
+          });
+        }
+        const maxBytes = req.plan.limits.scanMaxBytes;
+        const body = await uploadStream(req, maxBytes);
+        const encoding = (headerValue(req, 'content-encoding') ?? 'identity').toLowerCase();
+        if (encoding !== 'identity' && encoding !== 'gzip' && encoding !== 'x-gzip') {
+          throw new AppError('unsupported_media_type', 'Content-Encoding may be gzip or absent.');
+        }
+        try {
+          const { scan } = await acceptScan(
+            { pool: deps.pool, storage: deps.storage, enqueue: (p) => enqueueScanIngest(deps.queue, p) },
+            {
+              workspaceId: req.apiKey.workspace.id,
+              keyId: req.apiKey.id,
+              body,
+              gzip: encoding !== 'identity' && !req.isMultipart(),
+              maxBytes,
+              format: q.format ?? null,
+              name: q.name ?? null,
+              asset: {
+                name: q.asset ?? null,
+                environment: q.environment ?? null,
+                criticality: q.criticality ?? null,
+                internetExposed: q.internetExposed ?? null,
+              },
+              idempotencyKey,
+            },
+          );
+          return reply.code(202).send({ scanId: scan.id, status: scan.status, statusUrl: `/api/pipeline/scan/${scan.id}` });
+        } catch (err) {
+          // We stopped reading mid-body: close the connection after answering instead of draining gigabytes.
+          if (err instanceof AppError && err.code === 'payload_too_large') void reply.header('Connection', 'close');
+          throw err;
+        }
+      },
+    );
+  });
+
+  app.get('/scan/:id', { config: { scope: 'scans:read' }, schema: { params: idParams } }, async (req) => {
+    const scan = await getScan(deps.pool, req.apiKey.workspace.id, (req.params as { id: string }).id);
+    if (!scan) throw notFound('scan');
+    return viewScan(scan);
+  });
+}
+
+/** `GET /api/v1/scans`, mounted with `ext.v1`. */
+export function registerScanListRoutes(app: FastifyInstance, deps: Pick<ScanRouteDeps, 'pool'>): void {
+  app.get('/scans', { config: { scope: 'scans:read' }, schema: { querystring: listScansQuery } }, async (req) => {
+    const q = req.query as { limit?: number; cursor?: string; status?: ScanStatus };
+    const page = await listScans(deps.pool, req.apiKey.workspace.id, { ...q, limit: q.limit ?? DEFAULT_LIMIT });
+    return { object: 'list', data: page.data.map(viewScan), nextCursor: page.nextCursor };
+  });
+
+  app.get('/scans/:id', { config: { scope: 'scans:read' }, schema: { params: idParams } }, async (req) => {
+    const scan = await getScan(deps.pool, req.apiKey.workspace.id, (req.params as { id: string }).id);
+    if (!scan) throw notFound('scan');
+    return viewScan(scan);
+  });
+}
+
+function headerValue(req: FastifyRequest, name: string): string | null {
+  const v = req.headers[name];
+  const s = Array.isArray(v) ? v[0] : v;
+  return s === undefined || s === '' ? null : s;
+}
+
+/** The file's byte stream: the raw body, or the multipart part named `file`. */
+async function uploadStream(req: FastifyRequest, maxBytes: number): Promise<Readable> {
+  if (req.isMultipart()) {
+    const part = await req.file({ limits: { fileSize: maxBytes + 1, files: 1 }, throwFileSizeLimit: false });
+    if (!part || part.fieldname !== 'file') {
+      throw new AppError('invalid_request', 'Send the scan in the multipart field "file".', {
+        errors: [{ path: '/file', message: 'is required' }],
+      });
+    }
+    return part.file;
+  }
+  const body = req.body as Readable | undefined;
+  if (!body || typeof (body as Partial<Readable>).pipe !== 'function') {
+    throw new AppError('invalid_request', 'The scan file is empty.');
+  }
+  return body;
+}

@@ -1,0 +1,71 @@
+import type { FastifyInstance } from 'fastify';
+import type { AppDeps } from '../app-deps.js';
+import { viewKey } from '../../domain/keys/key-view.js';
+import { monthOf } from '../../domain/plans/plans.js';
+import { usageSeries } from '../../domain/usage/usage-report.js';
+import { invalidRequest } from '../../lib/errors.js';
+import { noQuery } from '../schemas/common.js';
+
+const DAY_MS = 86_400_000;
+const usageQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    from: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' },
+    to: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' },
+  },
+} as const;
+
+/** Parses an inclusive [from, to] day range into [start, end) instants, defaulting to this month. */
+export function usageRange(query: { from?: string; to?: string }, now: Date): { from: Date; to: Date } {
+  const from = new Date(`${query.from ?? monthOf(now)}T00:00:00Z`);
+  const toDay = query.to ? new Date(`${query.to}T00:00:00Z`) : new Date(`${now.toISOString().slice(0, 10)}T00:00:00Z`);
+  const to = new Date(toDay.getTime() + DAY_MS);
+  const errors = [];
+  if (Number.isNaN(from.getTime())) errors.push({ path: '/query/from', message: 'is not a valid date' });
+  if (Number.isNaN(to.getTime())) errors.push({ path: '/query/to', message: 'is not a valid date' });
+  if (errors.length === 0 && from >= to) errors.push({ path: '/query/from', message: 'must not be after to' });
+  if (errors.length === 0 && to.getTime() - from.getTime() > 366 * DAY_MS) errors.push({ path: '/query/to', message: 'the range may span at most 366 days' });
+  if (errors.length > 0) throw invalidRequest(errors);
+  return { from, to };
+}
+
+/** `GET /api/v1/keys/me` and `GET /api/v1/usage` (DECISIONS §5), both with `usage:read`. */
+export function selfServiceRoutes(app: FastifyInstance, deps: AppDeps): void {
+  const config = { scope: 'usage:read' as const };
+
+  app.get('/keys/me', { config, schema: { querystring: noQuery } }, async (req) => {
+    // Served from the verified key (cached): this route costs no database round trip.
+    const k = req.apiKey;
+    return {
+      ...viewKey({ ...k, state: k.state, revokedAt: null }, k.workspace.rotationPolicyDays, deps.clock()),
+      workspace: { id: k.workspace.id, name: k.workspace.name, plan: req.plan.plan, trialDaysLeft: req.plan.trialDaysLeft },
+    };
+  });
+
+  app.get('/usage', { config, schema: { querystring: usageQuery } }, async (req) => {
+    const now = deps.clock();
+    const { from, to } = usageRange(req.query as { from?: string; to?: string }, now);
+    const k = req.apiKey;
+    const [key, workspace, quota] = await Promise.all([
+      usageSeries(deps.pool, { column: 'key_id', id: k.id }, from, to),
+      usageSeries(deps.pool, { column: 'workspace_id', id: k.workspace.id }, from, to),
+      deps.quota.usage(k.workspace.id),
+    ]);
+    const limit = req.plan.limits.aiCallsPerMonth;
+    return {
+      from: from.toISOString().slice(0, 10),
+      to: new Date(to.getTime() - DAY_MS).toISOString().slice(0, 10),
+      key: { id: k.id, label: k.label, ...key.totals, daily: key.daily },
+      workspace: {
+        id: k.workspace.id,
+        plan: req.plan.plan,
+        ...workspace.totals,
+        aiCallLimit: limit,
+        aiCallsThisMonth: quota.used,
+        aiCallsRemaining: Math.max(0, limit - quota.used - quota.reserved),
+        daily: workspace.daily,
+      },
+    };
+  });
+}

@@ -1,0 +1,34 @@
+/** Request schemas of the console JSON API (DECISIONS §3). */
+const email = { type: 'string', minLength: 3, maxLength: 254, pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$' } as const;
+
+export const signupBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['email', 'password', 'workspaceName', 'plan'],
+  properties: {
+    email,
+    password: { type: 'string', minLength: 10, maxLength: 256 },
+    workspaceName: { type: 'string', minLength: 1, maxLength: 120, pattern: '\\S' },
+    plan: { type: 'string', enum: ['free', 'trial'] },
+  },
+} as const;
+
+export const loginBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['email', 'password'],
+  properties: { email, password: { type: 'string', minLength: 1, maxLength: 256 } },
+} as const;
+
+export const planBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['plan'],
+  properties: { plan: { type: 'string', enum: ['free', 'service'] } },
+} as const;
+
+export const statementQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { month: { type: 'string', pattern: '^\\d{4}-(0[1-9]|1[0-2])$' } },
+} as const;

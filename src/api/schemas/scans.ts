@@ -1,0 +1,103 @@
+import { SCAN_FORMATS } from '../../parsers/index.js';
+
+/** Request schemas of the scan, finding and case routes (DECISIONS §8, §10). */
+
+const SEVERITIES = ['CRITICAL', 'HIGH', 'MEDIUM', 'LOW', 'INFO'] as const;
+export const CASE_STATUSES = ['open', 'in_progress', 'resolved', 'risk_accepted', 'false_positive'] as const;
+export type CaseStatus = (typeof CASE_STATUSES)[number];
+
+export const uploadQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    format: { type: 'string', enum: [...SCAN_FORMATS] },
+    name: { type: 'string', minLength: 1, maxLength: 200 },
+    asset: { type: 'string', minLength: 1, maxLength: 200 },
+    environment: { type: 'string', enum: ['PRODUCTION', 'STAGING', 'DEVELOPMENT', 'TEST'] },
+    criticality: { type: 'string', enum: ['CRITICAL', 'HIGH', 'MEDIUM', 'LOW'] },
+    internetExposed: { type: 'boolean' },
+  },
+} as const;
+
+export interface UploadQuery {
+  format?: (typeof SCAN_FORMATS)[number];
+  name?: string;
+  asset?: string;
+  environment?: string;
+  criticality?: string;
+  internetExposed?: boolean;
+}
+
+export const idParams = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string', maxLength: 100 } },
+} as const;
+
+/** Page size when `limit` is absent (the validator does not fill defaults). */
+export const DEFAULT_LIMIT = 50;
+
+const paging = {
+  limit: { type: 'integer', minimum: 1, maximum: 200 },
+  cursor: { type: 'string', maxLength: 500 },
+} as const;
+
+export const listScansQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { ...paging, status: { type: 'string', enum: ['queued', 'parsing', 'completed', 'failed'] } },
+} as const;
+
+const cve = { type: 'string', pattern: '^[Cc][Vv][Ee]-\\d{4}-\\d{4,}$', maxLength: 30 } as const;
+
+/** Filters shared by findings and cases. `severity` and `status` take comma-separated lists. */
+const filters = {
+  severity: { type: 'string', pattern: `^(${SEVERITIES.join('|')})(,(${SEVERITIES.join('|')}))*$` },
+  cve,
+  asset: { type: 'string', minLength: 1, maxLength: 300 },
+  scan: { type: 'string', maxLength: 100 },
+  kev: { type: 'boolean' },
+} as const;
+
+export const listFindingsQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { ...paging, ...filters, case: { type: 'string', maxLength: 100 } },
+} as const;
+
+export const listCasesQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    ...paging,
+    ...filters,
+    status: { type: 'string', pattern: `^(${CASE_STATUSES.join('|')})(,(${CASE_STATUSES.join('|')}))*$` },
+  },
+} as const;
+
+export interface ListQuery {
+  limit?: number;
+  cursor?: string;
+  severity?: string;
+  status?: string;
+  cve?: string;
+  asset?: string;
+  scan?: string;
+  case?: string;
+  kev?: boolean;
+}
+
+export const patchCaseBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['status'],
+  properties: {
+    status: { type: 'string', enum: [...CASE_STATUSES] },
+    note: { type: 'string', maxLength: 2000 },
+  },
+} as const;
+
+export interface PatchCaseBody {
+  status: CaseStatus;
+  note?: string;
+}

@@ -1,0 +1,74 @@
+import { ConfigError, loadConfig } from '../lib/config.js';
+import { createLogger } from '../lib/logger.js';
+import { openInfrastructure } from '../lib/infrastructure.js';
+import { buildServices } from '../lib/services.js';
+import { runEnrichCommand } from './enrich-command.js';
+
+/**
+ * Operator commands (`npm run admin -- <command> ...`), for self-hosters and scripts.
+ *   create-workspace --name NAME [--plan free|trial|service]
+ *     prints the workspace id and its first API key (shown once: store it now).
+ *   enrich [--kev FILE|URL] [--epss FILE|URL] [--nvd FILE|URL]
+ *     loads enrichment feeds offline (CISA KEV JSON, FIRST EPSS CSV, NVD API 2.0 JSON).
+ */
+const USAGE = [
+  'usage: npm run admin -- create-workspace --name NAME [--plan free|trial|service]',
+  '       npm run admin -- enrich [--kev FILE|URL] [--epss FILE|URL] [--nvd FILE|URL]',
+].join('\n');
+
+function flag(args: string[], name: string): string | undefined {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : undefined;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...args] = argv;
+  if (command === 'enrich') return enrich(args);
+  if (command !== 'create-workspace') {
+    console.error(USAGE);
+    return 2;
+  }
+  const name = flag(args, 'name')?.trim();
+  const plan = flag(args, 'plan') ?? 'trial';
+  if (!name || name.length > 120 || !['free', 'trial', 'service'].includes(plan)) {
+    console.error(USAGE);
+    return 2;
+  }
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
+  const infra = await openInfrastructure(config, logger);
+  try {
+    const services = await buildServices(config, infra, logger);
+    const { workspace, firstKey } = await services.workspaces.createWorkspace(infra.orm.em.fork(), {
+      name,
+      plan: plan as 'free' | 'trial' | 'service',
+      actor: { actor: 'operator', ip: null, userAgent: 'admin-cli' },
+      reveal: false,
+    });
+    await services.stop();
+    process.stdout.write(`workspace ${workspace.id}\nplan ${workspace.plan}\napi_key ${firstKey.secret}\n`);
+    process.stderr.write('The API key is shown once and never stored in clear: keep it now.\n');
+    return 0;
+  } finally {
+    await infra.close();
+  }
+}
+
+async function enrich(args: string[]): Promise<number> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
+  const infra = await openInfrastructure(config, logger);
+  try {
+    return await runEnrichCommand(args, { db: infra.pool, out: (line) => process.stdout.write(`${line}\n`) });
+  } finally {
+    await infra.close();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(err instanceof ConfigError ? err.message : `admin: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,114 @@
+/**
+ * Trains the in-house SSVC model and writes `config/inhouse-model.json`.
+ *
+ *   npx tsx src/cli/train-inhouse.ts --dataset FILE [--out FILE] [--report FILE]
+ *     [--epochs N] [--l2 X] [--learning-rate X] [--min-df N] [--max-vocab N]
+ *     [--validation-percent N] [--dry-run]
+ *
+ * --out defaults to config/inhouse-model.json under the project root; --report writes the
+ * train/validation metrics as JSON. Training data is only ever read from --dataset.
+ *
+ * Deterministic: same dataset and options give a byte-identical model file and version.
+ * Exit codes: 0 written, 2 bad input.
+ */
+import { readFileSync, renameSync, writeFileSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { projectRoot } from '../lib/config.js';
+import { sha256Hex } from '../domain/inhouse/canonical-json.js';
+import { InhouseDatasetError, parseLabelledDataset } from '../domain/inhouse/dataset.js';
+import type { EvaluationMetrics } from '../domain/inhouse/evaluate.js';
+import { INHOUSE_MODEL_PATH } from '../domain/inhouse/model-file.js';
+import { DEFAULT_TRAIN_OPTIONS, trainInhouseModel } from '../domain/inhouse/train.js';
+import type { TrainOptions } from '../domain/inhouse/train.js';
+
+function fail(message: string): never {
+  console.error(`train-inhouse: ${message}`);
+  process.exit(2);
+}
+
+function numberOption(value: string | undefined, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0) fail(`--${name} must be a non-negative number, got "${value}"`);
+  return n;
+}
+
+function summary(label: string, m: EvaluationMetrics): string {
+  const pct = (x: number | null): string => (x === null ? 'n/a' : `${(x * 100).toFixed(2)}%`);
+  return (
+    `${label}: rows ${m.rows}, SSVC agreement ${pct(m.agreement)} (majority baseline ${pct(m.majorityBaselineAgreement)}), ` +
+    `elevated ${pct(m.elevatedAgreement)}, exploitation ${pct(m.accuracy.exploitation)}, ` +
+    `automatable ${pct(m.accuracy.automatable)}, technical impact ${pct(m.accuracy.technicalImpact)}, ` +
+    `KEV floor violations ${m.kevFloorViolations}/${m.kevRows}`
+  );
+}
+
+function main(): void {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      options: {
+        dataset: { type: 'string' },
+        out: { type: 'string', default: path.join(projectRoot, INHOUSE_MODEL_PATH) },
+        report: { type: 'string' },
+        epochs: { type: 'string' },
+        l2: { type: 'string' },
+        'learning-rate': { type: 'string' },
+        'min-df': { type: 'string' },
+        'max-vocab': { type: 'string' },
+        'validation-percent': { type: 'string' },
+        'dry-run': { type: 'boolean', default: false },
+      },
+      strict: true,
+    }));
+  } catch (err) {
+    fail((err as Error).message);
+  }
+  if (!values.dataset) fail('--dataset FILE is required (a CSV in the ssvc-vulnrichment format)');
+  let text: string;
+  try {
+    text = readFileSync(values.dataset, 'utf8');
+  } catch (err) {
+    fail(`cannot read ${values.dataset}: ${(err as Error).message}`);
+  }
+  let rows;
+  try {
+    rows = parseLabelledDataset(text);
+  } catch (err) {
+    if (err instanceof InhouseDatasetError) fail(`${values.dataset}: ${err.message}`);
+    throw err;
+  }
+  const d = DEFAULT_TRAIN_OPTIONS;
+  const options: TrainOptions = {
+    ...d,
+    epochs: numberOption(values.epochs, 'epochs', d.epochs),
+    l2: numberOption(values.l2, 'l2', d.l2),
+    learningRate: numberOption(values['learning-rate'], 'learning-rate', d.learningRate),
+    minDf: numberOption(values['min-df'], 'min-df', d.minDf),
+    maxVocab: numberOption(values['max-vocab'], 'max-vocab', d.maxVocab),
+    validationPercent: numberOption(values['validation-percent'], 'validation-percent', d.validationPercent),
+  };
+  const started = Date.now();
+  let trained;
+  try {
+    trained = trainInhouseModel(rows, { datasetSha256: sha256Hex(text) }, options);
+  } catch (err) {
+    if (err instanceof InhouseDatasetError) fail(`${values.dataset}: ${err.message}`);
+    throw err;
+  }
+  const { file, report } = trained;
+  console.log(`trained in ${((Date.now() - started) / 1000).toFixed(1)}s, ${report.features} features`);
+  console.log(summary('train     ', report.train));
+  console.log(summary('validation', report.validation));
+  if (values.report)
+    writeFileSync(values.report, `${JSON.stringify({ version: file.version, ...report }, null, 2)}\n`);
+  if (values['dry-run']) return;
+  mkdirSync(path.dirname(values.out), { recursive: true });
+  const tmp = `${values.out}.tmp-${process.pid}`;
+  writeFileSync(tmp, `${JSON.stringify(file)}\n`);
+  renameSync(tmp, values.out);
+  console.log(`wrote ${values.out} version ${file.version}`);
+}
+
+main();

@@ -1,0 +1,17 @@
+import { ConfigError, loadConfig } from '../lib/config.js';
+import { createLogger } from '../lib/logger.js';
+import { openInfrastructure } from '../lib/infrastructure.js';
+
+/** The Procfile `release` process: applies pending migrations, then exits. */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel);
+  const infra = await openInfrastructure(config, logger, { migrate: true });
+  await infra.close();
+  logger.info('migrations are up to date');
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof ConfigError ? err.message : `Migration failed: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});

@@ -1,0 +1,16 @@
+import type { MigrationObject } from '@mikro-orm/core';
+import { M001Foundation } from './m001-foundation.js';
+import { M002Enrichment } from './m002-enrichment.js';
+import { M004Triage } from './m004-triage.js';
+import { M003Scans } from './m003-scans.js';
+
+/**
+ * Every migration, in order. Listed explicitly (not globbed) so the same list runs from
+ * TypeScript sources and from `dist/`. Append; never edit one that has shipped.
+ */
+export const migrationsList: MigrationObject[] = [
+  { name: 'm001-foundation', class: M001Foundation },
+  { name: 'm002-enrichment', class: M002Enrichment },
+  { name: 'm004-triage', class: M004Triage },
+  { name: 'm003-scans', class: M003Scans },
+];

@@ -1,0 +1,28 @@
+/**
+ * What the enrichment store knows about one CVE (DECISIONS §6). A CVE the store
+ * has never heard of has no record at all: callers treat "absent" as "no signal",
+ * never as "not exploited".
+ */
+export interface CveEnrichment {
+  cveId: string;
+  /** Listed in the CISA Known Exploited Vulnerabilities catalog. */
+  kev: boolean;
+  /** KEV `knownRansomwareCampaignUse` is `Known`. */
+  kevRansomware: boolean;
+  /** KEV `dateAdded` (YYYY-MM-DD), when listed. */
+  kevDateAdded: string | null;
+  /** KEV `dueDate` (YYYY-MM-DD), when listed. */
+  kevDueDate: string | null;
+  /** FIRST EPSS probability in [0, 1]. */
+  epss: number | null;
+  /** FIRST EPSS percentile in [0, 1]. */
+  epssPercentile: number | null;
+  /** CVSS base score in [0, 10] from NVD, preferring Primary metrics, v4 > v3.1 > v3.0 > v2. */
+  cvssScore: number | null;
+  /** CVSS version of `cvssScore`: '4.0' | '3.1' | '3.0' | '2.0'. */
+  cvssVersion: string | null;
+  cvssVector: string | null;
+}
+
+/** Looks up enrichment for many CVEs at once; unknown CVEs are simply missing from the map. */
+export type EnrichmentLookup = (cveIds: readonly string[]) => Promise<Map<string, CveEnrichment>>;

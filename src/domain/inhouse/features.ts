@@ -1,0 +1,137 @@
+/**
+ * Feature extraction of the in-house model. Only signals the service has at triage
+ * time are used (DECISIONS §6): the KEV flag, the CVSS base score and vector (the
+ * request's own or the enrichment store's), and the finding's free text.
+ *
+ * EPSS is deliberately not a feature: the labelled data carries no EPSS, so a weight
+ * for it could never be learned. The safety policy still applies EPSS floors.
+ *
+ * Features are named strings; the model file lists the names it was trained on, so
+ * weights are aligned by name and a name the model does not know is ignored.
+ * Changing what a name means requires a new `FEATURE_SCHEMA`.
+ */
+export const FEATURE_SCHEMA = 'inhouse-features/1';
+
+export interface FeatureInput {
+  kev: boolean;
+  /** CVSS base score in [0, 10], or null when unknown. */
+  cvssScore: number | null;
+  /** CVSS v3.x or v4.0 vector string, or null. */
+  cvssVector: string | null;
+  /** Description (and title at triage time); only the first `TEXT_LIMIT` characters count. */
+  text: string;
+}
+
+/** Sparse feature vector: parallel arrays of feature names and values. */
+export interface NamedFeatures {
+  names: string[];
+  values: number[];
+}
+
+/** The training descriptions are cut at 500 characters; cut triage text the same way. */
+export const TEXT_LIMIT = 500;
+
+const STOPWORDS = new Set(
+  'a an and are as at be by can for from has have in is it its of on or that the this to was which with via'.split(
+    ' ',
+  ),
+);
+
+const V3_METRICS = ['AV', 'AC', 'PR', 'UI', 'S', 'C', 'I', 'A'] as const;
+const V4_METRICS = ['AV', 'AC', 'AT', 'PR', 'UI', 'VC', 'VI', 'VA', 'SC', 'SI', 'SA'] as const;
+
+/** Lower-cased word tokens (letters, digits), without stopwords and bare numbers. */
+export function tokenize(text: string): string[] {
+  return text
+    .slice(0, TEXT_LIMIT)
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((t) => t.length >= 2 && !STOPWORDS.has(t) && !/^\d+$/.test(t));
+}
+
+/** Distinct unigram and bigram terms of a text, in first-seen order. */
+export function textTerms(text: string): string[] {
+  const tokens = tokenize(text);
+  const terms = new Set<string>();
+  for (let i = 0; i < tokens.length; i++) {
+    terms.add(tokens[i] as string);
+    if (i + 1 < tokens.length) terms.add(`${tokens[i]} ${tokens[i + 1]}`);
+  }
+  return [...terms];
+}
+
+/**
+ * Parses a CVSS v3.x / v4.0 vector into its base metrics. Returns null for anything
+ * else (v2, garbage): the score alone is then used.
+ */
+export function parseCvssVector(
+  vector: string | null,
+): { version: 'v3' | 'v4'; metrics: Record<string, string> } | null {
+  if (!vector) return null;
+  const parts = vector.trim().split('/');
+  const head = parts[0] ?? '';
+  const version = /^CVSS:3\.[01]$/.test(head) ? 'v3' : head === 'CVSS:4.0' ? 'v4' : null;
+  if (!version) return null;
+  const metrics: Record<string, string> = {};
+  for (const part of parts.slice(1)) {
+    const [k, v] = part.split(':');
+    if (k && v && /^[A-Z]{1,3}$/.test(k) && /^[A-Z]$/.test(v)) metrics[k] = v;
+  }
+  const required = version === 'v3' ? V3_METRICS : V4_METRICS;
+  return required.every((m) => metrics[m] !== undefined) ? { version, metrics } : null;
+}
+
+/**
+ * The structured (non-text) features of an input. Score buckets beside the scaled
+ * score let a linear model express the non-linear jumps CVSS severity bands carry.
+ */
+export function structuredFeatures(input: FeatureInput): NamedFeatures {
+  const names: string[] = [];
+  const values: number[] = [];
+  const on = (name: string, value = 1): void => {
+    names.push(name);
+    values.push(value);
+  };
+  if (input.kev) on('kev');
+  const score = input.cvssScore;
+  if (score === null || !Number.isFinite(score)) {
+    on('cvss:absent');
+  } else {
+    const s = Math.min(10, Math.max(0, score));
+    on('cvss:score', s / 10);
+    on(
+      s >= 9
+        ? 'cvss:band:critical'
+        : s >= 7
+          ? 'cvss:band:high'
+          : s >= 4
+            ? 'cvss:band:medium'
+            : 'cvss:band:low',
+    );
+  }
+  const parsed = parseCvssVector(input.cvssVector);
+  if (!parsed) {
+    on('vector:absent');
+  } else if (parsed.version === 'v3') {
+    const m = parsed.metrics;
+    for (const k of V3_METRICS) on(`v3:${k}:${m[k]}`);
+    on(`v3:CIA:${m.C}${m.I}${m.A}`);
+    on(`v3:AVPRUI:${m.AV}${m.PR}${m.UI}`);
+  } else {
+    const m = parsed.metrics;
+    for (const k of V4_METRICS) on(`v4:${k}:${m[k]}`);
+    on(`v4:VCIA:${m.VC}${m.VI}${m.VA}`);
+    on(`v4:AVPRUI:${m.AV}${m.PR}${m.UI}`);
+  }
+  return { names, values };
+}
+
+/** All features of an input: structured ones plus `t:<term>` for each text term. */
+export function extractFeatures(input: FeatureInput): NamedFeatures {
+  const f = structuredFeatures(input);
+  for (const term of textTerms(input.text)) {
+    f.names.push(`t:${term}`);
+    f.values.push(1);
+  }
+  return f;
+}

@@ -1,0 +1,147 @@
+import { InhouseDatasetError } from './dataset.js';
+import type { LabelledRow } from './dataset.js';
+import { evaluateModel } from './evaluate.js';
+import type { EvaluationMetrics } from './evaluate.js';
+import { extractFeatures, FEATURE_SCHEMA, structuredFeatures, textTerms } from './features.js';
+import type { FeatureInput } from './features.js';
+import { trainSoftmax } from './logreg.js';
+import type { LogregOptions, SparseRow } from './logreg.js';
+import { HEAD_CLASSES, HEAD_NAMES, loadInhouseModel, MODEL_SCHEMA, modelVersionOf } from './model.js';
+import type { HeadName, HeadWeights, InhouseModelBody, InhouseModelFile } from './model.js';
+import { splitByCve } from './split.js';
+
+export interface TrainOptions extends LogregOptions {
+  /** Share of CVEs (by id hash) held out for validation, in percent. @defaultValue 20 */
+  validationPercent: number;
+  /** A text term enters the vocabulary only if this many training rows contain it. @defaultValue 20 */
+  minDf: number;
+  /** Largest vocabulary, most frequent terms first. @defaultValue 3000 */
+  maxVocab: number;
+  /** Decimal places weights are rounded to in the model file. @defaultValue 5 */
+  weightDecimals: number;
+}
+
+export const DEFAULT_TRAIN_OPTIONS: Readonly<TrainOptions> = Object.freeze({
+  seed: 20261121,
+  epochs: 30,
+  batchSize: 256,
+  learningRate: 0.05,
+  l2: 3e-4,
+  validationPercent: 20,
+  minDf: 20,
+  maxVocab: 3000,
+  weightDecimals: 5,
+});
+
+export interface TrainReport {
+  trainRows: number;
+  validationRows: number;
+  features: number;
+  train: EvaluationMetrics;
+  validation: EvaluationMetrics;
+}
+
+export function rowFeatureInput(row: LabelledRow): FeatureInput {
+  return { kev: row.kev, cvssScore: row.cvssScore, cvssVector: row.cvssVector, text: row.description };
+}
+
+/**
+ * Feature names in a fixed order: every structured feature seen in training (sorted),
+ * then text terms by descending document frequency, ties alphabetical.
+ */
+export function buildFeatureNames(train: readonly LabelledRow[], minDf: number, maxVocab: number): string[] {
+  const structured = new Set<string>();
+  const df = new Map<string, number>();
+  for (const row of train) {
+    for (const name of structuredFeatures(rowFeatureInput(row)).names) structured.add(name);
+    for (const term of textTerms(row.description)) df.set(term, (df.get(term) ?? 0) + 1);
+  }
+  const vocab = [...df.entries()]
+    .filter(([, n]) => n >= minDf)
+    .sort(([a, x], [b, y]) => y - x || (a < b ? -1 : a > b ? 1 : 0))
+    .slice(0, maxVocab)
+    .map(([term]) => `t:${term}`);
+  return [...[...structured].sort(), ...vocab];
+}
+
+function labelOf(row: LabelledRow, head: HeadName): number {
+  const value =
+    head === 'exploitation'
+      ? row.exploitation
+      : head === 'automatable'
+        ? row.automatable
+        : row.technicalImpact;
+  return (HEAD_CLASSES[head] as readonly string[]).indexOf(value);
+}
+
+/**
+ * Trains the model on the rows outside the validation slice and evaluates it on both
+ * sides. The shipped model is the one trained here, so the validation figures describe
+ * exactly the weights in the file. Same rows and options: byte-identical file.
+ */
+export function trainInhouseModel(
+  rows: readonly LabelledRow[],
+  meta: { datasetSha256: string },
+  options: TrainOptions = DEFAULT_TRAIN_OPTIONS,
+): { file: InhouseModelFile; report: TrainReport } {
+  const { train, validation } = splitByCve(rows, options.validationPercent);
+  if (train.length === 0) {
+    throw new InhouseDatasetError(
+      'no training rows left after the validation split (try --validation-percent 0)',
+    );
+  }
+  const features = buildFeatureNames(train, options.minDf, options.maxVocab);
+  const index = new Map(features.map((f, i) => [f, i]));
+  const sparse: SparseRow[] = train.map((row) => {
+    const f = extractFeatures(rowFeatureInput(row));
+    const out: SparseRow = { idx: [], val: [] };
+    f.names.forEach((name, j) => {
+      const i = index.get(name);
+      if (i !== undefined) {
+        out.idx.push(i);
+        out.val.push(f.values[j] as number);
+      }
+    });
+    return out;
+  });
+  const scale = 10 ** options.weightDecimals;
+  const round = (x: number): number => Math.round(x * scale) / scale + 0;
+  const heads = {} as Record<HeadName, HeadWeights>;
+  for (const head of HEAD_NAMES) {
+    const labels = train.map((row) => labelOf(row, head));
+    const w = trainSoftmax(sparse, labels, features.length, HEAD_CLASSES[head].length, options);
+    heads[head] = { bias: w.bias.map(round), weights: w.weights.map((r) => r.map(round)) };
+  }
+  const body: InhouseModelBody = {
+    schema: MODEL_SCHEMA,
+    featureSchema: FEATURE_SCHEMA,
+    features,
+    heads,
+    rules: { kevImpliesActive: true, kevPriorityFloor: true },
+    training: {
+      datasetSha256: meta.datasetSha256,
+      datasetRows: rows.length,
+      trainRows: train.length,
+      validationRows: validation.length,
+      validationSplit: `sha256(cve)[0:8] mod 100 < ${options.validationPercent}`,
+      options: { ...options },
+    },
+  };
+  const file: InhouseModelFile = {
+    $comment:
+      'In-house SSVC triage model (src/domain/inhouse/README.md). Written by src/cli/train-inhouse.ts; never edit by hand: version is the sha256 of the canonical JSON of body.',
+    version: modelVersionOf(body),
+    body,
+  };
+  const model = loadInhouseModel(file);
+  return {
+    file,
+    report: {
+      trainRows: train.length,
+      validationRows: validation.length,
+      features: features.length,
+      train: evaluateModel(model, train),
+      validation: evaluateModel(model, validation),
+    },
+  };
+}

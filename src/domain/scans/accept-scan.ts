@@ -1,0 +1,96 @@
+import { randomUUID } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import type { Pool } from '../../db/pool.js';
+import { AppError } from '../../lib/errors.js';
+import { detectFormat, type ScanFormat } from '../../parsers/index.js';
+import { receiveScan, type ReceivedScan } from './receive-scan.js';
+import type { ScanStorage } from './scan-storage.js';
+import { insertScan, scanByIdempotencyKey, type AssetContext, type ScanRow } from './scan-records.js';
+
+export interface AcceptScanDeps {
+  pool: Pool;
+  storage: ScanStorage;
+  /** Enqueues the parse; must be idempotent per scan id (the job id is the scan id). */
+  enqueue(scan: { scanId: string; workspaceId: string }): Promise<void>;
+}
+
+export interface AcceptScanInput {
+  workspaceId: string;
+  keyId: string | null;
+  body: Readable;
+  gzip: boolean;
+  maxBytes: number;
+  format: ScanFormat | null;
+  name: string | null;
+  asset: AssetContext;
+  idempotencyKey: string | null;
+}
+
+/**
+ * The upload half of DECISIONS §8: store the file (streamed, hashed, size-limited, gunzipped
+ * when it came compressed), recognise its format, record the scan and enqueue its parse.
+ * Every failure path deletes what was written, so storage only ever holds files of scans.
+ *
+ * Idempotency: the same `Idempotency-Key` with the same bytes returns the first scan (and
+ * re-enqueues it if it is still queued, in case the first request died between insert and
+ * enqueue); with other bytes it is a 409. The key is checked after the body is read because
+ * the body's hash is what "the same request" means here.
+ */
+export async function acceptScan(deps: AcceptScanDeps, input: AcceptScanInput): Promise<{ scan: ScanRow; replayed: boolean }> {
+  const scanId = randomUUID();
+  const key = `${input.workspaceId}/${scanId}`;
+  const write = await deps.storage.create(key);
+  let received: ReceivedScan;
+  try {
+    received = await receiveScan(input.body, write.stream, { gzip: input.gzip, maxBytes: input.maxBytes });
+  } catch (err) {
+    await write.abort();
+    throw err;
+  }
+  if (received.bytes === 0) {
+    await write.abort();
+    throw new AppError('invalid_request', 'The scan file is empty.');
+  }
+  const format = input.format ?? detectFormat(received.head);
+  if (!format) {
+    await write.abort();
+    throw new AppError(
+      'unsupported_format',
+      'The scan format could not be recognised. Supported: Nessus v2, Qualys, OpenVAS/Greenbone, SARIF 2.1.0, CycloneDX, CLI findings JSON/JSON Lines; pass format= to force one.',
+    );
+  }
+  await write.commit();
+
+  let scan: ScanRow | null;
+  try {
+    scan = await insertScan(deps.pool, {
+      id: scanId,
+      workspaceId: input.workspaceId,
+      keyId: input.keyId,
+      name: input.name,
+      format,
+      bytes: received.bytes,
+      sha256: received.sha256,
+      storagePath: key,
+      contentEncoding: received.gunzipped ? 'gzip' : null,
+      idempotencyKey: input.idempotencyKey,
+      asset: input.asset,
+    });
+  } catch (err) {
+    await deps.storage.remove(key);
+    throw err;
+  }
+
+  if (!scan) {
+    await deps.storage.remove(key);
+    const first = await scanByIdempotencyKey(deps.pool, input.workspaceId, input.idempotencyKey!);
+    if (!first) throw new AppError('conflict', 'A concurrent upload with the same Idempotency-Key is in progress; retry.');
+    if (first.sha256 !== received.sha256) {
+      throw new AppError('idempotency_conflict', 'This Idempotency-Key was already used with a different file.');
+    }
+    if (first.status === 'queued') await deps.enqueue({ scanId: first.id, workspaceId: first.workspace_id });
+    return { scan: first, replayed: true };
+  }
+  await deps.enqueue({ scanId: scan.id, workspaceId: scan.workspace_id });
+  return { scan, replayed: false };
+}

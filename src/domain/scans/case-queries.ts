@@ -1,0 +1,164 @@
+import type { Pool, Queryable } from '../../db/pool.js';
+import { withTransaction } from '../../db/pool.js';
+import { encodeCursor, seqCursor, type Page } from '../../lib/cursor.js';
+import { isUuid } from '../../lib/ids.js';
+import { filterSql, kevColumn, type ListFilters } from './list-filters.js';
+
+/** A case: one problem on one asset within a workspace (DECISIONS §10). */
+export interface CaseRow {
+  id: string;
+  seq: string;
+  workspace_id: string;
+  fingerprint: string;
+  title: string;
+  severity: string;
+  status: string;
+  scanner: string;
+  rule_id: string | null;
+  cve_ids: string[];
+  cwe_ids: string[];
+  cvss_score: string | null;
+  asset: string | null;
+  host: string | null;
+  ip: string | null;
+  fqdn: string | null;
+  component: string | null;
+  port: number | null;
+  protocol: string | null;
+  first_scan_id: string;
+  last_scan_id: string;
+  first_seen: Date;
+  last_seen: Date;
+  sightings: number;
+  kev: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export async function listCases(db: Queryable, workspaceId: string, q: ListFilters & { limit: number; cursor?: string }): Promise<Page<CaseRow>> {
+  const params: unknown[] = [workspaceId];
+  const where = ['c.workspace_id = $1', ...filterSql('c', q, params, 'via-findings')];
+  if (q.cursor) {
+    params.push(seqCursor(q.cursor));
+    where.push(`c.seq < $${params.length}::bigint`);
+  }
+  params.push(q.limit + 1);
+  const { rows } = await db.query<CaseRow>(
+    `SELECT c.*, ${kevColumn('c')} FROM cases c WHERE ${where.join(' AND ')}
+     ORDER BY c.seq DESC LIMIT $${params.length}`,
+    params,
+  );
+  const more = rows.length > q.limit;
+  const data = more ? rows.slice(0, q.limit) : rows;
+  const last = data[data.length - 1];
+  return { data, nextCursor: more && last ? encodeCursor({ s: String(last.seq) }) : null };
+}
+
+export async function getCase(db: Queryable, workspaceId: string, id: string): Promise<CaseRow | null> {
+  if (!isUuid(id)) return null;
+  const { rows } = await db.query<CaseRow>(`SELECT c.*, ${kevColumn('c')} FROM cases c WHERE c.id = $1 AND c.workspace_id = $2`, [id, workspaceId]);
+  return rows[0] ?? null;
+}
+
+export interface EvidenceRow {
+  id: string;
+  scan_id: string;
+  finding_id: string;
+  raw_excerpt: string;
+  scanner_output: string | null;
+  seen_at: Date;
+}
+
+export interface HistoryRow {
+  from_status: string | null;
+  to_status: string;
+  actor: string;
+  note: string | null;
+  at: Date;
+}
+
+/** The newest sightings of a case (bounded) and its whole status history. */
+export async function caseDetail(db: Queryable, c: Pick<CaseRow, 'id' | 'workspace_id' | 'fingerprint'>, evidenceLimit = 50): Promise<{ evidence: EvidenceRow[]; history: HistoryRow[] }> {
+  const [evidence, history] = await Promise.all([
+    db.query<EvidenceRow>(
+      `SELECT e.id, e.scan_id, e.finding_id, e.raw_excerpt, e.scanner_output, e.seen_at
+       FROM findings f
+       JOIN scans s ON s.id = f.scan_id AND s.status = 'completed'
+       JOIN evidence e ON e.finding_id = f.id
+       WHERE f.workspace_id = $1 AND f.fingerprint = $2
+       ORDER BY f.seq DESC LIMIT $3`,
+      [c.workspace_id, c.fingerprint, evidenceLimit],
+    ),
+    db.query<HistoryRow>(`SELECT from_status, to_status, actor, note, at FROM case_status_history WHERE case_id = $1 ORDER BY id`, [c.id]),
+  ]);
+  return { evidence: evidence.rows, history: history.rows };
+}
+
+/**
+ * Changes a case's status and records who did it, from what, and why. Setting the status it
+ * already has changes nothing and writes no history. Null when the case is not in the workspace.
+ */
+export async function changeCaseStatus(
+  pool: Pool,
+  input: { workspaceId: string; caseId: string; status: string; note: string | null; actor: string },
+): Promise<CaseRow | null> {
+  if (!isUuid(input.caseId)) return null;
+  const changed = await withTransaction(pool, async (tx) => {
+    const { rows } = await tx.query<{ status: string }>(
+      `SELECT status FROM cases WHERE id = $1 AND workspace_id = $2 FOR UPDATE`,
+      [input.caseId, input.workspaceId],
+    );
+    const from = rows[0]?.status;
+    if (from === undefined) return false;
+    if (from === input.status) return true;
+    await tx.query(`UPDATE cases SET status = $2, updated_at = now() WHERE id = $1`, [input.caseId, input.status]);
+    await tx.query(
+      `INSERT INTO case_status_history (case_id, from_status, to_status, actor, note) VALUES ($1, $2, $3, $4, $5)`,
+      [input.caseId, from, input.status, input.actor, input.note],
+    );
+    return true;
+  });
+  return changed ? getCase(pool, input.workspaceId, input.caseId) : null;
+}
+
+export function viewCase(c: CaseRow) {
+  return {
+    object: 'case' as const,
+    id: c.id,
+    fingerprint: c.fingerprint,
+    title: c.title,
+    severity: c.severity,
+    status: c.status,
+    scanner: c.scanner,
+    ruleId: c.rule_id,
+    cveIds: c.cve_ids,
+    cweIds: c.cwe_ids,
+    cvssScore: c.cvss_score === null ? null : Number(c.cvss_score),
+    kev: c.kev,
+    asset: { name: c.asset, host: c.host, ip: c.ip, fqdn: c.fqdn, component: c.component },
+    port: c.port,
+    protocol: c.protocol,
+    firstSeen: c.first_seen.toISOString(),
+    lastSeen: c.last_seen.toISOString(),
+    firstScanId: c.first_scan_id,
+    lastScanId: c.last_scan_id,
+    sightings: c.sightings,
+    createdAt: c.created_at.toISOString(),
+    updatedAt: c.updated_at.toISOString(),
+  };
+}
+
+export function viewEvidence(e: EvidenceRow) {
+  return {
+    id: e.id,
+    scanId: e.scan_id,
+    findingId: e.finding_id,
+    rawExcerpt: e.raw_excerpt,
+    scannerOutput: e.scanner_output,
+    seenAt: e.seen_at.toISOString(),
+  };
+}
+
+export function viewHistory(h: HistoryRow) {
+  return { from: h.from_status, to: h.to_status, actor: h.actor, note: h.note, at: h.at.toISOString() };
+}

@@ -1,0 +1,126 @@
+import type { Queryable } from '../../db/pool.js';
+import { encodeCursor, seqCursor, type Page } from '../../lib/cursor.js';
+import { isUuid } from '../../lib/ids.js';
+import { filterSql, kevColumn, type ListFilters } from './list-filters.js';
+
+/** A stored finding as read back (DECISIONS §9 fields). */
+export interface FindingRow {
+  id: string;
+  seq: string;
+  scan_id: string;
+  case_id: string;
+  record_index: number;
+  fingerprint: string;
+  scanner: string;
+  rule_id: string | null;
+  title: string;
+  severity: string;
+  cve_ids: string[];
+  cwe_ids: string[];
+  cvss_score: string | null;
+  cvss_vector: string | null;
+  description: string | null;
+  solution: string | null;
+  asset: string | null;
+  host: string | null;
+  ip: string | null;
+  fqdn: string | null;
+  os: string | null;
+  component: string | null;
+  component_version: string | null;
+  purl: string | null;
+  file: string | null;
+  line: number | null;
+  port: number | null;
+  protocol: string | null;
+  exploit_available: boolean | null;
+  confidence: number | null;
+  suppressed: boolean;
+  kev: boolean;
+  created_at: Date;
+}
+
+/** A finding's case: the case of its (workspace, fingerprint). */
+const CASE_ID = `(SELECT c.id FROM cases c WHERE c.workspace_id = f.workspace_id AND c.fingerprint = f.fingerprint) AS case_id`;
+
+/** Only findings of completed scans are visible (see findings-store). */
+const VISIBLE = `JOIN scans s ON s.id = f.scan_id AND s.status = 'completed'`;
+
+
+export async function listFindings(
+  db: Queryable,
+  workspaceId: string,
+  q: ListFilters & { caseId?: string; limit: number; cursor?: string },
+): Promise<Page<FindingRow>> {
+  const params: unknown[] = [workspaceId];
+  const where = ['f.workspace_id = $1', ...filterSql('f', q, params, 'direct')];
+  if (q.caseId !== undefined) {
+    params.push(isUuid(q.caseId) ? q.caseId : '00000000-0000-0000-0000-000000000000');
+    where.push(`f.fingerprint = (SELECT fingerprint FROM cases WHERE id = $${params.length}::uuid AND workspace_id = $1)`);
+  }
+  if (q.cursor) {
+    params.push(seqCursor(q.cursor));
+    where.push(`f.seq < $${params.length}::bigint`);
+  }
+  params.push(q.limit + 1);
+  const { rows } = await db.query<FindingRow>(
+    `SELECT f.*, ${CASE_ID}, ${kevColumn('f')} FROM findings f ${VISIBLE}
+     WHERE ${where.join(' AND ')} ORDER BY f.seq DESC LIMIT $${params.length}`,
+    params,
+  );
+  const more = rows.length > q.limit;
+  const data = more ? rows.slice(0, q.limit) : rows;
+  const last = data[data.length - 1];
+  return { data, nextCursor: more && last ? encodeCursor({ s: String(last.seq) }) : null };
+}
+
+export async function getFinding(db: Queryable, workspaceId: string, id: string): Promise<FindingRow | null> {
+  if (!isUuid(id)) return null;
+  const { rows } = await db.query<FindingRow>(
+    `SELECT f.*, ${CASE_ID}, ${kevColumn('f')} FROM findings f ${VISIBLE} WHERE f.id = $1 AND f.workspace_id = $2`,
+    [id, workspaceId],
+  );
+  return rows[0] ?? null;
+}
+
+const num = (v: string | null): number | null => (v === null ? null : Number(v));
+
+export function viewFinding(f: FindingRow) {
+  return {
+    object: 'finding' as const,
+    id: f.id,
+    scanId: f.scan_id,
+    caseId: f.case_id,
+    recordIndex: f.record_index,
+    fingerprint: f.fingerprint,
+    scanner: f.scanner,
+    ruleId: f.rule_id,
+    title: f.title,
+    severity: f.severity,
+    cveIds: f.cve_ids,
+    cweIds: f.cwe_ids,
+    cvssScore: num(f.cvss_score),
+    cvssVector: f.cvss_vector,
+    kev: f.kev,
+    description: f.description,
+    solution: f.solution,
+    asset: {
+      name: f.asset,
+      host: f.host,
+      ip: f.ip,
+      fqdn: f.fqdn,
+      os: f.os,
+      component: f.component,
+      componentVersion: f.component_version,
+      purl: f.purl,
+      file: f.file,
+      line: f.line,
+    },
+    port: f.port,
+    protocol: f.protocol,
+    exploitAvailable: f.exploit_available,
+    confidence: f.confidence,
+    suppressed: f.suppressed,
+    createdAt: f.created_at.toISOString(),
+  };
+}

@@ -1,0 +1,161 @@
+import type { Queryable } from '../../db/pool.js';
+import type { ScanFormat } from '../../parsers/index.js';
+import { encodeCursor, seqCursor, type Page } from '../../lib/cursor.js';
+import { isUuid } from '../../lib/ids.js';
+
+/**
+ * Glossary:
+ * - scan: one uploaded file and the state of its ingestion (`queued` → `parsing` → `completed`
+ *   or `failed`).
+ * - counts: findings stored, `new` cases this scan created, `duplicate` findings that were
+ *   sightings of a case that already existed (or appeared more than once in the file).
+ */
+export type ScanStatus = 'queued' | 'parsing' | 'completed' | 'failed';
+
+export interface ScanError {
+  code: string;
+  message: string;
+  line: number | null;
+  column: number | null;
+}
+
+export interface ScanRow {
+  id: string;
+  seq: string;
+  workspace_id: string;
+  key_id: string | null;
+  name: string | null;
+  format: ScanFormat;
+  status: ScanStatus;
+  bytes: string;
+  bytes_parsed: string;
+  sha256: string;
+  storage_path: string;
+  content_encoding: string | null;
+  idempotency_key: string | null;
+  asset_name: string | null;
+  asset_environment: string | null;
+  asset_criticality: string | null;
+  asset_internet_exposed: boolean | null;
+  findings_count: number;
+  new_cases: number;
+  duplicates: number;
+  by_severity: Record<string, number>;
+  notes: string[];
+  error: ScanError | null;
+  attempts: number;
+  created_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+}
+
+export interface AssetContext {
+  name: string | null;
+  environment: string | null;
+  criticality: string | null;
+  internetExposed: boolean | null;
+}
+
+export interface NewScan {
+  id: string;
+  workspaceId: string;
+  keyId: string | null;
+  name: string | null;
+  format: ScanFormat;
+  bytes: number;
+  sha256: string;
+  storagePath: string;
+  contentEncoding: string | null;
+  idempotencyKey: string | null;
+  asset: AssetContext;
+}
+
+/** Inserts a scan; returns null when the workspace already used `idempotencyKey`. */
+export async function insertScan(db: Queryable, s: NewScan): Promise<ScanRow | null> {
+  const { rows } = await db.query<ScanRow>(
+    `INSERT INTO scans (id, workspace_id, key_id, name, format, bytes, sha256, storage_path, content_encoding,
+                        idempotency_key, asset_name, asset_environment, asset_criticality, asset_internet_exposed)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+     ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+     RETURNING *`,
+    [
+      s.id, s.workspaceId, s.keyId, s.name, s.format, s.bytes, s.sha256, s.storagePath, s.contentEncoding,
+      s.idempotencyKey, s.asset.name, s.asset.environment, s.asset.criticality, s.asset.internetExposed,
+    ],
+  );
+  return rows[0] ?? null;
+}
+
+export async function scanByIdempotencyKey(db: Queryable, workspaceId: string, key: string): Promise<ScanRow | null> {
+  const { rows } = await db.query<ScanRow>(`SELECT * FROM scans WHERE workspace_id = $1 AND idempotency_key = $2`, [workspaceId, key]);
+  return rows[0] ?? null;
+}
+
+/** The scan if it exists in this workspace; malformed ids and other workspaces' ids are null alike. */
+export async function getScan(db: Queryable, workspaceId: string, id: string): Promise<ScanRow | null> {
+  if (!isUuid(id)) return null;
+  const { rows } = await db.query<ScanRow>(`SELECT * FROM scans WHERE id = $1 AND workspace_id = $2`, [id, workspaceId]);
+  return rows[0] ?? null;
+}
+
+/** Newest first, keyset-paged on the insertion sequence. */
+export async function listScans(
+  db: Queryable,
+  workspaceId: string,
+  q: { status?: ScanStatus; limit: number; cursor?: string },
+): Promise<Page<ScanRow>> {
+  const params: unknown[] = [workspaceId];
+  const where = ['workspace_id = $1'];
+  if (q.status) {
+    params.push(q.status);
+    where.push(`status = $${params.length}`);
+  }
+  if (q.cursor) {
+    params.push(seqCursor(q.cursor));
+    where.push(`seq < $${params.length}::bigint`);
+  }
+  params.push(q.limit + 1);
+  const { rows } = await db.query<ScanRow>(
+    `SELECT * FROM scans WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT $${params.length}`,
+    params,
+  );
+  const more = rows.length > q.limit;
+  const data = more ? rows.slice(0, q.limit) : rows;
+  const last = data[data.length - 1];
+  return { data, nextCursor: more && last ? encodeCursor({ s: String(last.seq) }) : null };
+}
+
+/** The public shape of a scan (`GET /api/pipeline/scan/:id`, `GET /api/v1/scans`). */
+export function viewScan(s: ScanRow) {
+  const bytes = Number(s.bytes);
+  const bytesParsed = Number(s.bytes_parsed);
+  return {
+    object: 'scan' as const,
+    id: s.id,
+    scanId: s.id,
+    name: s.name,
+    status: s.status,
+    format: s.format,
+    bytes,
+    bytesParsed,
+    progress: s.status === 'completed' ? 1 : bytes > 0 ? Math.min(1, Math.round((bytesParsed / bytes) * 1000) / 1000) : 0,
+    sha256: s.sha256,
+    asset: {
+      name: s.asset_name,
+      environment: s.asset_environment,
+      criticality: s.asset_criticality,
+      internetExposed: s.asset_internet_exposed,
+    },
+    counts: {
+      findings: s.findings_count,
+      new: s.new_cases,
+      duplicate: s.duplicates,
+      bySeverity: { CRITICAL: 0, HIGH: 0, MEDIUM: 0, LOW: 0, INFO: 0, ...s.by_severity },
+    },
+    notes: s.notes,
+    error: s.error,
+    createdAt: s.created_at.toISOString(),
+    startedAt: s.started_at?.toISOString() ?? null,
+    finishedAt: s.finished_at?.toISOString() ?? null,
+  };
+}

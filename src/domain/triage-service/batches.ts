@@ -1,0 +1,166 @@
+import { randomUUID } from 'node:crypto';
+import type { Pool, Queryable } from '../../db/pool.js';
+import { withTransaction } from '../../db/pool.js';
+import type { TriageRequest, TriageResponse } from '../triage/types.js';
+
+/**
+ * Batch triage records (DECISIONS §7): a batch row with counters, one row per item. An item
+ * moves from `queued` to `completed` or `failed` exactly once (guarded updates), and the
+ * batch counters move in the same transaction, so retried jobs neither lose nor repeat work.
+ */
+export type BatchStatus = 'queued' | 'running' | 'completed' | 'failed' | 'partial';
+
+export interface BatchRow {
+  id: string;
+  workspaceId: string;
+  keyId: string;
+  status: BatchStatus;
+  total: number;
+  completed: number;
+  failed: number;
+  reservationId: string | null;
+  webhookUrl: string | null;
+  webhookKeySealed: string | null;
+  webhookStatus: string | null;
+  createdAt: Date;
+  finishedAt: Date | null;
+}
+
+function toBatch(r: Record<string, unknown>): BatchRow {
+  return {
+    id: r.id as string,
+    workspaceId: r.workspace_id as string,
+    keyId: r.key_id as string,
+    status: r.status as BatchStatus,
+    total: r.total as number,
+    completed: r.completed as number,
+    failed: r.failed as number,
+    reservationId: r.reservation_id as string | null,
+    webhookUrl: r.webhook_url as string | null,
+    webhookKeySealed: r.webhook_key_sealed as string | null,
+    webhookStatus: r.webhook_status as string | null,
+    createdAt: r.created_at as Date,
+    finishedAt: r.finished_at as Date | null,
+  };
+}
+
+export async function createBatch(
+  db: Pool,
+  input: {
+    id?: string;
+    workspaceId: string;
+    keyId: string;
+    items: readonly TriageRequest[];
+    reservationId: string;
+    webhookUrl: string | null;
+    webhookKeySealed: string | null;
+    at: Date;
+  },
+): Promise<string> {
+  const id = input.id ?? randomUUID();
+  await withTransaction(db, async (tx) => {
+    await tx.query(
+      `INSERT INTO triage_batches (id, workspace_id, key_id, status, total, reservation_id, webhook_url, webhook_key_sealed, created_at)
+       VALUES ($1, $2, $3, 'queued', $4, $5, $6, $7, $8)`,
+      [id, input.workspaceId, input.keyId, input.items.length, input.reservationId, input.webhookUrl, input.webhookKeySealed, input.at],
+    );
+    await tx.query(
+      `INSERT INTO triage_batch_items (batch_id, index, status, request)
+       SELECT $1, i - 1, 'queued', r FROM unnest($2::jsonb[]) WITH ORDINALITY AS t(r, i)`,
+      [id, input.items.map((item) => JSON.stringify(item))],
+    );
+  });
+  return id;
+}
+
+export async function findBatch(db: Queryable, workspaceId: string, batchId: string): Promise<BatchRow | null> {
+  const res = await db.query(`SELECT * FROM triage_batches WHERE id = $1 AND workspace_id = $2`, [batchId, workspaceId]);
+  return res.rows[0] ? toBatch(res.rows[0]) : null;
+}
+
+export async function loadItem(
+  db: Queryable,
+  batchId: string,
+  index: number,
+): Promise<{ batch: BatchRow; status: string; request: TriageRequest } | null> {
+  const res = await db.query(
+    `SELECT b.*, i.status AS item_status, i.request FROM triage_batch_items i JOIN triage_batches b ON b.id = i.batch_id
+      WHERE i.batch_id = $1 AND i.index = $2`,
+    [batchId, index],
+  );
+  const r = res.rows[0];
+  return r ? { batch: toBatch(r), status: r.item_status as string, request: r.request as TriageRequest } : null;
+}
+
+export interface ItemOutcome {
+  /** False when another attempt already recorded this item: the caller must roll back. */
+  recorded: boolean;
+  finished: boolean;
+}
+
+/**
+ * Records that an item got no answer (its error) and counts it as failed, in one statement,
+ * only if the item is still queued. Answered items are recorded with their result, ledger and
+ * counters by `recordTriage` instead.
+ */
+export async function recordItemError(
+  db: Queryable,
+  batchId: string,
+  index: number,
+  error: { code: string; detail: string },
+  at: Date,
+): Promise<ItemOutcome> {
+  const res = await db.query<{ completed: number; failed: number; total: number }>(
+    `WITH item AS (
+       UPDATE triage_batch_items SET status = 'failed', error = $3, finished_at = $4
+        WHERE batch_id = $1 AND index = $2 AND status = 'queued'
+       RETURNING batch_id
+     )
+     UPDATE triage_batches SET failed = failed + 1,
+            status = CASE WHEN status = 'queued' THEN 'running' ELSE status END
+      WHERE id = $1 AND EXISTS (SELECT 1 FROM item)
+      RETURNING completed, failed, total`,
+    [batchId, index, JSON.stringify(error), at],
+  );
+  const c = res.rows[0];
+  if (!c) return { recorded: false, finished: false };
+  return { recorded: true, finished: c.completed + c.failed === c.total };
+}
+
+/** Sets the final status once; returns the batch only to the caller that finished it. */
+export async function finishBatch(db: Queryable, batchId: string, at: Date): Promise<BatchRow | null> {
+  const res = await db.query(
+    `UPDATE triage_batches
+        SET status = CASE WHEN failed = 0 THEN 'completed' WHEN completed = 0 THEN 'failed' ELSE 'partial' END,
+            finished_at = $2
+      WHERE id = $1 AND completed + failed = total AND finished_at IS NULL
+      RETURNING *`,
+    [batchId, at],
+  );
+  return res.rows[0] ? toBatch(res.rows[0]) : null;
+}
+
+export async function setWebhookStatus(db: Queryable, batchId: string, status: string): Promise<void> {
+  await db.query(`UPDATE triage_batches SET webhook_status = $2 WHERE id = $1`, [batchId, status]);
+}
+
+export interface BatchItemView {
+  index: number;
+  status: string;
+  result?: TriageResponse;
+  error?: { code: string; detail: string };
+}
+
+/** One page of items after `afterIndex`, in index order. */
+export async function itemsPage(db: Queryable, batchId: string, afterIndex: number, limit: number): Promise<BatchItemView[]> {
+  const res = await db.query(
+    `SELECT index, status, result, error FROM triage_batch_items WHERE batch_id = $1 AND index > $2 ORDER BY index LIMIT $3`,
+    [batchId, afterIndex, limit],
+  );
+  return res.rows.map((r) => ({
+    index: r.index,
+    status: r.status,
+    ...(r.result ? { result: r.result } : {}),
+    ...(r.error ? { error: r.error } : {}),
+  }));
+}

@@ -1,0 +1,179 @@
+import { randomUUID } from 'node:crypto';
+import type { Pool } from '../../db/pool.js';
+import type { ModelCatalogEntry } from '../../lib/config.js';
+import { AppError } from '../../lib/errors.js';
+import type { EnrichmentLookup } from '../enrichment/types.js';
+import { nextMonthStart } from '../plans/plans.js';
+import { rateLimitHeaders } from '../usage/rate-limiter.js';
+import type { QuotaService } from '../usage/quota.js';
+import { routeTriage } from '../triage/router.js';
+import { promptTokens } from '../triage/providers/prompt.js';
+import { SAFETY_POLICY_VERSION } from '../triage/safety-policy.js';
+import type { RouterThresholds } from '../triage/triage-config.js';
+import type { ChainTier, EnrichmentMap, Priority, Provider, TriageRequest, TriageResponse } from '../triage/types.js';
+import { answeredHopIndex, ledgerRowsFor } from './billing.js';
+import { recordTriage, type RecordOutcome } from './record-triage.js';
+
+/** A second engine whose answers are stored beside the served one, never returned (DECISIONS §6). */
+export interface ShadowEngine {
+  engine: string;
+  modelVersion: string;
+  answer(request: TriageRequest, enrichment: EnrichmentMap): { priority: Priority } & Record<string, unknown>;
+}
+
+export interface TriageCaller {
+  workspaceId: string;
+  keyId: string;
+  requestId: string;
+  /** The plan's monthly AI-call limit (DECISIONS §3). */
+  aiCallLimit: number;
+}
+
+export interface TriageServiceDeps {
+  db: Pool;
+  quota: QuotaService;
+  lookup: EnrichmentLookup;
+  providers: Readonly<Record<string, Provider>>;
+  chain: readonly ChainTier[];
+  thresholds: RouterThresholds;
+  catalog: readonly ModelCatalogEntry[];
+  clock: () => Date;
+  shadow?: ShadowEngine | null;
+  /** Longest a request may spend walking the chain. @defaultValue 60 s */
+  deadlineMs?: number;
+}
+
+/**
+ * One triage, end to end (DECISIONS §3, §5, §6): enrichment, the input-size check against
+ * the catalog `max`, one AI call reserved from the monthly quota, routing, then the ledger
+ * rows and the stored result in one transaction, and the reservation committed. A request
+ * that gets no answer releases its reservation and is not billed.
+ */
+export function createTriageService(deps: TriageServiceDeps) {
+  // The chain may escalate to any of its tiers, so the strictest `max` among them applies.
+  const maxInputTokens = Math.min(
+    ...deps.chain.map((t) => deps.catalog.find((m) => m.id === t.billedAs)?.max ?? Number.POSITIVE_INFINITY),
+  );
+
+  function quotaError(limit: number): AppError {
+    const now = deps.clock();
+    const resetMs = nextMonthStart(now).getTime() - now.getTime();
+    return new AppError('monthly_limit_exceeded', `This workspace has used its ${limit} AI calls for this month.`, {
+      headers: rateLimitHeaders({ allowed: false, limit, remaining: 0, resetMs }),
+    });
+  }
+
+  /** 413 when the request is more input tokens than the catalog `max` (DECISIONS §6). */
+  function checkSize(request: TriageRequest, enrichment: EnrichmentMap): void {
+    const tokens = promptTokens({ request, enrichment, model: deps.chain[0]?.model ?? 'local' });
+    if (tokens > maxInputTokens) {
+      throw new AppError('payload_too_large', `The finding is ${tokens} input tokens; the model accepts at most ${maxInputTokens}.`);
+    }
+  }
+
+  /** Checks the request's size in tokens; returns its enrichment. */
+  async function prepare(request: TriageRequest): Promise<EnrichmentMap> {
+    const enrichment = await deps.lookup(request.cveIds ?? []);
+    checkSize(request, enrichment);
+    return enrichment;
+  }
+
+  /**
+   * Checks every item of a batch with one enrichment lookup for all their CVEs; a failing item
+   * is reported by its index.
+   */
+  async function checkBatch(items: readonly TriageRequest[]): Promise<void> {
+    const enrichment = await deps.lookup(items.flatMap((i) => i.cveIds ?? []));
+    items.forEach((item, i) => {
+      try {
+        checkSize(item, enrichment);
+      } catch (err) {
+        if (err instanceof AppError) throw new AppError(err.code, `Item ${i}: ${err.detail}`);
+        throw err;
+      }
+    });
+  }
+
+  /**
+   * Routes and records one request whose AI call is already reserved. A single request
+   * (`reservationId`) takes its AI call from its reservation in the statement that stores
+   * the answer (giving it back otherwise is the caller's: see `triageOne`). A batch item
+   * (`batchId`, `index`) leaves quota to its batch; it is recorded only if still queued, so
+   * an item whose job runs again after a crash is stored and billed once.
+   */
+  async function run(
+    caller: TriageCaller,
+    request: TriageRequest,
+    enrichment: EnrichmentMap,
+    settle: { reservationId: string } | { batchId: string; index: number },
+  ): Promise<{ response: TriageResponse } & RecordOutcome> {
+    const signal = AbortSignal.timeout(deps.deadlineMs ?? 60_000);
+    const clock = { now: () => deps.clock().getTime() };
+    const routed = await routeTriage({ request, enrichment, providers: deps.providers, chain: deps.chain, thresholds: deps.thresholds, clock, signal });
+    if (!routed.ok) {
+      throw new AppError('triage_unavailable', 'No model could answer and no safe answer could be formed from enrichment; retry later.');
+    }
+    const at = deps.clock();
+    const shadow = deps.shadow ? safeShadow(deps.shadow, request, enrichment) : null;
+    const outcome = await recordTriage(deps.db, {
+      resultId: randomUUID(),
+      workspaceId: caller.workspaceId,
+      keyId: caller.keyId,
+      model: routed.response.model,
+      priority: routed.response.priority,
+      response: routed.response,
+      hops: routed.hops,
+      policyChanges: routed.policyChanges,
+      policyVersion: SAFETY_POLICY_VERSION,
+      at,
+      ledger: ledgerRowsFor({
+        workspaceId: caller.workspaceId,
+        keyId: caller.keyId,
+        requestId: caller.requestId,
+        hops: routed.hops,
+        catalog: deps.catalog,
+        answeredHop: answeredHopIndex(routed.hops, routed.servedBy.tier === 'policy'),
+        at,
+      }),
+      shadow: shadow && deps.shadow
+        ? { engine: deps.shadow.engine, modelVersion: deps.shadow.modelVersion, answer: shadow, agrees: shadow.priority === routed.response.priority }
+        : null,
+      settle,
+    });
+    return { response: routed.response, ...outcome };
+  }
+
+  return {
+    maxInputTokens,
+    prepare,
+    checkBatch,
+    run,
+    quotaError,
+
+    /** `POST /api/v1/triage`: one AI call, reserved first, answered synchronously. */
+    async triageOne(caller: TriageCaller, request: TriageRequest): Promise<TriageResponse> {
+      const enrichment = await prepare(request);
+      const reserved = await deps.quota.reserve(caller.workspaceId, 1, caller.aiCallLimit, 5 * 60_000);
+      if (!reserved.ok) throw quotaError(caller.aiCallLimit);
+      try {
+        return (await run(caller, request, enrichment, { reservationId: reserved.reservation.id })).response;
+      } catch (err) {
+        // No answer was stored, so the call is given back. (An answer stored before a later
+        // failure has consumed the reservation already; releasing it then changes nothing.)
+        await deps.quota.release(reserved.reservation.id).catch(() => undefined);
+        throw err;
+      }
+    },
+  };
+}
+
+/** A shadow engine must never break a served request. */
+function safeShadow(shadow: ShadowEngine, request: TriageRequest, enrichment: EnrichmentMap) {
+  try {
+    return shadow.answer(request, enrichment);
+  } catch {
+    return null;
+  }
+}
+
+export type TriageService = ReturnType<typeof createTriageService>;

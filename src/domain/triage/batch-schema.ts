@@ -1,0 +1,100 @@
+/**
+ * Batch triage request (DECISIONS §7): `{"items": [<triage request>, ...], "webhookUrl"?}`.
+ *
+ * webhookUrl rule: an absolute `https://` URL; plain `http://` is accepted only for the loopback
+ * host `127.0.0.1` (any port) and only when `allowLoopbackHttp` is set, which exists for tests
+ * that run a webhook receiver locally. Anything else (other schemes, `http://localhost`,
+ * credentials in the URL) is rejected so webhook payloads never travel in clear text.
+ */
+import { TRIAGE_REQUEST_SCHEMA, checkTriageRequest, type CheckResult } from './request-schema.js';
+import type { FieldError } from './schema-check.js';
+import type { TriageRequest } from './types.js';
+
+/** Largest batch any plan allows (`service`, DECISIONS §3); plans lower it. */
+export const BATCH_MAX_ITEMS = 1000;
+/** Longest accepted webhook URL. */
+export const WEBHOOK_URL_MAX_LENGTH = 2048;
+
+/** Plan-dependent options of the batch schema and checker. */
+export interface BatchSchemaOptions {
+  /** Plan limit (free 100, service 1,000). @defaultValue {@link BATCH_MAX_ITEMS} */
+  maxItems?: number;
+  /** Accept `http://127.0.0.1[:port]/...` webhooks (tests only). @defaultValue false */
+  allowLoopbackHttp?: boolean;
+}
+
+/** Body of `POST /api/v1/triage/batch` after validation (DECISIONS §7). */
+export interface BatchTriageRequest {
+  items: TriageRequest[];
+  webhookUrl?: string;
+}
+
+const HTTPS_PATTERN = '^https://[^\\s/@]+(/\\S*)?$';
+const HTTPS_OR_LOOPBACK_PATTERN = '^(https://[^\\s/@]+|http://127\\.0\\.0\\.1(:\\d{1,5})?)(/\\S*)?$';
+
+/** Builds the draft-07 schema of the batch body for a plan's item limit. */
+export function buildBatchRequestSchema(options: BatchSchemaOptions = {}) {
+  const { $schema, ...item } = TRIAGE_REQUEST_SCHEMA;
+  return {
+    $schema,
+    type: 'object',
+    additionalProperties: false,
+    required: ['items'],
+    properties: {
+      items: { type: 'array', minItems: 1, maxItems: options.maxItems ?? BATCH_MAX_ITEMS, items: item },
+      webhookUrl: {
+        type: 'string',
+        maxLength: WEBHOOK_URL_MAX_LENGTH,
+        pattern: options.allowLoopbackHttp === true ? HTTPS_OR_LOOPBACK_PATTERN : HTTPS_PATTERN,
+      },
+    },
+  } as const;
+}
+
+/** Checks a webhook URL against the rule in this module's header. */
+export function isAllowedWebhookUrl(value: string, allowLoopbackHttp = false): boolean {
+  if (value.length > WEBHOOK_URL_MAX_LENGTH) return false;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return false;
+  }
+  if (url.username !== '' || url.password !== '') return false;
+  if (url.protocol === 'https:') return url.hostname !== '';
+  return allowLoopbackHttp && url.protocol === 'http:' && url.hostname === '127.0.0.1';
+}
+
+/** Validates a parsed batch body; item errors are prefixed with `/items/<index>`. */
+export function checkBatchRequest(
+  body: unknown,
+  options: BatchSchemaOptions = {},
+): CheckResult<BatchTriageRequest> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    return { ok: false, errors: [{ path: '/', message: 'must be an object' }] };
+  }
+  const errors: FieldError[] = [];
+  const b = body as Record<string, unknown>;
+  for (const key of Object.keys(b)) {
+    if (key !== 'items' && key !== 'webhookUrl') {
+      errors.push({ path: `/${key}`, message: 'is not an allowed property' });
+    }
+  }
+  const maxItems = options.maxItems ?? BATCH_MAX_ITEMS;
+  if (!Array.isArray(b.items)) {
+    errors.push({ path: '/items', message: b.items === undefined ? 'is required' : 'must be an array' });
+  } else if (b.items.length < 1 || b.items.length > maxItems) {
+    errors.push({ path: '/items', message: `must have between 1 and ${maxItems} items` });
+  } else {
+    b.items.forEach((item, index) => {
+      const result = checkTriageRequest(item, `/items/${index}`);
+      if (!result.ok) errors.push(...result.errors);
+    });
+  }
+  if (b.webhookUrl !== undefined) {
+    const ok =
+      typeof b.webhookUrl === 'string' && isAllowedWebhookUrl(b.webhookUrl, options.allowLoopbackHttp);
+    if (!ok) errors.push({ path: '/webhookUrl', message: 'must be an https URL' });
+  }
+  return errors.length === 0 ? { ok: true, value: body as BatchTriageRequest } : { ok: false, errors };
+}

@@ -1,0 +1,231 @@
+/**
+ * The deterministic safety policy every answer passes before it is returned (spec §2.4,
+ * DECISIONS §6). Invariant: the policy never lowers risk. It only raises priority, raises action
+ * urgency (see ACTION_RANK), nulls a downgrading severity override, or replaces values outside
+ * the enums; the one lowering it performs is clamping a confidence above 1 to 1.
+ *
+ * Rules, in the order they run (later rules see earlier changes):
+ * - ENUMS: unknown priority → HIGH, unknown action → INVESTIGATE (a human looks), unknown
+ *   severityOverride → null, non-string reasoning → ''.
+ * - CONFIDENCE_CLAMP: confidence into [0, 1]; NaN or non-number → 0.
+ * - SSVC_FLOOR (floor table below, decision from ssvc.ts over KEV, EPSS, CVSS and asset).
+ * - KEV_FLOOR: a CVE in KEV never below HIGH.
+ * - KEV_EXPOSED: KEV and internet-exposed → CRITICAL and PATCH_IMMEDIATELY. CRITICAL because an
+ *   actively exploited flaw reachable from the internet is the worst case CISA describes.
+ * - NO_ACCEPT_RISK: ACCEPT_RISK → PATCH_SCHEDULED for KEV, EPSS >= 0.1, or exposed with CVSS >= 7.
+ * - PRIORITY_ACTION_CONSISTENCY: CRITICAL needs PATCH_IMMEDIATELY or MITIGATE; HIGH cannot be
+ *   MONITOR or ACCEPT_RISK (→ PATCH_SCHEDULED); PATCH_IMMEDIATELY needs priority >= HIGH.
+ * - KEV_NO_SEVERITY_DOWNGRADE: a KEV finding's severityOverride below the submitted severity → null.
+ * - SEVERITY_OVERRIDE_SAME: an override equal to the submitted severity → null (DECISIONS §6).
+ */
+import { ACTION_RANK, SEVERITY_RANK, ssvcBaseline } from './baseline.js';
+import { deriveSignals, type RiskSignals } from './signals.js';
+import type { SsvcDecision } from './ssvc.js';
+import {
+  PRIORITIES,
+  RECOMMENDED_ACTIONS,
+  SEVERITIES,
+  type EnrichmentMap,
+  type Priority,
+  type RecommendedAction,
+  type TriageAnswer,
+  type TriageRequest,
+} from './types.js';
+
+/** Bump on any change of behaviour; stored with each triage so answers can be audited. */
+export const SAFETY_POLICY_VERSION = '2026-11-21.1';
+
+/** Names of the policy rules, as they appear in `[policy:RULE]` tags. */
+export type PolicyRule =
+  | 'ENUMS'
+  | 'CONFIDENCE_CLAMP'
+  | 'SSVC_FLOOR'
+  | 'KEV_FLOOR'
+  | 'KEV_EXPOSED'
+  | 'NO_ACCEPT_RISK'
+  | 'PRIORITY_ACTION_CONSISTENCY'
+  | 'KEV_NO_SEVERITY_DOWNGRADE'
+  | 'SEVERITY_OVERRIDE_SAME';
+
+/** One change the policy made, for audit next to the stored triage. */
+export interface PolicyChange {
+  rule: PolicyRule;
+  field: keyof TriageAnswer;
+  from: unknown;
+  to: unknown;
+}
+
+/** An answer as a provider may have produced it: any field may be missing or off-enum. */
+export type UncheckedAnswer = { [K in keyof TriageAnswer]?: unknown };
+
+/** Floor per SSVC decision: minimum priority and the actions that satisfy it (else `action`). */
+export const SSVC_FLOOR: Record<
+  SsvcDecision,
+  { minPriority: Priority | null; allowed: readonly RecommendedAction[]; action: RecommendedAction }
+> = {
+  Act: { minPriority: 'HIGH', allowed: ['PATCH_IMMEDIATELY', 'MITIGATE'], action: 'PATCH_IMMEDIATELY' },
+  Attend: {
+    minPriority: 'MEDIUM',
+    allowed: ['PATCH_IMMEDIATELY', 'MITIGATE', 'PATCH_SCHEDULED'],
+    action: 'PATCH_SCHEDULED',
+  },
+  'Track*': {
+    minPriority: null,
+    allowed: RECOMMENDED_ACTIONS.filter((a) => a !== 'ACCEPT_RISK'),
+    action: 'MONITOR',
+  },
+  Track: { minPriority: null, allowed: RECOMMENDED_ACTIONS, action: 'MONITOR' },
+};
+
+/** ACCEPT_RISK is forbidden at or above these (DECISIONS §6). */
+export const POLICY_THRESHOLDS = { epss: 0.1, exposedCvss: 7.0 } as const;
+
+function isOneOf<T extends string>(values: readonly T[], value: unknown): value is T {
+  return typeof value === 'string' && (values as readonly string[]).includes(value);
+}
+
+class Draft {
+  readonly changes: PolicyChange[] = [];
+  constructor(public answer: TriageAnswer) {}
+
+  set<K extends keyof TriageAnswer>(
+    rule: PolicyRule,
+    field: K,
+    to: TriageAnswer[K],
+    from: unknown = this.answer[field],
+  ): void {
+    if (Object.is(from, to)) return;
+    this.changes.push({ rule, field, from, to });
+    this.answer = { ...this.answer, [field]: to };
+  }
+
+  raisePriority(rule: PolicyRule, min: Priority): void {
+    if (SEVERITY_RANK[this.answer.priority] < SEVERITY_RANK[min]) this.set(rule, 'priority', min);
+  }
+
+  requireAction(rule: PolicyRule, allowed: readonly RecommendedAction[], fallback: RecommendedAction): void {
+    if (allowed.includes(this.answer.recommendedAction)) return;
+    // Never trade an action for a less urgent one, even if it is outside `allowed`.
+    if (ACTION_RANK[this.answer.recommendedAction] >= ACTION_RANK[fallback]) return;
+    this.set(rule, 'recommendedAction', fallback);
+  }
+}
+
+function normalise(raw: UncheckedAnswer, draft: Draft): void {
+  if (!isOneOf(PRIORITIES, raw.priority)) draft.set('ENUMS', 'priority', 'HIGH', raw.priority);
+  if (!isOneOf(RECOMMENDED_ACTIONS, raw.recommendedAction)) {
+    draft.set('ENUMS', 'recommendedAction', 'INVESTIGATE', raw.recommendedAction);
+  }
+  if (raw.severityOverride !== null && !isOneOf(SEVERITIES, raw.severityOverride)) {
+    draft.set('ENUMS', 'severityOverride', null, raw.severityOverride);
+  }
+  if (typeof raw.reasoning !== 'string') draft.set('ENUMS', 'reasoning', '', raw.reasoning);
+  const c = raw.confidenceScore;
+  const clamped = typeof c === 'number' && !Number.isNaN(c) ? Math.min(1, Math.max(0, c)) : 0;
+  if (clamped !== c) draft.set('CONFIDENCE_CLAMP', 'confidenceScore', clamped, c);
+}
+
+function applyRules(draft: Draft, request: TriageRequest, s: RiskSignals): void {
+  const floor = SSVC_FLOOR[s.decision];
+  if (floor.minPriority !== null) draft.raisePriority('SSVC_FLOOR', floor.minPriority);
+  draft.requireAction('SSVC_FLOOR', floor.allowed, floor.action);
+
+  if (s.kev) draft.raisePriority('KEV_FLOOR', 'HIGH');
+  if (s.kev && s.internetExposed) {
+    draft.raisePriority('KEV_EXPOSED', 'CRITICAL');
+    if (draft.answer.recommendedAction !== 'PATCH_IMMEDIATELY') {
+      draft.set('KEV_EXPOSED', 'recommendedAction', 'PATCH_IMMEDIATELY');
+    }
+  }
+  const exposedSevere =
+    s.internetExposed && s.cvssScore !== null && s.cvssScore >= POLICY_THRESHOLDS.exposedCvss;
+  const epssHigh = s.maxEpss !== null && s.maxEpss >= POLICY_THRESHOLDS.epss;
+  if ((s.kev || epssHigh || exposedSevere) && draft.answer.recommendedAction === 'ACCEPT_RISK') {
+    draft.set('NO_ACCEPT_RISK', 'recommendedAction', 'PATCH_SCHEDULED');
+  }
+
+  const p = draft.answer.priority;
+  if (p === 'CRITICAL')
+    draft.requireAction(
+      'PRIORITY_ACTION_CONSISTENCY',
+      ['PATCH_IMMEDIATELY', 'MITIGATE'],
+      'PATCH_IMMEDIATELY',
+    );
+  if (p === 'HIGH') {
+    draft.requireAction(
+      'PRIORITY_ACTION_CONSISTENCY',
+      ['PATCH_IMMEDIATELY', 'MITIGATE', 'PATCH_SCHEDULED', 'INVESTIGATE'],
+      'PATCH_SCHEDULED',
+    );
+  }
+  if (draft.answer.recommendedAction === 'PATCH_IMMEDIATELY')
+    draft.raisePriority('PRIORITY_ACTION_CONSISTENCY', 'HIGH');
+
+  const override = draft.answer.severityOverride;
+  if (s.kev && override !== null && SEVERITY_RANK[override] < SEVERITY_RANK[request.severity]) {
+    draft.set('KEV_NO_SEVERITY_DOWNGRADE', 'severityOverride', null);
+  }
+  if (draft.answer.severityOverride === request.severity)
+    draft.set('SEVERITY_OVERRIDE_SAME', 'severityOverride', null);
+}
+
+/**
+ * Applies the safety policy to an answer. Pure and deterministic: the same inputs give the same
+ * output. Each rule that changed something is noted once in `reasoning` as ` [policy:RULE]`.
+ */
+export function applySafetyPolicy(
+  answer: UncheckedAnswer,
+  request: TriageRequest,
+  enrichment: EnrichmentMap,
+): { answer: TriageAnswer; changes: PolicyChange[] } {
+  const draft = new Draft({
+    priority: answer.priority as Priority,
+    recommendedAction: answer.recommendedAction as RecommendedAction,
+    reasoning: answer.reasoning as string,
+    confidenceScore: answer.confidenceScore as number,
+    severityOverride: (answer.severityOverride ?? null) as TriageAnswer['severityOverride'],
+  });
+  normalise(answer, draft);
+  applyRules(draft, request, deriveSignals(request, enrichment, POLICY_THRESHOLDS.epss));
+  const rules = [...new Set(draft.changes.map((c) => c.rule))];
+  const reasoning = draft.answer.reasoning + rules.map((r) => ` [policy:${r}]`).join('');
+  return { answer: { ...draft.answer, reasoning }, changes: draft.changes };
+}
+
+/** Confidence given to an answer formed without any model (less context than a model had). */
+export const POLICY_ONLY_CONFIDENCE = 0.5;
+
+/**
+ * A safe answer from enrichment alone, for when every provider in the chain failed
+ * (served as `policy:ssvc`). Returns `null` when none of the request's CVEs has an enrichment
+ * record: with no signal there is nothing to stand on, and the caller answers 503
+ * `triage_unavailable` (DECISIONS §2).
+ */
+export function policyOnlyAnswer(
+  request: TriageRequest,
+  enrichment: EnrichmentMap,
+): { answer: TriageAnswer; changes: PolicyChange[] } | null {
+  const s = deriveSignals(request, enrichment, POLICY_THRESHOLDS.epss);
+  if (s.records.length === 0) return null;
+  const base = ssvcBaseline(s.decision, request.severity);
+  const facts = [
+    s.kev ? 'listed in CISA KEV' : 'not in CISA KEV',
+    s.maxEpss !== null ? `EPSS ${s.maxEpss.toFixed(3)}` : 'no EPSS score',
+    s.cvssScore !== null ? `CVSS ${s.cvssScore.toFixed(1)}` : 'no CVSS score',
+  ];
+  const reasoning =
+    `No model could answer; this is the deterministic SSVC ${s.decision} decision ` +
+    `(exploitation ${s.ssvc.exploitation}, automatable ${s.ssvc.automatable}, technical impact ` +
+    `${s.ssvc.technicalImpact}, mission impact ${s.ssvc.missionWellbeing}) from ${facts.join(', ')}.`;
+  return applySafetyPolicy(
+    {
+      priority: base.priority,
+      recommendedAction: base.action,
+      reasoning,
+      confidenceScore: POLICY_ONLY_CONFIDENCE,
+      severityOverride: null,
+    },
+    request,
+    enrichment,
+  );
+}

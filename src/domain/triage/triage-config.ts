@@ -1,0 +1,126 @@
+/**
+ * Shape and validation of `config/triage.json`: the escalation chain, router thresholds and
+ * provider endpoints (DECISIONS §1, §6). Secrets are never in the file: providers name the
+ * environment variables to read, and `buildProviders` reads them from a plain object.
+ */
+import defaults from '../../../config/triage.json' with { type: 'json' };
+
+/** Router thresholds (DECISIONS §6). */
+export interface RouterThresholds {
+  /** Answers below this confidence go one step further up. @defaultValue 0.7 */
+  confidence: number;
+  /** KEV with EPSS at or above this is high-risk. @defaultValue 0.1 */
+  epss: number;
+  /** CRITICAL with CVSS base at or above this is high-risk. @defaultValue 9.0 */
+  cvss: number;
+}
+
+/** One step of the escalation chain as configured. */
+export interface ChainTierConfig {
+  tier: string;
+  /** Key into `providers`, or `local`. */
+  provider: string;
+  model: string;
+  /** Catalog model id (config/models.json) the tier is billed as. */
+  billedAs: string;
+}
+
+/** A remote provider endpoint; the secret itself comes from the environment. */
+export interface RemoteProviderConfig {
+  kind: 'openai-compatible' | 'anthropic';
+  baseUrl: string;
+  /** Environment variable holding the API key; no key means the tier falls back to local. */
+  apiKeyEnv: string;
+  /** Environment variable that may override `baseUrl` (vLLM, Ollama, llama.cpp, a proxy). */
+  baseUrlEnv?: string;
+  /** Per HTTP attempt. @defaultValue 30000 */
+  timeoutMs: number;
+  /** Retries after the first attempt for 408/409/429/5xx/529. @defaultValue 2 */
+  maxRetries: number;
+  maxOutputTokens: number;
+  requestsPerMinute: number;
+  tokensPerMinute: number;
+}
+
+/** The whole of `config/triage.json`. */
+export interface TriageConfig {
+  thresholds: RouterThresholds;
+  /** Model name the local SSVC engine reports (`local:<localModel>`). */
+  localModel: string;
+  chain: ChainTierConfig[];
+  providers: Record<string, RemoteProviderConfig>;
+  /** Environment variable with a Redis URL for shared rate limits across processes. */
+  rateLimitRedisUrlEnv?: string;
+}
+
+function fail(path: string, message: string): never {
+  throw new Error(`config/triage.json: ${path} ${message}`);
+}
+
+function num(value: unknown, path: string, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > max) {
+    fail(path, `must be a number in [${min}, ${max}]`);
+  }
+  return value;
+}
+
+function str(value: unknown, path: string): string {
+  if (typeof value !== 'string' || value.length === 0) fail(path, 'must be a non-empty string');
+  return value;
+}
+
+/**
+ * Validates a parsed triage config; throws one message naming the bad path, so the process
+ * refuses to start (STYLE: configuration).
+ */
+export function parseTriageConfig(raw: unknown): TriageConfig {
+  const c = raw as Partial<Record<keyof TriageConfig, unknown>>;
+  const t = (c.thresholds ?? {}) as Record<string, unknown>;
+  const thresholds = {
+    confidence: num(t.confidence, 'thresholds.confidence', 0, 1),
+    epss: num(t.epss, 'thresholds.epss', 0, 1),
+    cvss: num(t.cvss, 'thresholds.cvss', 0, 10),
+  };
+  if (!Array.isArray(c.chain) || c.chain.length === 0) fail('chain', 'must list at least one tier');
+  const providers: Record<string, RemoteProviderConfig> = {};
+  for (const [name, p] of Object.entries((c.providers ?? {}) as Record<string, Record<string, unknown>>)) {
+    const at = `providers.${name}`;
+    if (name === 'local' || name === 'policy') fail(at, 'is a reserved provider name');
+    if (p.kind !== 'openai-compatible' && p.kind !== 'anthropic')
+      fail(`${at}.kind`, 'must be openai-compatible or anthropic');
+    providers[name] = {
+      kind: p.kind,
+      baseUrl: str(p.baseUrl, `${at}.baseUrl`),
+      apiKeyEnv: str(p.apiKeyEnv, `${at}.apiKeyEnv`),
+      ...(p.baseUrlEnv === undefined ? {} : { baseUrlEnv: str(p.baseUrlEnv, `${at}.baseUrlEnv`) }),
+      timeoutMs: num(p.timeoutMs ?? 30_000, `${at}.timeoutMs`, 100, 600_000),
+      maxRetries: num(p.maxRetries ?? 2, `${at}.maxRetries`, 0, 10),
+      maxOutputTokens: num(p.maxOutputTokens ?? 800, `${at}.maxOutputTokens`, 64, 32_768),
+      requestsPerMinute: num(p.requestsPerMinute, `${at}.requestsPerMinute`, 1, 1e7),
+      tokensPerMinute: num(p.tokensPerMinute, `${at}.tokensPerMinute`, 1, 1e10),
+    };
+  }
+  const chain = (c.chain as Record<string, unknown>[]).map((tier, i) => {
+    const provider = str(tier.provider, `chain[${i}].provider`);
+    if (provider !== 'local' && providers[provider] === undefined)
+      fail(`chain[${i}].provider`, `names unknown provider ${provider}`);
+    return {
+      tier: str(tier.tier, `chain[${i}].tier`),
+      provider,
+      model: str(tier.model, `chain[${i}].model`),
+      billedAs: str(tier.billedAs, `chain[${i}].billedAs`),
+    };
+  });
+  return {
+    thresholds,
+    localModel: str(c.localModel, 'localModel'),
+    chain,
+    providers,
+    ...(c.rateLimitRedisUrlEnv === undefined
+      ? {}
+      : { rateLimitRedisUrlEnv: str(c.rateLimitRedisUrlEnv, 'rateLimitRedisUrlEnv') }),
+  };
+}
+
+/** The checked-in defaults of `config/triage.json`, validated. */
+export const DEFAULT_TRIAGE_CONFIG: TriageConfig = parseTriageConfig(defaults);

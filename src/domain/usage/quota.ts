@@ -1,0 +1,129 @@
+import { randomUUID } from 'node:crypto';
+import type { Queryable } from '../../db/pool.js';
+import { monthOf } from '../plans/plans.js';
+
+/**
+ * The monthly AI-call quota (DECISIONS §3), enforced in PostgreSQL so every process
+ * shares one count. A caller reserves before calling a model, then commits what was
+ * used and releases the rest. Invariant: `used + reserved <= limit` at every moment,
+ * kept by a single conditional UPDATE (row lock + re-check under READ COMMITTED).
+ * Reservations a crashed process never settled are released when they expire.
+ */
+export interface Reservation {
+  id: string;
+  workspaceId: string;
+  month: string;
+  amount: number;
+}
+
+export type ReserveResult =
+  | { ok: true; reservation: Reservation }
+  | { ok: false; used: number; reserved: number; limit: number };
+
+export interface QuotaService {
+  reserve(workspaceId: string, amount: number, limit: number, ttlMs?: number): Promise<ReserveResult>;
+  /** Counts `count` of the reservation as used (default: all of what is left of it). */
+  commit(reservationId: string, count?: number): Promise<void>;
+  /** Gives `count` of the reservation back (default: all of what is left of it). */
+  release(reservationId: string, count?: number): Promise<void>;
+  usage(workspaceId: string): Promise<{ used: number; reserved: number }>;
+  /** Releases reservations past their expiry; returns how many calls were given back. */
+  releaseExpired(): Promise<number>;
+}
+
+export function createQuotaService(
+  db: Queryable,
+  clock: () => Date = () => new Date(),
+  options: {
+    /**
+     * Where reservations are written: a pool whose commits do not wait for the WAL flush. A
+     * reservation is a temporary hold — lost in a database crash, it is simply a hold that no
+     * longer exists — while the AI call that counts is committed durably with the answer.
+     */
+    reserveDb?: Queryable;
+  } = {},
+): QuotaService {
+  const reserveDb = options.reserveDb ?? db;
+  async function settle(reservationId: string, count: number | undefined, asUsed: boolean): Promise<void> {
+    await db.query(
+      `WITH ${settleReservationCtes({ reservation: '$1::uuid', count: '$2::int', asUsed: '$3::boolean' })} SELECT 1`,
+      [reservationId, count ?? null, asUsed],
+    );
+  }
+
+  return {
+    async reserve(workspaceId, amount, limit, ttlMs = 10 * 60_000) {
+      if (!Number.isInteger(amount) || amount <= 0) throw new Error('reservation amount must be a positive integer');
+      const now = clock();
+      const month = monthOf(now);
+      const id = randomUUID();
+      // One statement: create the month's counter or add to it, only while used + reserved
+      // stays within the limit, and record the reservation.
+      const res = await reserveDb.query(
+        `WITH upd AS (
+           INSERT INTO ai_call_quota AS q (workspace_id, month, used, reserved)
+           SELECT $1::uuid, $2::date, 0, $3::int WHERE $3::int <= $4::int
+           ON CONFLICT (workspace_id, month) DO UPDATE SET reserved = q.reserved + EXCLUDED.reserved
+            WHERE q.used + q.reserved + EXCLUDED.reserved <= $4::int
+           RETURNING workspace_id
+         )
+         INSERT INTO quota_reservations (id, workspace_id, month, amount, expires_at)
+         SELECT $5::uuid, $1::uuid, $2::date, $3::int, $6::timestamptz FROM upd RETURNING id`,
+        [workspaceId, month, amount, limit, id, new Date(now.getTime() + ttlMs)],
+      );
+      if (res.rowCount === 1) return { ok: true, reservation: { id, workspaceId, month, amount } };
+      const cur = await db.query<{ used: number; reserved: number }>(
+        `SELECT used, reserved FROM ai_call_quota WHERE workspace_id = $1 AND month = $2`,
+        [workspaceId, month],
+      );
+      return { ok: false, used: cur.rows[0]?.used ?? 0, reserved: cur.rows[0]?.reserved ?? 0, limit };
+    },
+    commit: (id, count) => settle(id, count, true),
+    release: (id, count) => settle(id, count, false),
+    async usage(workspaceId) {
+      const res = await db.query<{ used: number; reserved: number }>(
+        `SELECT used, reserved FROM ai_call_quota WHERE workspace_id = $1 AND month = $2`,
+        [workspaceId, monthOf(clock())],
+      );
+      return res.rows[0] ?? { used: 0, reserved: 0 };
+    },
+    async releaseExpired() {
+      const res = await db.query<{ n: string }>(
+        `WITH gone AS (
+           DELETE FROM quota_reservations WHERE expires_at <= $1 RETURNING workspace_id, month, amount
+         ), sums AS (
+           SELECT workspace_id, month, sum(amount)::int AS amount FROM gone GROUP BY workspace_id, month
+         ), upd AS (
+           UPDATE ai_call_quota c SET reserved = c.reserved - s.amount FROM sums s
+            WHERE c.workspace_id = s.workspace_id AND c.month = s.month RETURNING s.amount
+         )
+         SELECT COALESCE(sum(amount), 0)::text AS n FROM upd`,
+        [clock()],
+      );
+      return Number(res.rows[0]?.n ?? 0);
+    },
+  };
+}
+
+
+/**
+ * The CTEs that settle part of a reservation in one statement: shrink (or delete) the
+ * reservation by `count` (SQL null: all of what is left) and move that amount out of
+ * `reserved`, into `used` when `asUsed`. Shared by `commit`/`release` and by the statement
+ * that stores a triage answer (`record-triage.ts`), which counts its AI call in the same commit.
+ * The arguments are SQL expressions (parameters such as `$1::uuid`); CTE names start with `q_`.
+ */
+export function settleReservationCtes(p: { reservation: string; count: string; asUsed: string }): string {
+  return `q_r AS (
+      SELECT id, workspace_id, month, amount, LEAST(amount, COALESCE(${p.count}, amount)) AS n
+        FROM quota_reservations WHERE id = ${p.reservation} FOR UPDATE
+    ), q_del AS (
+      DELETE FROM quota_reservations q USING q_r WHERE q.id = q_r.id AND q_r.n = q_r.amount
+    ), q_shrink AS (
+      UPDATE quota_reservations q SET amount = q.amount - q_r.n FROM q_r WHERE q.id = q_r.id AND q_r.n < q_r.amount
+    ), q_counter AS (
+      UPDATE ai_call_quota c
+         SET reserved = c.reserved - q_r.n, used = c.used + CASE WHEN ${p.asUsed} THEN q_r.n ELSE 0 END
+        FROM q_r WHERE c.workspace_id = q_r.workspace_id AND c.month = q_r.month
+    )`;
+}

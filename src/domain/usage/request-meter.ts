@@ -1,0 +1,91 @@
+import type { Queryable } from '../../db/pool.js';
+
+/**
+ * Counts authenticated requests per key and remembers when each key was last used,
+ * in memory, and writes both in one statement per flush (every second by default).
+ * This is how `last used` stays current without a database write per request (§5 of
+ * the foundation issue). A crash loses at most one interval of counts.
+ */
+export interface RequestMeter {
+  record(keyId: string, workspaceId: string, at: Date): void;
+  flush(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+interface Pending {
+  workspaceId: string;
+  days: Map<string, number>;
+  lastUsed: Date;
+}
+
+export function createRequestMeter(db: Queryable, intervalMs = 1000): RequestMeter {
+  let pending = new Map<string, Pending>();
+  let flushing: Promise<void> = Promise.resolve();
+
+  async function write(batch: Map<string, Pending>): Promise<void> {
+    if (batch.size === 0) return;
+    const keyIds: string[] = [];
+    const wsIds: string[] = [];
+    const days: string[] = [];
+    const counts: number[] = [];
+    const lastKeys: string[] = [];
+    const lastAt: Date[] = [];
+    for (const [keyId, p] of batch) {
+      for (const [day, n] of p.days) {
+        keyIds.push(keyId);
+        wsIds.push(p.workspaceId);
+        days.push(day);
+        counts.push(n);
+      }
+      lastKeys.push(keyId);
+      lastAt.push(p.lastUsed);
+    }
+    await db.query(
+      `WITH counts AS (
+         INSERT INTO key_request_counters (key_id, workspace_id, day, requests)
+         SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::date[], $4::bigint[])
+         ON CONFLICT (key_id, day) DO UPDATE SET requests = key_request_counters.requests + EXCLUDED.requests
+         RETURNING 1
+       )
+       UPDATE api_keys k SET last_used_at = GREATEST(k.last_used_at, u.at)
+         FROM unnest($5::uuid[], $6::timestamptz[]) AS u(id, at)
+        WHERE k.id = u.id`,
+      [keyIds, wsIds, days, counts, lastKeys, lastAt],
+    );
+  }
+
+  function flush(): Promise<void> {
+    const batch = pending;
+    pending = new Map();
+    flushing = flushing.then(() => write(batch)).catch(() => {
+      // Keep the counts for the next flush rather than lose them on a passing error.
+      for (const [keyId, p] of batch) {
+        const cur = pending.get(keyId);
+        if (!cur) pending.set(keyId, p);
+        else for (const [day, n] of p.days) cur.days.set(day, (cur.days.get(day) ?? 0) + n);
+      }
+    });
+    return flushing;
+  }
+
+  const timer = setInterval(() => void flush(), intervalMs);
+  timer.unref();
+
+  return {
+    record(keyId, workspaceId, at) {
+      const day = at.toISOString().slice(0, 10);
+      let p = pending.get(keyId);
+      if (!p) {
+        p = { workspaceId, days: new Map(), lastUsed: at };
+        pending.set(keyId, p);
+      }
+      p.days.set(day, (p.days.get(day) ?? 0) + 1);
+      if (at > p.lastUsed) p.lastUsed = at;
+    },
+    flush,
+    async stop() {
+      clearInterval(timer);
+      await flush();
+    },
+  };
+}

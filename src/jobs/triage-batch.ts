@@ -1,0 +1,28 @@
+import type { QueueKit } from './queue-kit.js';
+
+/** Batch triage runs one job per item on this queue (DECISIONS §7). */
+export const TRIAGE_QUEUE = 'triage';
+
+export interface TriageItemPayload {
+  batchId: string;
+  index: number;
+}
+
+/**
+ * Enqueues every item of a batch. Job ids are derived from the batch and index, so enqueuing
+ * the same batch twice adds nothing. Items are added in chunks to bound each round trip.
+ */
+export async function enqueueBatchItems(queues: QueueKit, batchId: string, total: number): Promise<void> {
+  const queue = queues.queue<TriageItemPayload>(TRIAGE_QUEUE);
+  for (let start = 0; start < total; start += 500) {
+    const jobs = [];
+    for (let index = start; index < Math.min(total, start + 500); index++) {
+      jobs.push({
+        name: 'item',
+        data: { batchId, index },
+        opts: { jobId: `${batchId}-${index}`, attempts: 5, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: 1000, removeOnFail: 5000 },
+      });
+    }
+    await queue.addBulk(jobs);
+  }
+}

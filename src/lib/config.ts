@@ -1,0 +1,239 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The one validated configuration of a process (DECISIONS §1). `loadConfig` is the
+ * only place that reads the environment; everything else receives a `Config`.
+ * Defaults that are not secrets live in `config/` beside `src/`.
+ */
+export interface PlanLimits {
+  aiCallsPerMonth: number;
+  requestsPerMinute: number;
+  batchMaxItems: number;
+  scanMaxBytes: number;
+}
+
+export interface ModelCatalogEntry {
+  id: string;
+  name: string;
+  stage: string;
+  default: boolean;
+  routineTier: boolean;
+  description: string;
+  inputPricePerMillion: string;
+  outputPricePerMillion: string;
+  minimumTier: string;
+  max: number;
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  /** Absent: an embedded PostgreSQL is started in `${dataDir}/postgres`. */
+  databaseUrl: string | null;
+  /** Absent: BullMQ runs on its PostgreSQL backend and invalidations use LISTEN/NOTIFY. */
+  redisUrl: string | null;
+  /** Prefix of every Redis key we write (queues, rate limits), so deployments can share a Redis. */
+  redisPrefix: string;
+  /** Server secret for key HMACs. Absent in embedded mode: generated and kept in the data folder. */
+  keyPepper: string | null;
+  dataDir: string;
+  embeddedPostgresPort: number;
+  scanStorageDir: string;
+  scanMaxBytes: number;
+  logLevel: string;
+  /** How long a verified key stays in a process's cache; invalidations end it sooner. */
+  keyCacheTtlMs: number;
+  /** Absolute base URL used in links we print; defaults to http://HOST:PORT. */
+  publicBaseUrl: string;
+  cookieSecure: boolean;
+  workerConcurrency: number;
+  parserThreads: number;
+  trialDays: number;
+  plans: { free: PlanLimits; service: PlanLimits };
+  models: ModelCatalogEntry[];
+  /** Provider settings are passed through untouched to the provider factory (see .env.example). */
+  providerEnv: Readonly<Record<string, string>>;
+  inhouseEnabled: boolean;
+  /** Accept `http://127.0.0.1` batch webhooks (tests only). */
+  webhookAllowLoopbackHttp: boolean;
+  /** How long the triage cache of enrichment keeps a CVE's record. */
+  enrichmentCacheTtlMs: number;
+  /** Sources the daily enrichment job refreshes from (URL or file path); none set: no job. */
+  enrichmentSources: { kev: string | null; epss: string | null; nvd: string[] };
+  enrichmentRefreshEveryMs: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** The repository (or install) root: `config/` and `src/` sit below it, also when running from `dist/`. */
+export const projectRoot = findRoot(path.dirname(fileURLToPath(import.meta.url)));
+
+function findRoot(start: string): string {
+  let dir = start;
+  for (let i = 0; i < 6; i++) {
+    try {
+      readFileSync(path.join(dir, 'config', 'models.json'));
+      return dir;
+    } catch {
+      dir = path.dirname(dir);
+    }
+  }
+  return process.cwd();
+}
+
+const PROVIDER_ENV = /^(OPENAI|ANTHROPIC|TRIAGE|PROVIDER)_/;
+
+/** Parses `env` once; throws a `ConfigError` naming every bad variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Readonly<Config> {
+  const problems: string[] = [];
+  const read = new Reader(env, problems);
+
+  const port = read.int('PORT', 3000, 0, 65535);
+  const host = read.string('HOST', '127.0.0.1');
+  const databaseUrl = read.url('DATABASE_URL', ['postgres:', 'postgresql:']);
+  const redisUrl = read.url('REDIS_URL', ['redis:', 'rediss:']);
+  const keyPepper = read.optional('KEY_PEPPER');
+  if (keyPepper !== null && keyPepper.length < 32) problems.push('KEY_PEPPER: must be at least 32 characters');
+  if (keyPepper === null && databaseUrl !== null) {
+    problems.push('KEY_PEPPER: required when DATABASE_URL is set (generate one with `openssl rand -hex 32`)');
+  }
+  const dataDir = path.resolve(read.string('DATA_DIR', path.join(process.cwd(), '.data')));
+  const plansFile = read.string('PLANS_FILE', path.join(projectRoot, 'config', 'plans.json'));
+  const scanMaxBytes = read.int('SCAN_MAX_BYTES', 2 * 1024 ** 3, 1024, Number.MAX_SAFE_INTEGER);
+  const publicBase = read.url('PUBLIC_BASE_URL', ['http:', 'https:']);
+
+  const plansJson = readJson(plansFile, 'PLANS_FILE', problems) as PlansFile | null;
+  const modelsJson = readJson(path.join(projectRoot, 'config', 'models.json'), 'config/models.json', problems) as {
+    models: ModelCatalogEntry[];
+  } | null;
+
+  const providerEnv: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (PROVIDER_ENV.test(k) && v !== undefined) providerEnv[k] = v;
+
+  const config: Config = {
+    port,
+    host,
+    databaseUrl,
+    redisUrl,
+    redisPrefix: read.string('REDIS_PREFIX', 'svc'),
+    keyPepper,
+    dataDir,
+    embeddedPostgresPort: read.int('EMBEDDED_PG_PORT', 54329, 1, 65535),
+    scanStorageDir: path.resolve(read.string('SCAN_STORAGE_DIR', path.join(dataDir, 'scans'))),
+    scanMaxBytes,
+    logLevel: read.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+    keyCacheTtlMs: read.int('KEY_CACHE_TTL_MS', 30_000, 0, 3_600_000),
+    publicBaseUrl: (publicBase ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/$/, ''),
+    cookieSecure: read.bool('COOKIE_SECURE', publicBase?.startsWith('https:') ?? false),
+    workerConcurrency: read.int('WORKER_CONCURRENCY', 8, 1, 1024),
+    parserThreads: read.int('PARSER_THREADS', 2, 1, 64),
+    trialDays: plansJson?.trialDays ?? 14,
+    plans: plansFromFile(plansJson, scanMaxBytes, problems),
+    models: modelsJson?.models ?? [],
+    providerEnv: Object.freeze(providerEnv),
+    inhouseEnabled: read.bool('INHOUSE_ENABLED', false),
+    webhookAllowLoopbackHttp: read.bool('WEBHOOK_ALLOW_LOOPBACK_HTTP', false),
+    enrichmentCacheTtlMs: read.int('ENRICHMENT_CACHE_TTL_MS', 300_000, 0, 86_400_000),
+    enrichmentSources: {
+      kev: read.optional('ENRICHMENT_KEV_SOURCE'),
+      epss: read.optional('ENRICHMENT_EPSS_SOURCE'),
+      nvd: (read.optional('ENRICHMENT_NVD_SOURCES') ?? '').split(',').map((x) => x.trim()).filter(Boolean),
+    },
+    enrichmentRefreshEveryMs: read.int('ENRICHMENT_REFRESH_EVERY_MS', 86_400_000, 60_000, 30 * 86_400_000),
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze(config);
+}
+
+interface PlansFile {
+  trialDays: number;
+  plans: Record<'free' | 'service', Omit<PlanLimits, 'scanMaxBytes'> & { scanMaxBytes: number | null }>;
+}
+
+function plansFromFile(file: PlansFile | null, scanMaxBytes: number, problems: string[]): Config['plans'] {
+  const fallback: PlanLimits = { aiCallsPerMonth: 0, requestsPerMinute: 0, batchMaxItems: 0, scanMaxBytes: 0 };
+  if (!file) return { free: fallback, service: fallback };
+  const plan = (name: 'free' | 'service'): PlanLimits => {
+    const p = file.plans?.[name];
+    if (!p) {
+      problems.push(`PLANS_FILE: plan "${name}" is missing`);
+      return fallback;
+    }
+    return { ...p, scanMaxBytes: Math.min(p.scanMaxBytes ?? scanMaxBytes, scanMaxBytes) };
+  };
+  return { free: plan('free'), service: plan('service') };
+}
+
+function readJson(file: string, name: string, problems: string[]): unknown {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    problems.push(`${name}: cannot read ${file} (${(err as Error).message.split('\n')[0]})`);
+    return null;
+  }
+}
+
+class Reader {
+  constructor(
+    private readonly env: Record<string, string | undefined>,
+    private readonly problems: string[],
+  ) {}
+
+  optional(name: string): string | null {
+    const v = this.env[name];
+    return v === undefined || v.trim() === '' ? null : v.trim();
+  }
+
+  string(name: string, fallback: string): string {
+    return this.optional(name) ?? fallback;
+  }
+
+  int(name: string, fallback: number, min: number, max: number): number {
+    const v = this.optional(name);
+    if (v === null) return fallback;
+    const n = Number(v);
+    if (!/^\d+$/.test(v) || !Number.isSafeInteger(n) || n < min || n > max) {
+      this.problems.push(`${name}: expected a whole number from ${min} to ${max}, got "${v}"`);
+      return fallback;
+    }
+    return n;
+  }
+
+  bool(name: string, fallback: boolean): boolean {
+    const v = this.optional(name);
+    if (v === null) return fallback;
+    if (['1', 'true', 'yes', 'on'].includes(v.toLowerCase())) return true;
+    if (['0', 'false', 'no', 'off'].includes(v.toLowerCase())) return false;
+    this.problems.push(`${name}: expected true or false, got "${v}"`);
+    return fallback;
+  }
+
+  oneOf<T extends string>(name: string, values: readonly T[], fallback: T): T {
+    const v = this.optional(name);
+    if (v === null) return fallback;
+    if ((values as readonly string[]).includes(v)) return v as T;
+    this.problems.push(`${name}: expected one of ${values.join(', ')}, got "${v}"`);
+    return fallback;
+  }
+
+  /** URLs are reported without their credentials. */
+  url(name: string, protocols: string[]): string | null {
+    const v = this.optional(name);
+    if (v === null) return null;
+    try {
+      const u = new URL(v);
+      if (protocols.includes(u.protocol)) return v;
+      this.problems.push(`${name}: expected a ${protocols.join(' or ')} URL, got protocol "${u.protocol}"`);
+    } catch {
+      this.problems.push(`${name}: not a valid URL`);
+    }
+    return null;
+  }
+}

@@ -1,0 +1,33 @@
+import { AppError } from './errors.js';
+
+/**
+ * Opaque keyset cursors for every paged list (DECISIONS §7, §10): base64url of the position of
+ * the last row returned — an insertion sequence (scans, findings, cases; unlike a timestamp it
+ * never ties) or an item index (batch results). A tampered cursor is a 400, never a SQL error.
+ */
+export interface Page<T> {
+  data: T[];
+  nextCursor: string | null;
+}
+
+export function encodeCursor(p: { s: string }): string {
+  return Buffer.from(JSON.stringify(p), 'utf8').toString('base64url');
+}
+
+const badCursor = (): AppError =>
+  new AppError('invalid_request', 'The cursor is not valid; pass back nextCursor unchanged.', {
+    errors: [{ path: '/query/cursor', message: 'is not a valid cursor' }],
+  });
+
+/** The sequence number a cursor points after. */
+export function seqCursor(cursor: string): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw badCursor();
+  }
+  const s = (parsed as { s?: unknown } | null)?.s;
+  if (typeof s !== 'string' || !/^\d{1,18}$/.test(s)) throw badCursor();
+  return s;
+}

@@ -1,0 +1,96 @@
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { Config } from './config.js';
+import type { Logger } from './logger.js';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from '../db/embedded.js';
+import { createOrm, migrate, type Orm } from '../db/orm.js';
+import { createPool, type Pool } from '../db/pool.js';
+import { createQueueKit, type QueueKit } from '../jobs/queue-kit.js';
+import { createPgInvalidationBus, createRedisInvalidationBus, type InvalidationBus } from '../domain/keys/invalidation-bus.js';
+
+/**
+ * The connections a process holds: database (embedded when no DATABASE_URL), ORM, a pool
+ * for set-based SQL, Redis when configured, the invalidation bus and the queue kit.
+ * `close()` releases them in the reverse order of opening.
+ */
+export interface Infrastructure {
+  databaseUrl: string;
+  pepper: string;
+  orm: Orm;
+  pool: Pool;
+  /** Commits without waiting for the WAL flush: for writes whose loss in a crash is harmless. */
+  relaxedPool: Pool;
+  redis: Redis | null;
+  bus: InvalidationBus;
+  queues: QueueKit;
+  close(): Promise<void>;
+}
+
+export async function openInfrastructure(
+  config: Config,
+  log: Logger,
+  options: { migrate?: boolean; queueNamespace?: string } = {},
+): Promise<Infrastructure> {
+  let embedded: EmbeddedDatabase | null = null;
+  let databaseUrl = config.databaseUrl;
+  if (!databaseUrl) {
+    const dir = path.join(config.dataDir, 'postgres');
+    log.info({ dir }, 'no DATABASE_URL: starting the embedded PostgreSQL');
+    embedded = await startEmbeddedPostgres(dir, config.embeddedPostgresPort, (line) => log.debug({ postgres: line.trim() }));
+    databaseUrl = embedded.url;
+  }
+  const pepper = config.keyPepper ?? localPepper(config.dataDir);
+  const orm = await createOrm(databaseUrl);
+  if (options.migrate ?? true) {
+    const applied = await migrate(orm, databaseUrl);
+    if (applied.length > 0) log.info({ applied }, 'database migrated');
+  }
+  const pool = createPool(databaseUrl);
+  const relaxedPool = createPool(databaseUrl, 5, { synchronousCommit: false });
+  let redis: Redis | null = null;
+  let bus: InvalidationBus;
+  if (config.redisUrl) {
+    redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 3, enableOfflineQueue: true });
+    redis.on('error', (err) => log.warn({ err: err.message }, 'redis connection error'));
+    bus = createRedisInvalidationBus(redis, config.redisPrefix);
+  } else {
+    bus = createPgInvalidationBus(pool, databaseUrl);
+  }
+  const queues = createQueueKit({
+    redisUrl: config.redisUrl,
+    databaseUrl,
+    namespace: options.queueNamespace ?? (config.redisUrl ? config.redisPrefix : undefined),
+  });
+  return {
+    databaseUrl,
+    pepper,
+    orm,
+    pool,
+    relaxedPool,
+    redis,
+    bus,
+    queues,
+    async close() {
+      await queues.close();
+      await bus.close();
+      redis?.disconnect();
+      await pool.end();
+      await relaxedPool.end();
+      await orm.close();
+      await embedded?.stop();
+    },
+  };
+}
+
+/** Embedded mode only: a pepper generated once and kept beside the data (mode 0600). */
+function localPepper(dataDir: string): string {
+  const file = path.join(dataDir, 'key-pepper');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(dataDir, { recursive: true });
+  const pepper = randomBytes(32).toString('hex');
+  writeFileSync(file, pepper, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return pepper;
+}

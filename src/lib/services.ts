@@ -1,0 +1,70 @@
+import type { Config } from './config.js';
+import type { Logger } from './logger.js';
+import type { Infrastructure } from './infrastructure.js';
+import type { AppDeps } from '../api/app-deps.js';
+import { createKeyVerifier } from '../domain/keys/key-verifier.js';
+import { createKeyService } from '../domain/keys/key-service.js';
+import { createWorkspaceService } from '../domain/workspaces/workspace-service.js';
+import { createSessionStore } from '../domain/workspaces/sessions.js';
+import { createRequestMeter } from '../domain/usage/request-meter.js';
+import { createPgRateLimiter, createRedisRateLimiter } from '../domain/usage/rate-limiter.js';
+import { createQuotaService } from '../domain/usage/quota.js';
+import { buildTriage } from './triage-wiring.js';
+import { createLocalScanStorage } from '../domain/scans/scan-storage.js';
+import { SCAN_INGEST_QUEUE, type ScanIngestPayload } from '../jobs/scan-ingest.js';
+import type { QueueHandle } from '../jobs/queue-kit.js';
+
+/**
+ * The domain services of a process, wired from its infrastructure. No container: plain
+ * factories taking their dependencies, so a test builds the same graph with a fake clock.
+ */
+export async function buildServices(
+  config: Config,
+  infra: Infrastructure,
+  logger: Logger,
+  clock: () => Date = () => new Date(),
+): Promise<AppDeps & { stop(): Promise<void> }> {
+  const verifier = createKeyVerifier({ db: infra.pool, pepper: infra.pepper, ttlMs: config.keyCacheTtlMs, clock });
+  infra.bus.subscribe((m) => verifier.invalidate(m));
+  const keys = createKeyService({ pepper: infra.pepper, bus: infra.bus, clock });
+  const meter = createRequestMeter(infra.pool);
+  const quota = createQuotaService(infra.pool, clock, { reserveDb: infra.relaxedPool });
+  const triage = await buildTriage({ config, pool: infra.pool, redis: infra.redis, quota, clock, logger });
+  let scanQueue: QueueHandle<ScanIngestPayload> | null = null;
+  return {
+    config,
+    logger,
+    clock,
+    orm: infra.orm,
+    pool: infra.pool,
+    verifier,
+    keys,
+    workspaces: createWorkspaceService({ keys, bus: infra.bus, clock, trialDays: config.trialDays }),
+    sessions: createSessionStore(infra.pool, infra.pepper, clock),
+    meter,
+    rateLimiter: infra.redis
+      ? createRedisRateLimiter(infra.redis, () => clock().getTime(), config.redisPrefix)
+      : createPgRateLimiter(infra.pool, () => clock().getTime()),
+    quota,
+    triage: triage.triage,
+    queues: infra.queues,
+    pepper: infra.pepper,
+    scans: {
+      pool: infra.pool,
+      storage: createLocalScanStorage(config.scanStorageDir),
+      // Opened on the first upload: processes that never take one (workers, the admin CLI) skip it.
+      get queue() {
+        scanQueue ??= infra.queues.queue<ScanIngestPayload>(SCAN_INGEST_QUEUE);
+        return scanQueue;
+      },
+    },
+    async readiness() {
+      await infra.pool.query('select 1');
+      await infra.queues.ping();
+    },
+    async stop() {
+      await meter.stop();
+      await triage.close();
+    },
+  };
+}

@@ -1,0 +1,71 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Redis } from 'ioredis';
+import type { Config } from './config.js';
+import { projectRoot } from './config.js';
+import type { Logger } from './logger.js';
+import type { Pool } from '../db/pool.js';
+import type { QuotaService } from '../domain/usage/quota.js';
+import { createCachedEnrichmentLookup } from '../domain/enrichment/cached-lookup.js';
+import { buildProviders } from '../domain/triage/providers/build-providers.js';
+import { DEFAULT_TRIAGE_CONFIG, parseTriageConfig } from '../domain/triage/triage-config.js';
+import type { ChainTier, Provider } from '../domain/triage/types.js';
+import { readInhouseModelFile } from '../domain/inhouse/model-file.js';
+import { INHOUSE_MODEL_PATH } from '../domain/inhouse/model-file.js';
+import { createInhouseProvider, inhouseTriageRequest } from '../domain/inhouse/provider.js';
+import { FileGateRecordStore } from '../domain/inhouse/gate-record-store.js';
+import { explainInhouseMode } from '../domain/inhouse/shadow.js';
+import { createTriageService, type ShadowEngine, type TriageService } from '../domain/triage-service/triage-service.js';
+
+/**
+ * Builds the triage service of a process: providers from `config/triage.json` and the
+ * provider variables (no credentials: every tier is the local SSVC engine), the cached
+ * enrichment lookup, and the in-house model — in shadow until its gate passed for its exact
+ * version and the operator set INHOUSE_ENABLED, then serving the routine tier.
+ */
+export async function buildTriage(deps: {
+  config: Config;
+  pool: Pool;
+  redis: Redis | null;
+  quota: QuotaService;
+  clock: () => Date;
+  logger: Logger;
+}): Promise<{ triage: TriageService; close(): Promise<void> }> {
+  const env = { ...deps.config.providerEnv, REDIS_URL: deps.config.redisUrl ?? undefined };
+  // TRIAGE_CONFIG_FILE replaces config/triage.json (another chain, limits or endpoints).
+  const file = deps.config.providerEnv.TRIAGE_CONFIG_FILE;
+  const triageConfig = file ? parseTriageConfig(JSON.parse(readFileSync(file, 'utf8'))) : DEFAULT_TRIAGE_CONFIG;
+  const built = buildProviders(triageConfig, env, { idPrefix: deps.config.redisPrefix, ...(deps.redis ? { redis: deps.redis } : {}) });
+  for (const f of built.fallbacks) deps.logger.info({ tier: f.tier, provider: f.provider, missing: f.missing }, 'triage tier served by the local engine');
+  const providers: Record<string, Provider> = { ...built.providers };
+  let chain: ChainTier[] = built.chain;
+  let shadow: ShadowEngine | null = null;
+
+  try {
+    const model = readInhouseModelFile(path.join(projectRoot, INHOUSE_MODEL_PATH));
+    const record = await new FileGateRecordStore(path.join(deps.config.dataDir, 'inhouse-gate.json')).latestFor(model.version);
+    const mode = explainInhouseMode({ gateRecord: record, modelVersion: model.version, operatorEnabled: deps.config.inhouseEnabled });
+    deps.logger.info({ version: model.version, mode: mode.mode, reason: mode.reason }, 'in-house triage model');
+    if (mode.mode === 'serving') {
+      providers.inhouse = createInhouseProvider(model);
+      chain = chain.map((tier, i) => (i === 0 ? { ...tier, provider: 'inhouse', model: model.version } : tier));
+    } else {
+      shadow = { engine: 'inhouse', modelVersion: model.version, answer: (request, enrichment) => ({ ...inhouseTriageRequest(model, request, enrichment) }) };
+    }
+  } catch (err) {
+    deps.logger.warn({ err: (err as Error).message }, 'in-house model not loaded; triage runs without it');
+  }
+
+  const triage = createTriageService({
+    db: deps.pool,
+    quota: deps.quota,
+    lookup: createCachedEnrichmentLookup(deps.pool, { ttlMs: deps.config.enrichmentCacheTtlMs }),
+    providers,
+    chain,
+    thresholds: triageConfig.thresholds,
+    catalog: deps.config.models,
+    clock: deps.clock,
+    shadow,
+  });
+  return { triage, close: () => built.close() };
+}

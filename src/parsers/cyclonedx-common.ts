@@ -1,0 +1,129 @@
+import { extractCves, nonEmpty, normaliseCwe, uniq } from './format-parser.js';
+import { SEVERITY_RANK, parseScore, severityFromCvss, severityFromText } from './severity.js';
+import type { FindingDraft, Severity } from './types.js';
+
+/** A component as far as findings need it. */
+export interface CdxComponent {
+  name: string | null;
+  group: string | null;
+  version: string | null;
+  purl: string | null;
+}
+
+/** One rating of a vulnerability. */
+export interface CdxRating {
+  score: number | null;
+  severity: string | null;
+  method: string | null;
+  vector: string | null;
+}
+
+/** A vulnerability normalised from either JSON or XML, before the per-component split. */
+export interface CdxVulnerability {
+  id: string | null;
+  cveRefs: string[];
+  ratings: CdxRating[];
+  cwes: string[];
+  description: string | null;
+  detail: string | null;
+  recommendation: string | null;
+  analysisState: string | null;
+  /** bom-refs of affected components; empty means "the BOM's subject". */
+  affects: string[];
+  rawExcerpt: string;
+}
+
+/**
+ * bom-ref → component, compact (four short strings per component). Vulnerabilities refer to
+ * components by bom-ref, and purl strings double as refs in older BOMs, so both are indexed.
+ */
+export class ComponentIndex {
+  private readonly byRef = new Map<string, CdxComponent>();
+  count = 0;
+
+  add(ref: string | null | undefined, c: CdxComponent): void {
+    this.count++;
+    if (ref) this.byRef.set(ref, c);
+    if (c.purl && !this.byRef.has(c.purl)) this.byRef.set(c.purl, c);
+  }
+
+  get(ref: string): CdxComponent | undefined {
+    return this.byRef.get(ref);
+  }
+}
+
+function worstSeverity(ratings: readonly CdxRating[]): Severity {
+  let best: Severity | null = null;
+  for (const r of ratings) {
+    const s = r.severity
+      ? severityFromText(r.severity, 'INFO')
+      : r.score !== null
+        ? severityFromCvss(r.score)
+        : null;
+    if (s && (best === null || SEVERITY_RANK[s] > SEVERITY_RANK[best])) best = s;
+  }
+  return best ?? 'INFO';
+}
+
+function pickRating(ratings: readonly CdxRating[], prefix: string): CdxRating | null {
+  return ratings.find((r) => (r.method ?? '').toUpperCase().startsWith(prefix) && r.score !== null) ?? null;
+}
+
+/**
+ * One finding per vulnerability × affected component (DECISIONS §9). An unresolvable ref is kept
+ * as the component identity (a purl ref stays a purl) rather than dropping the finding.
+ */
+export function cdxFindings(
+  v: CdxVulnerability,
+  components: ComponentIndex,
+  scanner: string,
+): FindingDraft[] {
+  const v3 = pickRating(v.ratings, 'CVSSV3') ?? pickRating(v.ratings, 'CVSSV4');
+  const v2 = pickRating(v.ratings, 'CVSSV2');
+  const anyScore = v.ratings.find((r) => r.score !== null)?.score ?? null;
+  const v3Vector = v3?.vector ? (v3.vector.startsWith('CVSS:') ? v3.vector : `CVSS:3.0/${v3.vector}`) : null;
+  const cveIds = uniq([...extractCves(v.id), ...v.cveRefs.flatMap((r) => extractCves(r))]);
+  // Vendor ids (OSS Index UUIDs, SNYK-...) say less to a reader than the CVE they reference.
+  const label = extractCves(v.id)[0] ?? cveIds[0] ?? v.id ?? 'Vulnerability';
+  const base: FindingDraft = {
+    scanner,
+    ruleId: v.id,
+    title: label,
+    severity: worstSeverity(v.ratings),
+    cveIds,
+    cweIds: uniq(v.cwes.map((c) => normaliseCwe(c))),
+    cvssScore: v3?.score ?? v2?.score ?? anyScore,
+    cvssVector: v3 ? v3Vector : (v2?.vector ?? null),
+    cvssV3Score: v3?.score ?? null,
+    cvssV3Vector: v3Vector,
+    cvssV2Score: v2?.score ?? null,
+    cvssV2Vector: v2?.vector ?? null,
+    description: nonEmpty(v.description) ?? nonEmpty(v.detail),
+    solution: nonEmpty(v.recommendation),
+    // VEX analysis saying the component is not affected is a suppression, kept like SARIF's.
+    suppressed: v.analysisState === 'not_affected' || v.analysisState === 'false_positive',
+    rawExcerpt: v.rawExcerpt,
+  };
+  const refs = v.affects.length > 0 ? uniq(v.affects) : [];
+  if (refs.length === 0) return [base];
+  return refs.map((ref) => {
+    const c = components.get(ref);
+    // The group (Maven groupId, npm scope) stays in the purl; component is the plain name.
+    const name = c ? c.name : ref.startsWith('pkg:') ? null : ref;
+    const purl = c?.purl ?? (ref.startsWith('pkg:') ? ref : null);
+    return {
+      ...base,
+      title: `${label} in ${c?.name ?? purl ?? ref}${c?.version ? `@${c.version}` : ''}`,
+      asset: { component: name ?? purl, componentVersion: c?.version ?? null, purl },
+    };
+  });
+}
+
+/** Parses a rating score that may be a number or numeric string. */
+export function ratingScore(v: unknown): number | null {
+  return typeof v === 'number'
+    ? Number.isFinite(v)
+      ? v
+      : null
+    : parseScore(typeof v === 'string' ? v : null);
+}

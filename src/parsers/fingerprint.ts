@@ -1,0 +1,86 @@
+import { createHash } from 'node:crypto';
+import type { FindingAsset } from './types.js';
+
+/** The fields of a finding that define its case identity (DECISIONS §10). */
+export interface FingerprintInput {
+  scanner: string;
+  ruleId: string | null;
+  cveIds: readonly string[];
+  title: string;
+  asset: FindingAsset;
+  port: number | null;
+  protocol: string | null;
+  producerFingerprints: Readonly<Record<string, string>> | null;
+}
+
+/** Bumped whenever the canonical string changes, so old and new fingerprints never collide silently. */
+const FINGERPRINT_VERSION = 'fp1';
+
+const lower = (s: string | null): string => (s ?? '').trim().toLowerCase();
+
+/**
+ * Problem identity: a scanner's rule id is namespaced by scanner because plugin 10863 of Nessus and
+ * QID 10863 of Qualys are different checks. Without a rule id the CVE set stands in, deliberately
+ * not namespaced so that two tools reporting the same CVE on the same asset meet in one case.
+ */
+function problemKey(input: FingerprintInput): string {
+  if (input.ruleId !== null && input.ruleId.trim() !== '')
+    return `rule:${lower(input.scanner)}:${input.ruleId.trim()}`;
+  if (input.cveIds.length > 0)
+    return `cve:${[...input.cveIds]
+      .map((c) => c.toUpperCase())
+      .sort()
+      .join(',')}`;
+  return `title:${lower(input.scanner)}:${lower(input.title)}`;
+}
+
+/**
+ * Asset identity: IP first because every network scanner reports it while FQDNs come and go with
+ * DNS; then names; for SCA the package URL (without qualifiers, which carry build-specific noise);
+ * for SAST the file path.
+ */
+function assetKey(a: FindingAsset): string {
+  if (a.ip) return `ip:${lower(a.ip)}`;
+  if (a.fqdn) return `host:${lower(a.fqdn)}`;
+  if (a.host) return `host:${lower(a.host)}`;
+  if (a.purl) return `purl:${a.purl.split('?')[0]!.trim()}`;
+  if (a.component) return `component:${lower(a.component)}@${(a.componentVersion ?? '').trim()}`;
+  if (a.file) return `file:${a.file.trim()}`;
+  return 'none';
+}
+
+/**
+ * Location: port/protocol for network findings. For code findings the producer's fingerprints are
+ * preferred over the line number because lines move when unrelated code is edited; the line is
+ * the fallback.
+ */
+function locationKey(input: FingerprintInput): string {
+  if (input.port !== null) return `port:${input.port}/${lower(input.protocol)}`;
+  const fps = input.producerFingerprints;
+  if (fps && Object.keys(fps).length > 0) {
+    return `fp:${Object.keys(fps)
+      .sort()
+      .map((k) => `${k}=${fps[k]}`)
+      .join('&')}`;
+  }
+  if (input.asset.file) return `line:${input.asset.line ?? ''}`;
+  if (input.protocol) return `proto:${lower(input.protocol)}`;
+  return 'none';
+}
+
+/**
+ * Canonical string for a finding's identity. Exposed for tests and debugging; persistence uses
+ * {@link fingerprintFinding}.
+ */
+export function canonicalFingerprintString(input: FingerprintInput): string {
+  return JSON.stringify([FINGERPRINT_VERSION, problemKey(input), assetKey(input.asset), locationKey(input)]);
+}
+
+/**
+ * Pure SHA-256 hex fingerprint: scanner rule id (or CVE set when there is none), plus asset, plus
+ * port or location (DECISIONS §10). Findings with equal fingerprints in one workspace are
+ * sightings of one case.
+ */
+export function fingerprintFinding(input: FingerprintInput): string {
+  return createHash('sha256').update(canonicalFingerprintString(input), 'utf8').digest('hex');
+}

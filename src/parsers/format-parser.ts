@@ -1,0 +1,78 @@
+import type { XmlEngineName } from './xml/xml-engine.js';
+import { EXCERPT_TRUNCATION_MARKER, type FindingDraft, type ParseLimits } from './types.js';
+
+/** What every format parser receives besides its input. */
+export interface ParserContext {
+  limits: ParseLimits;
+  /** Parsers push human-readable notes here (e.g. "BOM has components but no vulnerabilities"). */
+  notes: string[];
+  xmlEngine: XmlEngineName;
+  /** Directory for the Qualys asset-report spill file. */
+  tmpDir: string;
+}
+
+/**
+ * A format parser: pulls byte chunks and yields drafts in file order. It must yield after each
+ * input chunk that produced drafts, so the caller's pull rate bounds how far it reads ahead.
+ */
+export type FormatParser = (
+  chunks: AsyncIterable<Buffer>,
+  ctx: ParserContext,
+) => AsyncGenerator<FindingDraft[], void, undefined>;
+
+/** Cuts `text` to at most `maxBytes` UTF-8 bytes (approximately, by characters) with a marker. */
+export function boundExcerpt(text: string, maxBytes: number): string {
+  if (Buffer.byteLength(text, 'utf8') <= maxBytes) return text;
+  let cut = Math.max(0, maxBytes - Buffer.byteLength(EXCERPT_TRUNCATION_MARKER, 'utf8'));
+  let out = text.slice(0, cut);
+  while (Buffer.byteLength(out, 'utf8') > cut && cut > 0) {
+    cut = Math.floor(cut * 0.9);
+    out = text.slice(0, cut);
+  }
+  return out + EXCERPT_TRUNCATION_MARKER;
+}
+
+/** Unique, trimmed, non-empty strings in first-seen order. */
+export function uniq(values: Iterable<string | null | undefined>): string[] {
+  const seen = new Set<string>();
+  for (const v of values) {
+    const t = v?.trim();
+    if (t) seen.add(t);
+  }
+  return [...seen];
+}
+
+const CVE_RE = /CVE-\d{4}-\d{4,}/gi;
+
+/** Every CVE id mentioned in `text`, upper-cased. */
+export function extractCves(text: string | null | undefined): string[] {
+  return uniq((text ?? '').match(CVE_RE)?.map((c) => c.toUpperCase()) ?? []);
+}
+
+/** Normalises "CWE-79", "79" or "cwe-79" to "CWE-79"; null when no number. */
+export function normaliseCwe(value: string | number | null | undefined): string | null {
+  const m = /(\d+)/.exec(String(value ?? ''));
+  return m ? `CWE-${Number(m[1])}` : null;
+}
+
+/** Empty or whitespace-only strings become null. */
+export function nonEmpty(value: string | null | undefined): string | null {
+  const t = value?.trim();
+  return t ? t : null;
+}
+
+/** Parses an integer port; 0 and non-numbers become null (Nessus uses port 0 for host-level findings). */
+export function parsePort(value: string | number | null | undefined): number | null {
+  const n = typeof value === 'number' ? value : Number.parseInt(String(value ?? ''), 10);
+  return Number.isInteger(n) && n > 0 && n <= 65535 ? n : null;
+}
+
+const IPV4_RE = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
+
+/** True for dotted IPv4 or a plausible IPv6 literal. */
+export function isIpAddress(value: string | null | undefined): boolean {
+  const v = value?.trim() ?? '';
+  const m = IPV4_RE.exec(v);
+  if (m) return m.slice(1).every((o) => Number(o) <= 255);
+  return v.includes(':') && /^[0-9a-f:.]+$/i.test(v);
+}

@@ -1,0 +1,34 @@
+/**
+ * Public surface of the scan parsers: stream in, normalised finding batches out (DECISIONS §8/§9).
+ * No database, no queue: persistence iterates {@link parseScan} (or the worker pool) and writes
+ * batches keyed by (scan id, recordIndex).
+ */
+export {
+  parseScan,
+  parseScanToArray,
+  DEFAULT_BATCH_SIZE,
+  type ParseScanOptions,
+  type ScanParse,
+} from './parse-scan.js';
+export { detectFormat, isScanFormat, FORMAT_OVERRIDES, DETECT_HEAD_BYTES } from './detect.js';
+export { fingerprintFinding, canonicalFingerprintString, type FingerprintInput } from './fingerprint.js';
+export {
+  ParseError,
+  isParseErrorLike,
+  toParseError,
+  type ParseErrorCode,
+  type ParseErrorObject,
+} from './parse-error.js';
+export type { ByteSource } from './input-stream.js';
+export type { XmlEngineName } from './xml/xml-engine.js';
+export {
+  SCAN_FORMATS,
+  DEFAULT_LIMITS,
+  EXCERPT_TRUNCATION_MARKER,
+  type Finding,
+  type FindingAsset,
+  type ParseLimits,
+  type ParseResult,
+  type ScanFormat,
+  type Severity,
+} from './types.js';

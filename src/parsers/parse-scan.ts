@@ -1,0 +1,116 @@
+import { tmpdir } from 'node:os';
+import { completeFinding } from './complete-finding.js';
+import { DETECT_HEAD_BYTES, detectFormat } from './detect.js';
+import type { ParserContext } from './format-parser.js';
+import { PeekableInput, type ByteSource } from './input-stream.js';
+import { ParseError, isParseErrorLike, toParseError } from './parse-error.js';
+import { FORMAT_PARSERS } from './registry.js';
+import {
+  DEFAULT_LIMITS,
+  type Finding,
+  type ParseLimits,
+  type ParseResult,
+  type ScanFormat,
+} from './types.js';
+import type { XmlEngineName } from './xml/xml-engine.js';
+
+/** Options of {@link parseScan}. */
+export interface ParseScanOptions {
+  /** Forced format (the route's `format` query); detected from the first 64 KiB when absent. */
+  format?: ScanFormat | null;
+  /** Findings per batch. @defaultValue 500 */
+  batchSize?: number;
+  /** Overrides of {@link DEFAULT_LIMITS}. */
+  limits?: Partial<ParseLimits>;
+  /** `true` forces gunzip, `false` forbids it; `'auto'` gunzips when the input starts with the gzip magic. @defaultValue 'auto' */
+  gzip?: boolean | 'auto';
+  /** SAX tokenizer for XML formats. @defaultValue 'saxes' */
+  xmlEngine?: XmlEngineName;
+  /** Where the Qualys asset-report join may spill. @defaultValue os.tmpdir() */
+  tmpDir?: string;
+}
+
+/** A running parse: iterate it once for batches; `result` is set after the last batch. */
+export interface ScanParse extends AsyncIterable<Finding[]> {
+  readonly result: ParseResult | null;
+}
+
+/** Default findings per batch. */
+export const DEFAULT_BATCH_SIZE = 500;
+
+/**
+ * Parses a scan stream into batches of normalised findings (DECISIONS §8/§9).
+ *
+ * Backpressure: the parse is a pull pipeline. Input is read only while the consumer is asking
+ * for the next batch, so at most one batch plus the findings of one input chunk are held,
+ * whatever the file size. Errors surface from the iteration as {@link ParseError} with code
+ * `unsupported_format` or `unparseable_scan`.
+ */
+export function parseScan(source: ByteSource, options: ParseScanOptions = {}): ScanParse {
+  let result: ParseResult | null = null;
+  let started = false;
+  const run = async function* (): AsyncGenerator<Finding[], void, undefined> {
+    if (started) throw new Error('A ScanParse can be iterated only once');
+    started = true;
+    const input = new PeekableInput(source);
+    const batchSize = Math.max(1, options.batchSize ?? DEFAULT_BATCH_SIZE);
+    const limits: ParseLimits = { ...DEFAULT_LIMITS, ...options.limits };
+    try {
+      const gzip = options.gzip ?? 'auto';
+      if (gzip === true || (gzip === 'auto' && isGzip(await input.peek(2)))) input.gunzip();
+      const format = options.format ?? detectFormat(await input.peek(DETECT_HEAD_BYTES));
+      if (!format) {
+        throw new ParseError(
+          'unsupported_format',
+          'The scan format could not be recognised. Supported: Nessus v2, Qualys, OpenVAS/Greenbone, SARIF 2.1.0, CycloneDX, CLI findings JSON/JSON Lines; pass format= to force one.',
+        );
+      }
+      const ctx: ParserContext = {
+        limits,
+        notes: [],
+        xmlEngine: options.xmlEngine ?? 'saxes',
+        tmpDir: options.tmpDir ?? tmpdir(),
+      };
+      let recordIndex = 0;
+      let pending: Finding[] = [];
+      for await (const drafts of FORMAT_PARSERS[format](input.chunks(), ctx)) {
+        for (const d of drafts)
+          pending.push(completeFinding(d, format, recordIndex++, limits.maxExcerptBytes));
+        while (pending.length >= batchSize) {
+          const batch = pending.length === batchSize ? pending : pending.slice(0, batchSize);
+          pending = pending.length === batchSize ? [] : pending.slice(batchSize);
+          yield batch;
+        }
+      }
+      if (pending.length > 0) yield pending;
+      result = { format, count: recordIndex, bytes: input.bytes, notes: ctx.notes };
+    } catch (err) {
+      // Only problems with the file's content are ParseErrors. I/O failures of the source (a
+      // missing file, a dropped upload stream) and bugs propagate unchanged so that callers retry
+      // them instead of marking the scan as broken.
+      if (isParseErrorLike(err)) throw toParseError(err);
+      throw err;
+    }
+  };
+  return {
+    get result() {
+      return result;
+    },
+    [Symbol.asyncIterator]: () => run(),
+  };
+}
+
+function isGzip(head: Buffer): boolean {
+  return head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b;
+}
+
+/** Convenience for tests and small inputs: collects every finding. Not for large files. */
+export async function parseScanToArray(
+  source: ByteSource,
+  options: ParseScanOptions = {},
+): Promise<{ findings: Finding[]; result: ParseResult }> {
+  const parse = parseScan(source, options);
+  const findings: Finding[] = [];
+  for await (const batch of parse) findings.push(...batch);
+  return { findings, result: parse.result! };
+}

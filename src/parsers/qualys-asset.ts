@@ -1,0 +1,191 @@
+import { randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { open, rm, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { isIpAddress, nonEmpty, parsePort, type ParserContext } from './format-parser.js';
+import { RecordCollector, firstField, hasExploit, qualysCvssFields } from './qualys-common.js';
+import { severityFromQualys } from './severity.js';
+import type { FindingDraft } from './types.js';
+import type { XmlHandler, XmlWalker } from './xml/xml-walker.js';
+
+/** One host-vulnerability row, spilled to disk until the glossary is known. */
+interface SpillRow {
+  qid: string | null;
+  type: string;
+  port: string | null;
+  protocol: string | null;
+  result: string | null;
+  ip: string | null;
+  dns: string | null;
+  netbios: string | null;
+  os: string | null;
+  excerpt: string;
+}
+
+/** What the join needs from one glossary VULN_DETAILS; text fields are capped. */
+interface GlossaryEntry {
+  title: string | null;
+  severity: string | undefined;
+  cves: string[];
+  cvss: Partial<FindingDraft>;
+  description: string | null;
+  solution: string | null;
+  exploit: boolean | null;
+}
+
+/** Bound per glossary text field, so the glossary's memory is (distinct QIDs × a few KiB). */
+const GLOSSARY_TEXT_CAP = 8 * 1024;
+const JOIN_BATCH = 500;
+
+const cap = (s: string | null): string | null =>
+  s && s.length > GLOSSARY_TEXT_CAP ? s.slice(0, GLOSSARY_TEXT_CAP) : s;
+
+/**
+ * Qualys asset data report (DECISIONS §9). Hosts list QIDs only; titles, severities and CVEs live
+ * in the GLOSSARY, which comes after all hosts. Join strategy: each VULN_INFO is written as one
+ * JSON line to a private temp file while streaming (memory: one row), the glossary is held as a
+ * map (memory: O(distinct QIDs), each entry's texts capped at 8 KiB), and after the document ends
+ * the spill file is read back line by line and joined. Peak memory is therefore independent of
+ * the number of hosts; disk use is about the size of the HOST_LIST section.
+ */
+export class QualysAssetHandler implements XmlHandler {
+  readonly roots = ['ASSET_DATA_REPORT'];
+  out: FindingDraft[] = [];
+  private readonly spillPath: string;
+  private spill: FileHandle | null = null;
+  private spillBuffer = '';
+  private host: Map<string, string> | null = null;
+  private vuln: RecordCollector | null = null;
+  private detail: RecordCollector | null = null;
+  private readonly glossary = new Map<string, GlossaryEntry>();
+
+  constructor(ctx: ParserContext) {
+    this.spillPath = join(ctx.tmpDir, `qualys-asset-join-${randomUUID()}.jsonl`);
+  }
+
+  open(name: string, attrs: Record<string, string>, path: readonly string[], walker: XmlWalker): void {
+    if (this.vuln || this.detail) return;
+    const parent = path[path.length - 2];
+    if (name === 'HOST' && parent === 'HOST_LIST') this.host = new Map();
+    else if (name === 'VULN_INFO' && parent === 'VULN_INFO_LIST' && this.host) {
+      this.vuln = new RecordCollector(path.length, attrs);
+      walker.beginExcerpt();
+    } else if (name === 'VULN_DETAILS' && parent === 'VULN_DETAILS_LIST') {
+      this.detail = new RecordCollector(path.length, attrs);
+    }
+  }
+
+  close(name: string, text: string, path: readonly string[], walker: XmlWalker): void {
+    if (this.vuln) {
+      if (path.length === this.vuln.depth) this.spillRow(this.vuln, walker.endExcerpt());
+      else this.vuln.add(path, text);
+      return;
+    }
+    if (this.detail) {
+      if (path.length === this.detail.depth) this.addGlossary(this.detail);
+      else this.detail.add(path, text);
+      return;
+    }
+    if (!this.host) return;
+    if (path[path.length - 2] === 'HOST' && text.trim() !== '') this.host.set(name, text.trim());
+    else if (name === 'HOST') this.host = null;
+  }
+
+  private spillRow(v: RecordCollector, excerpt: string): void {
+    const h = this.host!;
+    const row: SpillRow = {
+      qid: firstField(v, 'QID'),
+      type: (v.get('TYPE') ?? '').trim(),
+      port: nonEmpty(v.get('PORT')),
+      protocol: nonEmpty(v.get('PROTOCOL')),
+      result: firstField(v, 'RESULT'),
+      ip: h.get('IP') ?? null,
+      dns: h.get('DNS') ?? null,
+      netbios: h.get('NETBIOS') ?? null,
+      os: h.get('OPERATING_SYSTEM') ?? null,
+      excerpt,
+    };
+    this.spillBuffer += `${JSON.stringify(row)}\n`;
+    this.vuln = null;
+  }
+
+  private addGlossary(d: RecordCollector): void {
+    const qid = firstField(d, 'QID') ?? nonEmpty(d.attrs.id?.replace(/^qid_/, ''));
+    if (qid) {
+      this.glossary.set(qid, {
+        title: firstField(d, 'TITLE'),
+        severity: d.get('SEVERITY'),
+        cves: d.cveIds(),
+        cvss: qualysCvssFields(d.get('CVSS_SCORE/CVSS_BASE'), d.get('CVSS3_SCORE/CVSS3_BASE')),
+        description: cap(firstField(d, 'THREAT', 'IMPACT')),
+        solution: cap(firstField(d, 'SOLUTION')),
+        exploit: hasExploit(d),
+      });
+    }
+    this.detail = null;
+  }
+
+  /** Writes buffered rows; awaited per input chunk, so a slow disk slows the read. */
+  async afterChunk(): Promise<void> {
+    if (this.spillBuffer === '') return;
+    this.spill ??= await open(this.spillPath, 'wx', 0o600);
+    const data = this.spillBuffer;
+    this.spillBuffer = '';
+    await this.spill.write(data);
+  }
+
+  async *finish(): AsyncGenerator<FindingDraft[], void, undefined> {
+    await this.afterChunk();
+    if (!this.spill) return;
+    await this.spill.close();
+    this.spill = null;
+    const lines = createInterface({
+      input: createReadStream(this.spillPath, { encoding: 'utf8' }),
+      crlfDelay: Infinity,
+    });
+    let batch: FindingDraft[] = [];
+    for await (const line of lines) {
+      if (line === '') continue;
+      batch.push(this.join(JSON.parse(line) as SpillRow));
+      if (batch.length >= JOIN_BATCH) {
+        yield batch;
+        batch = [];
+      }
+    }
+    if (batch.length > 0) yield batch;
+  }
+
+  async dispose(): Promise<void> {
+    await this.spill?.close().catch(() => undefined);
+    this.spill = null;
+    await rm(this.spillPath, { force: true });
+  }
+
+  private join(row: SpillRow): FindingDraft {
+    const g = row.qid ? this.glossary.get(row.qid) : undefined;
+    // TYPE: Vuln (confirmed), Practice (potential), Ig (information gathered, always INFO).
+    const informational = row.type.toLowerCase() === 'ig';
+    return {
+      scanner: 'Qualys',
+      ruleId: row.qid,
+      title: g?.title ?? `Qualys QID ${row.qid ?? '?'}`,
+      severity: informational ? 'INFO' : severityFromQualys(g?.severity),
+      cveIds: g?.cves ?? [],
+      ...(g?.cvss ?? {}),
+      description: g?.description ?? null,
+      solution: g?.solution ?? null,
+      evidence: row.result,
+      exploitAvailable: g?.exploit ?? null,
+      asset: {
+        host: row.dns ?? row.netbios ?? row.ip,
+        ip: isIpAddress(row.ip) ? row.ip : null,
+        fqdn: row.dns,
+        os: row.os,
+      },
+      port: parsePort(row.port),
+      protocol: row.protocol,
+      rawExcerpt: row.excerpt,
+    };
+  }
+}

@@ -1,0 +1,64 @@
+import type { Config } from '../lib/config.js';
+import type { Logger } from '../lib/logger.js';
+import type { Infrastructure } from '../lib/infrastructure.js';
+import type { QuotaService } from '../domain/usage/quota.js';
+import type { TriageService } from '../domain/triage-service/triage-service.js';
+import { startTriageWorker } from './triage-worker.js';
+import { startScanIngestWorker } from './scan-ingest-worker.js';
+import { ENRICHMENT_QUEUE, refreshSources, scheduleEnrichmentRefresh, type EnrichmentRefreshPayload } from '../jobs/enrichment-refresh.js';
+import { refreshEnrichment } from '../domain/enrichment/index.js';
+import { runMaintenance } from '../domain/maintenance.js';
+import { MAINTENANCE_QUEUE, scheduleMaintenance, type MaintenancePayload } from '../jobs/maintenance-job.js';
+import type { WorkerHandle } from '../jobs/queue-kit.js';
+
+/**
+ * The `worker` process role: BullMQ workers over the domain. Later features (scan
+ * ingestion, batch triage) add their workers here. `close()` waits for running jobs.
+ */
+export async function startWorkers(
+  config: Config,
+  infra: Infrastructure,
+  deps: { quota: QuotaService; triage: TriageService; pepper: string; clock: () => Date; logger: Logger },
+): Promise<{ close(): Promise<void> }> {
+  const workers: WorkerHandle[] = [];
+  await scheduleMaintenance(infra.queues);
+  const maintenance = infra.queues.worker<MaintenancePayload, unknown>(
+    MAINTENANCE_QUEUE,
+    async () => runMaintenance({ db: infra.pool, quota: deps.quota, bus: infra.bus, clock: deps.clock }),
+    { concurrency: 1 },
+  );
+  maintenance.on('failed', (_job, err) => deps.logger.warn({ err: (err as Error)?.message }, 'maintenance job failed'));
+  workers.push(maintenance);
+  const sources = refreshSources(config);
+  if (sources) {
+    await scheduleEnrichmentRefresh(infra.queues, config.enrichmentRefreshEveryMs);
+    const refresher = infra.queues.worker<EnrichmentRefreshPayload, unknown>(
+      ENRICHMENT_QUEUE,
+      async () => {
+        const summary = await refreshEnrichment(infra.pool, sources);
+        for (const o of summary.outcomes) {
+          if (o.ok) deps.logger.info({ source: o.source, origin: o.origin, rows: o.rows }, 'enrichment refreshed');
+          else deps.logger.warn({ source: o.source, origin: o.origin, err: o.error.message }, 'enrichment refresh failed');
+        }
+        // A failed source kept its previous data; failing the job lets BullMQ retry it.
+        if (summary.failed > 0) throw new Error(`${summary.failed} enrichment source(s) failed`);
+        return summary.outcomes.length;
+      },
+      { concurrency: 1 },
+    );
+    workers.push(refresher);
+  }
+  workers.push(
+    startTriageWorker(
+      infra.queues,
+      { db: infra.pool, triage: deps.triage, quota: deps.quota, pepper: deps.pepper, clock: deps.clock },
+      { concurrency: config.workerConcurrency, logger: deps.logger },
+    ),
+  );
+  const scans = startScanIngestWorker({ queues: infra.queues, pool: infra.pool, logger: deps.logger, config });
+  return {
+    async close() {
+      await Promise.allSettled([...workers.map((w) => w.close()), scans.close()]);
+    },
+  };
+}

@@ -1,0 +1,66 @@
+/**
+ * Piscina task entry: parses one stored scan file in a worker thread and streams finding batches
+ * to the main thread over a MessagePort (DECISIONS §1, §8). Default export is required by Piscina.
+ *
+ * Protocol on the port (plain objects only, so nothing depends on class identity):
+ *   worker → main  { type: 'batch', seq, findings }
+ *   main → worker  { type: 'ack', seq }      after the batch is persisted
+ *   main → worker  { type: 'abort' }         the consumer failed; stop reading
+ * At most `maxInFlight` batches are unacknowledged, so a slow database pauses the file read.
+ */
+import { createReadStream } from 'node:fs';
+import type { MessagePort } from 'node:worker_threads';
+import { ParseError, parseScan, type ParseErrorObject, type ParseResult } from '../parsers/index.js';
+import type { ParseFileRequest } from './parser-pool.js';
+
+/** The task posted to the pool: the request, and the port batches go back on (in the transfer list). */
+export interface ParseThreadTask extends ParseFileRequest {
+  port: MessagePort;
+}
+
+/** What the task resolves to; errors in the scan itself are values, not exceptions. */
+export type ParseThreadResult =
+  { ok: true; result: ParseResult } | { ok: false; error: ParseErrorObject } | { ok: false; aborted: true };
+
+type PortMessage = { type: 'ack'; seq: number } | { type: 'abort' };
+
+/** Parses `task.path` and streams its batches over `task.port`; see the protocol above. */
+export default async function parseThread(task: ParseThreadTask): Promise<ParseThreadResult> {
+  const { port } = task;
+  const maxInFlight = Math.max(1, task.maxInFlight ?? 2);
+  let acked = -1;
+  let aborted = false;
+  let wake: (() => void) | null = null;
+  port.on('message', (msg: PortMessage) => {
+    if (msg.type === 'ack') acked = Math.max(acked, msg.seq);
+    else aborted = true;
+    wake?.();
+  });
+  const source = createReadStream(task.path, { highWaterMark: 64 * 1024 });
+  let seq = 0;
+  try {
+    const parse = parseScan(source, {
+      format: task.format ?? null,
+      gzip: task.gzip ?? 'auto',
+      batchSize: task.batchSize,
+      limits: task.limits,
+    });
+    for await (const findings of parse) {
+      while (!aborted && seq - acked > maxInFlight) await new Promise<void>((resolve) => (wake = resolve));
+      if (aborted) return { ok: false, aborted: true };
+      // bytesRead: how far into the file the parser has read (progress; read-ahead included).
+      port.postMessage({ type: 'batch', seq: seq++, findings, bytesRead: source.bytesRead });
+    }
+    // Wait for the last acknowledgements so the result never overtakes its batches.
+    while (!aborted && acked < seq - 1) await new Promise<void>((resolve) => (wake = resolve));
+    return aborted ? { ok: false, aborted: true } : { ok: true, result: parse.result! };
+  } catch (err) {
+    // A broken scan is an expected outcome, reported as a plain object; anything else is a bug
+    // and rejects the task so the pool's error path (and its logs) see it.
+    if (err instanceof ParseError) return { ok: false, error: err.toObject() };
+    throw err;
+  } finally {
+    source.destroy();
+    port.close();
+  }
+}

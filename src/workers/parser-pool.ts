@@ -1,0 +1,107 @@
+import { MessageChannel } from 'node:worker_threads';
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
+import {
+  ParseError,
+  type Finding,
+  type ParseLimits,
+  type ParseResult,
+  type ScanFormat,
+} from '../parsers/index.js';
+import type { ParseThreadResult, ParseThreadTask } from './parse-thread.js';
+
+/** Options of {@link createParserPool}. */
+export interface ParserPoolOptions {
+  /** Worker threads. @defaultValue Piscina's default (available parallelism) */
+  maxThreads?: number;
+  /** Threads kept warm. @defaultValue 1 */
+  minThreads?: number;
+  /** Per-thread V8 old-space cap: a runaway parse kills its thread, not the process. @defaultValue 512 */
+  maxOldGenerationSizeMb?: number;
+}
+
+/** A Piscina pool running `parse-thread`. */
+export type ParserPool = Piscina<ParseThreadTask, ParseThreadResult>;
+
+/**
+ * Creates the parser thread pool. From TypeScript source (tests, tsx) the worker entry is the
+ * `.ts` file and threads load tsx; from `dist/` it is the compiled `.js`, with no loader.
+ */
+export function createParserPool(options: ParserPoolOptions = {}): ParserPool {
+  const fromSource = import.meta.url.endsWith('.ts');
+  const filename = fileURLToPath(
+    new URL(fromSource ? './parse-thread.ts' : './parse-thread.js', import.meta.url),
+  );
+  return new Piscina<ParseThreadTask, ParseThreadResult>({
+    filename,
+    maxThreads: options.maxThreads,
+    minThreads: options.minThreads ?? 1,
+    execArgv: fromSource ? ['--import', 'tsx'] : [],
+    resourceLimits: { maxOldGenerationSizeMb: options.maxOldGenerationSizeMb ?? 512 },
+  });
+}
+
+/** A stored scan file to parse. */
+export interface ParseFileRequest {
+  path: string;
+  /** Forced format; detected from content when absent. */
+  format?: ScanFormat | null;
+  /** `true` when the upload was stored gzip-compressed; `'auto'` sniffs the magic bytes. */
+  gzip?: boolean | 'auto';
+  batchSize?: number;
+  limits?: Partial<ParseLimits>;
+  /** Unacknowledged batches allowed in flight. @defaultValue 2 */
+  maxInFlight?: number;
+}
+
+type BatchMessage = { type: 'batch'; seq: number; findings: Finding[]; bytesRead: number };
+
+/** What the pool knows about a batch beyond its findings. */
+export interface BatchInfo {
+  /** Bytes of the file read by the parser thread when the batch was sent. */
+  bytesRead: number;
+}
+
+/**
+ * Parses a file in the pool, calling `onBatch` once per batch, in order, never concurrently.
+ * The worker waits for `onBatch` to settle before running more than `maxInFlight` batches ahead.
+ * Rejects with a ParseError (match on `name`/`code`) for broken or unsupported scans; if
+ * `onBatch` throws, the worker is told to stop and its error is rethrown.
+ */
+export async function parseFileInPool(
+  pool: ParserPool,
+  request: ParseFileRequest,
+  onBatch: (batch: Finding[], info: BatchInfo) => Promise<void>,
+): Promise<ParseResult> {
+  const { port1, port2 } = new MessageChannel();
+  let chain: Promise<void> = Promise.resolve();
+  let consumerError: unknown = null;
+  port1.on('message', (msg: BatchMessage) => {
+    chain = chain.then(async () => {
+      if (consumerError !== null) return;
+      try {
+        await onBatch(msg.findings, { bytesRead: msg.bytesRead });
+        port1.postMessage({ type: 'ack', seq: msg.seq });
+      } catch (err) {
+        consumerError = err;
+        port1.postMessage({ type: 'abort' });
+      }
+    });
+  });
+  try {
+    const task: ParseThreadTask = { ...request, port: port2 };
+    let outcome: ParseThreadResult;
+    try {
+      outcome = await pool.run(task, { transferList: [port2] });
+    } finally {
+      // Never settle while the caller's onBatch is still running (e.g. the thread crashed mid-file).
+      await chain;
+    }
+    if (consumerError !== null) throw consumerError;
+    if (outcome.ok) return outcome.result;
+    if ('error' in outcome) throw new ParseError(outcome.error.code, outcome.error.message, outcome.error);
+    throw new Error('parse aborted');
+  } finally {
+    port1.close();
+  }
+}

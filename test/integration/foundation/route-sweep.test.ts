@@ -1,0 +1,95 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, signUp, createKey, type TestApp } from '../../helpers/test-app.js';
+
+/**
+ * Every API route, hostile input: whatever goes wrong, the answer is a problem document
+ * (DECISIONS §2) with a 4xx status — never a stack trace, HTML, or a 500. The first test checks
+ * that each listed route exists, so a renamed route cannot silently drop out of the sweep.
+ */
+let t: TestApp;
+let session: Awaited<ReturnType<typeof signUp>>;
+let admin: { id: string; key: string };
+const ID = '00000000-0000-0000-0000-000000000000';
+
+const API_ROUTES: { method: 'GET' | 'POST' | 'PATCH'; url: string }[] = [
+  { method: 'GET', url: '/api/v1/models' },
+  { method: 'GET', url: '/api/v1/keys/me' },
+  { method: 'GET', url: '/api/v1/usage' },
+  { method: 'GET', url: '/api/v1/keys' },
+  { method: 'POST', url: '/api/v1/keys' },
+  { method: 'POST', url: `/api/v1/keys/${ID}/rotate` },
+  { method: 'POST', url: `/api/v1/keys/${ID}/revoke` },
+  { method: 'POST', url: '/api/v1/triage' },
+  { method: 'POST', url: '/api/v1/triage/batch' },
+  { method: 'GET', url: `/api/v1/triage/batch/${ID}` },
+  { method: 'GET', url: '/api/v1/scans' },
+  { method: 'GET', url: `/api/v1/scans/${ID}` },
+  { method: 'GET', url: '/api/v1/findings' },
+  { method: 'GET', url: `/api/v1/findings/${ID}` },
+  { method: 'GET', url: '/api/v1/cases' },
+  { method: 'GET', url: `/api/v1/cases/${ID}` },
+  { method: 'PATCH', url: `/api/v1/cases/${ID}` },
+  { method: 'POST', url: '/api/pipeline/scan' },
+  { method: 'GET', url: `/api/pipeline/scan/${ID}` },
+];
+const CONSOLE_ROUTES: { method: 'GET' | 'POST'; url: string }[] = [
+  { method: 'POST', url: '/api/console/signup' },
+  { method: 'POST', url: '/api/console/login' },
+  { method: 'POST', url: '/api/console/logout' },
+  { method: 'GET', url: '/api/console/session' },
+  { method: 'GET', url: '/api/console/workspace' },
+  { method: 'POST', url: '/api/console/plan' },
+  { method: 'GET', url: '/api/console/statement' },
+  { method: 'GET', url: '/api/console/keys' },
+  { method: 'POST', url: '/api/console/keys' },
+  { method: 'POST', url: `/api/console/keys/${ID}/rotate` },
+  { method: 'POST', url: `/api/console/keys/${ID}/revoke` },
+  { method: 'GET', url: '/api/console/reveal/nope' },
+];
+
+beforeAll(async () => {
+  t = await startTestApp();
+  session = await signUp(t.app, { plan: 'trial' });
+  admin = await createKey(t.app, session, ['keys:write', 'triage:write', 'scans:write', 'scans:read', 'usage:read'], 'all');
+});
+afterAll(async () => {
+  await t.close();
+});
+
+function isProblem(res: { statusCode: number; headers: Record<string, unknown>; body: string }) {
+  expect(res.statusCode, res.body).toBeGreaterThanOrEqual(400);
+  expect(res.statusCode, res.body).toBeLessThan(500);
+  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+  const body = JSON.parse(res.body) as Record<string, unknown>;
+  expect(body).toMatchObject({ type: expect.stringMatching(/^https:\/\/docs\.vulntriage\.dev\/errors\//), code: expect.any(String), requestId: expect.any(String) });
+  expect(res.body).not.toMatch(/\bat \S+\.(ts|js):\d+/);
+}
+
+describe('every route answers bad input with a problem document', () => {
+  it('lists every API route it checks', () => {
+    for (const r of [...API_ROUTES, ...CONSOLE_ROUTES]) {
+      const url = r.url.replace(ID, ':id').replace('/nope', '/:token');
+      expect(t.app.hasRoute({ method: r.method, url }), `${r.method} ${url}`).toBe(true);
+    }
+  });
+
+  it.each(API_ROUTES)('$method $url without a key, with a malformed key, and with a foreign id or garbage', async ({ method, url }) => {
+    isProblem(await t.app.inject({ method, url }));
+    isProblem(await t.app.inject({ method, url, headers: { 'x-api-key': 'svc_nope' } }));
+    const h = { 'x-api-key': admin.key };
+    // Malformed JSON, a hostile query and an unknown id, with a key that has every scope.
+    const malformed = await t.app.inject({ method, url: `${url}?limit=-1&cursor=%00%27`, headers: { ...h, 'content-type': 'application/json' }, payload: method === 'GET' ? undefined : '{"a":' });
+    isProblem(malformed);
+    if (method !== 'GET') {
+      isProblem(await t.app.inject({ method, url, headers: h, payload: { unknownField: '<script>' } }));
+    }
+  });
+
+  it.each(CONSOLE_ROUTES)('$method $url without a session or CSRF token, and with garbage', async ({ method, url }) => {
+    const anon = await t.app.inject({ method, url, headers: { 'content-type': 'application/json' }, payload: method === 'GET' ? undefined : '{"a":' });
+    isProblem(anon);
+    const h = { cookie: session.cookie };
+    const noCsrf = await t.app.inject({ method, url: `${url}?month=13`, headers: h, payload: method === 'GET' ? undefined : { x: 1 } });
+    isProblem(noCsrf);
+  });
+});

@@ -1,0 +1,68 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseLabelledDataset } from '../../../src/domain/inhouse/dataset.js';
+import type { LabelledRow } from '../../../src/domain/inhouse/dataset.js';
+import { FEATURE_SCHEMA } from '../../../src/domain/inhouse/features.js';
+import { parseGateThresholds } from '../../../src/domain/inhouse/gate.js';
+import type { GateThresholds } from '../../../src/domain/inhouse/gate.js';
+import { readInhouseModelFile } from '../../../src/domain/inhouse/model-file.js';
+import { MODEL_SCHEMA, modelVersionOf } from '../../../src/domain/inhouse/model.js';
+import type { InhouseModel, InhouseModelBody, InhouseModelFile } from '../../../src/domain/inhouse/model.js';
+
+export const ROOT = path.resolve(import.meta.dirname, '../../..');
+export const SHIPPED_MODEL_PATH = path.join(ROOT, 'config/inhouse-model.json');
+export const SAMPLE_CSV = path.join(ROOT, 'test/fixtures/inhouse/labelled-sample.csv');
+export const SAMPLE_THRESHOLDS_PATH = path.join(ROOT, 'test/fixtures/inhouse/gate-thresholds-sample.json');
+
+export function shippedModel(): InhouseModel {
+  return readInhouseModelFile(SHIPPED_MODEL_PATH);
+}
+
+export function sampleRows(): LabelledRow[] {
+  return parseLabelledDataset(readFileSync(SAMPLE_CSV, 'utf8'));
+}
+
+export function sampleThresholds(): GateThresholds {
+  return parseGateThresholds(JSON.parse(readFileSync(SAMPLE_THRESHOLDS_PATH, 'utf8')));
+}
+
+/**
+ * A model whose biases force exploitation none, automatable no, technical impact partial
+ * whatever the input: SSVC Track for every row. With both KEV rules off every KEV row lands
+ * below HIGH; with them on, KEV rows become active/no/partial (still Track at medium
+ * mission) and the floor raises them to HIGH.
+ */
+export function forcedNonePartialFile(kevRules: boolean): InhouseModelFile {
+  const body: InhouseModelBody = {
+    schema: MODEL_SCHEMA,
+    featureSchema: FEATURE_SCHEMA,
+    features: ['kev', 'cvss:score'],
+    heads: {
+      exploitation: {
+        bias: [20, 0, 0],
+        weights: [
+          [0, 0],
+          [0, 0],
+          [0, 0],
+        ],
+      },
+      automatable: {
+        bias: [20, 0],
+        weights: [
+          [0, 0],
+          [0, 0],
+        ],
+      },
+      technicalImpact: {
+        bias: [20, 0],
+        weights: [
+          [0, 0],
+          [0, 0],
+        ],
+      },
+    },
+    rules: { kevImpliesActive: kevRules, kevPriorityFloor: kevRules },
+    training: { note: 'test model: forced none/no/partial' },
+  };
+  return { version: modelVersionOf(body), body };
+}

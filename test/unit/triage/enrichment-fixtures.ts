@@ -1,0 +1,51 @@
+/** Builders for enrichment maps used across the triage unit tests. */
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { CveEnrichment } from '../../../src/domain/enrichment/types.js';
+
+/** One enrichment record with "no signal" defaults, overridden per test. */
+export function enrichment(cveId: string, over: Partial<CveEnrichment> = {}): CveEnrichment {
+  return {
+    cveId,
+    kev: false,
+    kevRansomware: false,
+    kevDateAdded: null,
+    kevDueDate: null,
+    epss: null,
+    epssPercentile: null,
+    cvssScore: null,
+    cvssVersion: null,
+    cvssVector: null,
+    ...over,
+  };
+}
+
+export function enrichmentMap(...records: CveEnrichment[]): Map<string, CveEnrichment> {
+  return new Map(records.map((r) => [r.cveId, r]));
+}
+
+interface KevEntry {
+  cveID: string;
+  dateAdded: string;
+  dueDate: string;
+  knownRansomwareCampaignUse: string;
+}
+
+/**
+ * Reads the shared CISA KEV fixture (never copied into the repo). The repo root is /work/main
+ * and the shared fixtures live beside it at ../shared/fixtures.
+ */
+export function loadKevFixture(): CveEnrichment[] {
+  const here = dirname(fileURLToPath(import.meta.url));
+  const file = resolve(here, '../../../../shared/fixtures/enrichment/known_exploited_vulnerabilities.json');
+  const catalog = JSON.parse(readFileSync(file, 'utf8')) as { vulnerabilities: KevEntry[] };
+  return catalog.vulnerabilities.map((v) =>
+    enrichment(v.cveID, {
+      kev: true,
+      kevRansomware: v.knownRansomwareCampaignUse === 'Known',
+      kevDateAdded: v.dateAdded,
+      kevDueDate: v.dueDate,
+    }),
+  );
+}
