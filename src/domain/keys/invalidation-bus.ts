@@ -20,6 +20,15 @@ export interface InvalidationBus {
 
 const CHANNEL = 'svc_key_invalidation';
 
+/**
+ * The publishing process forgets at once, before the message goes out: its own next request
+ * must not wait for the round trip through Redis or PostgreSQL. Handlers are idempotent, so
+ * hearing the message again when it comes back is harmless.
+ */
+function deliver(handlers: readonly ((m: Invalidation) => void)[], message: Invalidation): void {
+  for (const h of handlers) h(message);
+}
+
 function parse(payload: string): Invalidation | null {
   try {
     const m = JSON.parse(payload) as Invalidation;
@@ -36,11 +45,12 @@ export function createRedisInvalidationBus(publisher: Redis, prefix = 'svc'): In
   const handlers: ((m: Invalidation) => void)[] = [];
   subscriber.on('message', (_channel: string, payload: string) => {
     const m = parse(payload);
-    if (m) for (const h of handlers) h(m);
+    if (m) deliver(handlers, m);
   });
   const ready = subscriber.subscribe(channel);
   return {
     async publish(message) {
+      deliver(handlers, message);
       await publisher.publish(channel, JSON.stringify(message));
     },
     subscribe(handler) {
@@ -63,7 +73,7 @@ export function createPgInvalidationBus(db: Queryable, databaseUrl: string): Inv
     const c = new pg.Client(databaseUrl);
     c.on('notification', (n) => {
       const m = n.payload ? parse(n.payload) : null;
-      if (m) for (const h of handlers) h(m);
+      if (m) deliver(handlers, m);
     });
     c.on('error', () => {
       // Reconnect: while the listener is down, the cache TTL still bounds staleness.
@@ -79,6 +89,7 @@ export function createPgInvalidationBus(db: Queryable, databaseUrl: string): Inv
 
   return {
     async publish(message) {
+      deliver(handlers, message);
       await db.query('SELECT pg_notify($1, $2)', [CHANNEL, JSON.stringify(message)]);
     },
     subscribe(handler) {
