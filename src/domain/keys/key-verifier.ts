@@ -80,6 +80,9 @@ export function createKeyVerifier(deps: {
   const maxEntries = deps.maxEntries ?? 10_000;
   const cache = new Map<string, Entry>();
   const inflight = new Map<string, Promise<AuthenticatedKey | null>>();
+  // Bumped by every invalidation: a lookup that started before one may have read the row as
+  // it was before the revoke, so its answer is used once but never cached.
+  let generation = 0;
 
   async function load(hash: string): Promise<AuthenticatedKey | null> {
     const res = await deps.db.query<Row>(
@@ -131,13 +134,17 @@ export function createKeyVerifier(deps: {
       if (hit && hit.until > Date.now()) {
         key = hit.key;
       } else {
+        const started = generation;
         let pending = inflight.get(hash);
         if (!pending) {
-          pending = load(hash).finally(() => inflight.delete(hash));
-          inflight.set(hash, pending);
+          const p: Promise<AuthenticatedKey | null> = load(hash).finally(() => {
+            if (inflight.get(hash) === p) inflight.delete(hash);
+          });
+          inflight.set(hash, p);
+          pending = p;
         }
         key = await pending;
-        if (key) remember(hash, key);
+        if (key && started === generation) remember(hash, key);
       }
       if (!key) return { ok: false, code: 'invalid_api_key' };
       const state = effectiveKeyState(key, clock());
@@ -146,6 +153,8 @@ export function createKeyVerifier(deps: {
       return { ok: true, key: state === key.state ? key : { ...key, state } };
     },
     invalidate(message) {
+      generation++;
+      inflight.clear(); // requests from now on read the row afresh
       for (const [hash, entry] of cache) {
         if (message.kind === 'key' ? entry.key.id === message.id : entry.key.workspace.id === message.id) {
           cache.delete(hash);

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { checksumOf, generateApiKey, isWellFormedApiKey, KEY_LENGTH, maskApiKey, maskParts } from '../../../src/domain/keys/key-format.js';
+import {
+  checksumOf,
+  generateApiKey,
+  isWellFormedApiKey,
+  KEY_LENGTH,
+  maskApiKey,
+  maskParts,
+} from '../../../src/domain/keys/key-format.js';
 import { createKeyVerifier } from '../../../src/domain/keys/key-verifier.js';
 import type { Queryable } from '../../../src/db/pool.js';
 
@@ -72,5 +79,52 @@ describe('API key format', () => {
     // A well-formed but unknown key is looked up (once), and is not cached as good.
     expect(await verifier.verify(key)).toEqual({ ok: false, code: 'invalid_api_key' });
     expect(db.queries).toBe(1);
+  });
+});
+
+describe('key verifier cache', () => {
+  it('does not cache a lookup that was in flight when an invalidation arrived', async () => {
+    const pepper = 'p'.repeat(40);
+    const key = generateApiKey();
+    let state: 'active' | 'revoked' = 'active';
+    let release: (() => void) | null = null;
+    let queries = 0;
+    const row = () => ({
+      id: 'k1',
+      label: 'k',
+      scopes: ['usage:read'],
+      state,
+      prefix: 'svc_AbCd',
+      last_four: 'wXyZ',
+      created_at: new Date(),
+      expires_at: null,
+      grace_ends_at: null,
+      last_used_at: null,
+      successor_id: null,
+      ws_id: 'w1',
+      ws_name: 'W',
+      ws_plan: 'free',
+      ws_trial_ends_at: null,
+      ws_status: 'active',
+      ws_rotation_policy_days: 90,
+    });
+    const db = {
+      query: async () => {
+        queries++;
+        const snapshot = row(); // read before the revoke commits
+        if (queries === 1) await new Promise<void>((r) => (release = r));
+        return { rows: [snapshot], rowCount: 1 };
+      },
+    } as unknown as Queryable;
+    const verifier = createKeyVerifier({ db, pepper, ttlMs: 60_000 });
+
+    const slow = verifier.verify(key);
+    await new Promise((r) => setTimeout(r, 5));
+    state = 'revoked';
+    verifier.invalidate({ kind: 'key', id: 'k1' });
+    release!();
+    expect(await slow).toMatchObject({ ok: true }); // it began before the revoke
+    expect(await verifier.verify(key)).toEqual({ ok: false, code: 'key_revoked' });
+    expect(queries).toBe(2);
   });
 });
