@@ -2,15 +2,39 @@ import type { QueueKit, WorkerHandle } from '../jobs/queue-kit.js';
 import { TRIAGE_QUEUE, type TriageItemPayload } from '../jobs/triage-batch.js';
 import { processBatchItem, type BatchProcessorDeps } from '../domain/triage-service/batch-processor.js';
 import type { Logger } from '../lib/logger.js';
+import { createCoalescer } from '../lib/coalescer.js';
+import { loadItems } from '../domain/triage-service/batches.js';
 
 /**
  * The batch-triage worker: bounded concurrency per process; the provider limiters inside the
  * triage service are shared by every job of the process (and across processes via Redis).
  */
-export function startTriageWorker(queues: QueueKit, deps: BatchProcessorDeps, options: { concurrency: number; logger: Logger }): WorkerHandle {
-  const worker = queues.worker<TriageItemPayload, string>(TRIAGE_QUEUE, (job) => processBatchItem(deps, job.data.batchId, job.data.index), {
-    concurrency: options.concurrency,
+export function startTriageWorker(
+  queues: QueueKit,
+  deps: BatchProcessorDeps,
+  options: { concurrency: number; logger: Logger },
+): WorkerHandle {
+  // Concurrent jobs read their items together: one query for the items that arrive while
+  // the previous read runs (their answers are stored together too: see the triage service).
+  const reads = createCoalescer((keys: { batchId: string; index: number }[]) => loadItems(deps.db, keys), {
+    maxItems: 64,
   });
-  worker.on('failed', (job, err) => options.logger.warn({ job: (job as { id?: string })?.id, err: (err as Error)?.message }, 'triage item job failed'));
+  const withReads: BatchProcessorDeps = {
+    ...deps,
+    loadItem: (batchId, index) => reads.submit({ batchId, index }),
+  };
+  const worker = queues.worker<TriageItemPayload, string>(
+    TRIAGE_QUEUE,
+    (job) => processBatchItem(withReads, job.data.batchId, job.data.index),
+    {
+      concurrency: options.concurrency,
+    },
+  );
+  worker.on('failed', (job, err) =>
+    options.logger.warn(
+      { job: (job as { id?: string })?.id, err: (err as Error)?.message },
+      'triage item job failed',
+    ),
+  );
   return worker;
 }

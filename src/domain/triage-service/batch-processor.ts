@@ -2,7 +2,14 @@ import type { Pool } from '../../db/pool.js';
 import { AppError } from '../../lib/errors.js';
 import { unsealSecret } from '../keys/key-secrets.js';
 import type { QuotaService } from '../usage/quota.js';
-import { finishBatch, loadItem, recordItemError, setWebhookStatus, type BatchRow } from './batches.js';
+import {
+  finishBatch,
+  loadItem,
+  recordItemError,
+  setWebhookStatus,
+  type BatchRow,
+  type LoadedItem,
+} from './batches.js';
 import type { TriageService } from './triage-service.js';
 import { deliverWebhook } from './webhook.js';
 
@@ -13,6 +20,8 @@ export interface BatchProcessorDeps {
   pepper: string;
   clock: () => Date;
   deliver?: typeof deliverWebhook;
+  /** How an item is read; the worker passes a grouped reader (`loadItems`). @defaultValue `loadItem` */
+  loadItem?: (batchId: string, index: number) => Promise<LoadedItem>;
 }
 
 /**
@@ -21,12 +30,21 @@ export interface BatchProcessorDeps {
  * ledger rows. The job that records the last item finishes the batch: it settles the batch's
  * quota reservation (the answered items are used, the rest released) and calls the webhook.
  */
-export async function processBatchItem(deps: BatchProcessorDeps, batchId: string, index: number): Promise<string> {
-  const item = await loadItem(deps.db, batchId, index);
+export async function processBatchItem(
+  deps: BatchProcessorDeps,
+  batchId: string,
+  index: number,
+): Promise<string> {
+  const item = await (deps.loadItem ? deps.loadItem(batchId, index) : loadItem(deps.db, batchId, index));
   if (!item) return 'missing';
   if (item.status !== 'queued') return 'already_done';
   const { batch } = item;
-  const caller = { workspaceId: batch.workspaceId, keyId: batch.keyId, requestId: `batch:${batchId}:${index}`, aiCallLimit: 0 };
+  const caller = {
+    workspaceId: batch.workspaceId,
+    keyId: batch.keyId,
+    requestId: `batch:${batchId}:${index}`,
+    aiCallLimit: 0,
+  };
   let finished = false;
   try {
     const enrichment = await deps.triage.prepare(item.request);
@@ -35,7 +53,13 @@ export async function processBatchItem(deps: BatchProcessorDeps, batchId: string
     finished = outcome.finished;
   } catch (err) {
     if (!(err instanceof AppError)) throw err; // infrastructure trouble: let the job retry
-    const outcome = await recordItemError(deps.db, batchId, index, { code: err.code, detail: err.detail }, deps.clock());
+    const outcome = await recordItemError(
+      deps.db,
+      batchId,
+      index,
+      { code: err.code, detail: err.detail },
+      deps.clock(),
+    );
     if (!outcome.recorded) return 'already_done';
     finished = outcome.finished;
   }

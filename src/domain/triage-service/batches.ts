@@ -62,7 +62,16 @@ export async function createBatch(
     await tx.query(
       `INSERT INTO triage_batches (id, workspace_id, key_id, status, total, reservation_id, webhook_url, webhook_key_sealed, created_at)
        VALUES ($1, $2, $3, 'queued', $4, $5, $6, $7, $8)`,
-      [id, input.workspaceId, input.keyId, input.items.length, input.reservationId, input.webhookUrl, input.webhookKeySealed, input.at],
+      [
+        id,
+        input.workspaceId,
+        input.keyId,
+        input.items.length,
+        input.reservationId,
+        input.webhookUrl,
+        input.webhookKeySealed,
+        input.at,
+      ],
     );
     await tx.query(
       `INSERT INTO triage_batch_items (batch_id, index, status, request)
@@ -73,8 +82,15 @@ export async function createBatch(
   return id;
 }
 
-export async function findBatch(db: Queryable, workspaceId: string, batchId: string): Promise<BatchRow | null> {
-  const res = await db.query(`SELECT * FROM triage_batches WHERE id = $1 AND workspace_id = $2`, [batchId, workspaceId]);
+export async function findBatch(
+  db: Queryable,
+  workspaceId: string,
+  batchId: string,
+): Promise<BatchRow | null> {
+  const res = await db.query(`SELECT * FROM triage_batches WHERE id = $1 AND workspace_id = $2`, [
+    batchId,
+    workspaceId,
+  ]);
   return res.rows[0] ? toBatch(res.rows[0]) : null;
 }
 
@@ -89,7 +105,33 @@ export async function loadItem(
     [batchId, index],
   );
   const r = res.rows[0];
-  return r ? { batch: toBatch(r), status: r.item_status as string, request: r.request as TriageRequest } : null;
+  return r
+    ? { batch: toBatch(r), status: r.item_status as string, request: r.request as TriageRequest }
+    : null;
+}
+
+export type LoadedItem = { batch: BatchRow; status: string; request: TriageRequest } | null;
+
+/** `loadItem` for many items in one query (one result per key, in order; null when missing). */
+export async function loadItems(
+  db: Queryable,
+  keys: readonly { batchId: string; index: number }[],
+): Promise<LoadedItem[]> {
+  const res = await db.query(
+    `SELECT k.ord, b.*, i.status AS item_status, i.request
+       FROM unnest($1::uuid[], $2::int[]) WITH ORDINALITY AS k(batch_id, index, ord)
+       JOIN triage_batch_items i ON i.batch_id = k.batch_id AND i.index = k.index
+       JOIN triage_batches b ON b.id = i.batch_id`,
+    [keys.map((k) => k.batchId), keys.map((k) => k.index)],
+  );
+  const out: LoadedItem[] = keys.map(() => null);
+  for (const r of res.rows)
+    out[Number(r.ord) - 1] = {
+      batch: toBatch(r),
+      status: r.item_status as string,
+      request: r.request as TriageRequest,
+    };
+  return out;
 }
 
 export interface ItemOutcome {
@@ -152,7 +194,12 @@ export interface BatchItemView {
 }
 
 /** One page of items after `afterIndex`, in index order. */
-export async function itemsPage(db: Queryable, batchId: string, afterIndex: number, limit: number): Promise<BatchItemView[]> {
+export async function itemsPage(
+  db: Queryable,
+  batchId: string,
+  afterIndex: number,
+  limit: number,
+): Promise<BatchItemView[]> {
   const res = await db.query(
     `SELECT index, status, result, error FROM triage_batch_items WHERE batch_id = $1 AND index > $2 ORDER BY index LIMIT $3`,
     [batchId, afterIndex, limit],

@@ -67,7 +67,12 @@ SELECT (SELECT count(*) FROM go)::int AS recorded, c.completed, c.failed, c.tota
 export async function recordTriage(db: Queryable, r: TriageRecord): Promise<RecordOutcome> {
   const batch = 'batchId' in r.settle ? r.settle : null;
   const reservationId = 'reservationId' in r.settle ? r.settle.reservationId : null;
-  const res = await db.query<{ recorded: number; completed: number | null; failed: number | null; total: number | null }>(SQL, [
+  const res = await db.query<{
+    recorded: number;
+    completed: number | null;
+    failed: number | null;
+    total: number | null;
+  }>(SQL, [
     r.resultId,
     r.workspaceId,
     JSON.stringify(r.response),
@@ -88,6 +93,109 @@ export async function recordTriage(db: Queryable, r: TriageRecord): Promise<Reco
     r.shadow?.agrees ?? null,
   ]);
   const row = res.rows[0]!;
-  const finished = row.total !== null && row.completed !== null && row.failed !== null && row.completed + row.failed === row.total;
+  const finished =
+    row.total !== null &&
+    row.completed !== null &&
+    row.failed !== null &&
+    row.completed + row.failed === row.total;
   return { recorded: row.recorded === 1, finished };
+}
+
+/** An answered batch item: a `TriageRecord` whose settlement is its batch and index. */
+export type BatchItemRecord = TriageRecord & { settle: { batchId: string; index: number } };
+
+/**
+ * Stores many answered batch items in ONE statement (group commit, `lib/coalescer.ts`):
+ * the same rows and guards as `recordTriage` for each item — an item already recorded by an
+ * earlier attempt writes nothing and is reported `recorded: false` — with each batch's
+ * counters moved once by the number of its items recorded here. Of the items that complete a
+ * batch, only the last one in the group is reported `finished`, so one caller finishes it.
+ */
+const BATCH_SQL = `
+WITH u AS (
+  SELECT * FROM unnest($1::int[], $2::uuid[], $3::uuid[], $4::uuid[], $5::uuid[], $6::int[], $7::text[], $8::text[],
+                       $9::jsonb[], $10::jsonb[], $11::jsonb[], $12::text[], $13::timestamptz[],
+                       $14::text[], $15::text[], $16::jsonb[], $17::boolean[])
+    AS u(ord, result_id, workspace_id, key_id, batch_id, idx, model, priority, response, hops, policy_changes,
+         policy_version, at, sh_engine, sh_version, sh_answer, sh_agrees)
+), item AS (
+  UPDATE triage_batch_items i SET status = 'completed', result = u.response, finished_at = u.at
+    FROM u WHERE i.batch_id = u.batch_id AND i.index = u.idx AND i.status = 'queued'
+  RETURNING u.ord
+), done AS (
+  SELECT u.* FROM u JOIN item ON item.ord = u.ord
+), counters AS (
+  UPDATE triage_batches b SET completed = b.completed + c.n,
+         status = CASE WHEN b.status = 'queued' THEN 'running' ELSE b.status END
+    FROM (SELECT batch_id, count(*)::int AS n FROM done GROUP BY batch_id) c
+   WHERE b.id = c.batch_id
+  RETURNING b.id, b.completed, b.failed, b.total
+), res AS (
+  INSERT INTO triage_results (id, workspace_id, key_id, batch_id, model, priority, response, hops, policy_changes, policy_version, created_at)
+  SELECT result_id, workspace_id, key_id, batch_id, model, priority, response, hops, policy_changes, policy_version, at FROM done
+), led AS (
+  INSERT INTO usage_ledger (workspace_id, key_id, request_id, tier, catalog_model, provider_model,
+                            input_tokens, output_tokens, cost_micros, cost_picos, ai_call, created_at)
+  SELECT d.workspace_id, d.key_id, l.request_id, l.tier, l.catalog_model, l.provider_model,
+         l.input_tokens, l.output_tokens, l.cost_micros, l.cost_picos, l.ai_call, d.at
+    FROM unnest($18::int[], $19::text[], $20::text[], $21::text[], $22::text[], $23::int[], $24::int[], $25::bigint[], $26::bigint[], $27::boolean[])
+         AS l(ord, request_id, tier, catalog_model, provider_model, input_tokens, output_tokens, cost_micros, cost_picos, ai_call)
+    JOIN done d ON d.ord = l.ord
+), sh AS (
+  INSERT INTO triage_shadow_answers (triage_result_id, engine, model_version, answer, agrees)
+  SELECT result_id, sh_engine, sh_version, sh_answer, sh_agrees FROM done WHERE sh_answer IS NOT NULL
+)
+SELECT u.ord, item.ord IS NOT NULL AS recorded, c.completed, c.failed, c.total
+  FROM u LEFT JOIN item ON item.ord = u.ord LEFT JOIN counters c ON c.id = u.batch_id`;
+
+export async function recordBatchItems(
+  db: Queryable,
+  records: readonly BatchItemRecord[],
+): Promise<RecordOutcome[]> {
+  if (records.length === 0) return [];
+  const col = <T>(f: (r: BatchItemRecord, i: number) => T): T[] => records.map(f);
+  const ledger = records.flatMap((r, ord) => r.ledger.map((entry) => ({ ord, entry })));
+  const res = await db.query<{
+    ord: number;
+    recorded: boolean;
+    completed: number | null;
+    failed: number | null;
+    total: number | null;
+  }>(BATCH_SQL, [
+    col((_, i) => i),
+    col((r) => r.resultId),
+    col((r) => r.workspaceId),
+    col((r) => r.keyId),
+    col((r) => r.settle.batchId),
+    col((r) => r.settle.index),
+    col((r) => r.model),
+    col((r) => r.priority),
+    col((r) => JSON.stringify(r.response)),
+    col((r) => JSON.stringify(r.hops)),
+    col((r) => JSON.stringify(r.policyChanges)),
+    col((r) => r.policyVersion),
+    col((r) => r.at),
+    col((r) => r.shadow?.engine ?? null),
+    col((r) => r.shadow?.modelVersion ?? null),
+    col((r) => (r.shadow ? JSON.stringify(r.shadow.answer) : null)),
+    col((r) => r.shadow?.agrees ?? null),
+    ledger.map((l) => l.ord),
+    ...ledgerCallColumns(ledger.map((l) => l.entry)),
+  ]);
+  const outcomes: RecordOutcome[] = records.map(() => ({ recorded: false, finished: false }));
+  const finisher = new Map<string, number>(); // batch → the last recorded item that completes it
+  for (const row of res.rows) {
+    const complete =
+      row.total !== null &&
+      row.completed !== null &&
+      row.failed !== null &&
+      row.completed + row.failed === row.total;
+    outcomes[row.ord] = { recorded: row.recorded, finished: false };
+    if (row.recorded && complete) {
+      const batchId = records[row.ord]!.settle.batchId;
+      finisher.set(batchId, Math.max(finisher.get(batchId) ?? -1, row.ord));
+    }
+  }
+  for (const ord of finisher.values()) outcomes[ord] = { recorded: true, finished: true };
+  return outcomes;
 }

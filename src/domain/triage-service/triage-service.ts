@@ -10,9 +10,23 @@ import { routeTriage } from '../triage/router.js';
 import { promptTokens } from '../triage/providers/prompt.js';
 import { SAFETY_POLICY_VERSION } from '../triage/safety-policy.js';
 import type { RouterThresholds } from '../triage/triage-config.js';
-import type { ChainTier, EnrichmentMap, Priority, Provider, TriageRequest, TriageResponse } from '../triage/types.js';
+import type {
+  ChainTier,
+  EnrichmentMap,
+  Priority,
+  Provider,
+  TriageRequest,
+  TriageResponse,
+} from '../triage/types.js';
 import { answeredHopIndex, ledgerRowsFor } from './billing.js';
-import { recordTriage, type RecordOutcome } from './record-triage.js';
+import { createCoalescer } from '../../lib/coalescer.js';
+import {
+  recordBatchItems,
+  recordTriage,
+  type BatchItemRecord,
+  type RecordOutcome,
+  type TriageRecord,
+} from './record-triage.js';
 
 /** A second engine whose answers are stored beside the served one, never returned (DECISIONS §6). */
 export interface ShadowEngine {
@@ -41,6 +55,8 @@ export interface TriageServiceDeps {
   shadow?: ShadowEngine | null;
   /** Longest a request may spend walking the chain. @defaultValue 60 s */
   deadlineMs?: number;
+  /** Most batch items stored by one statement (group commit). @defaultValue 64 */
+  itemsPerCommit?: number;
 }
 
 /**
@@ -55,19 +71,31 @@ export function createTriageService(deps: TriageServiceDeps) {
     ...deps.chain.map((t) => deps.catalog.find((m) => m.id === t.billedAs)?.max ?? Number.POSITIVE_INFINITY),
   );
 
+  // Batch items answered while an earlier group is being stored go together in the next one.
+  const batchItems = createCoalescer((records: BatchItemRecord[]) => recordBatchItems(deps.db, records), {
+    maxItems: deps.itemsPerCommit ?? 64,
+  });
+
   function quotaError(limit: number): AppError {
     const now = deps.clock();
     const resetMs = nextMonthStart(now).getTime() - now.getTime();
-    return new AppError('monthly_limit_exceeded', `This workspace has used its ${limit} AI calls for this month.`, {
-      headers: rateLimitHeaders({ allowed: false, limit, remaining: 0, resetMs }),
-    });
+    return new AppError(
+      'monthly_limit_exceeded',
+      `This workspace has used its ${limit} AI calls for this month.`,
+      {
+        headers: rateLimitHeaders({ allowed: false, limit, remaining: 0, resetMs }),
+      },
+    );
   }
 
   /** 413 when the request is more input tokens than the catalog `max` (DECISIONS §6). */
   function checkSize(request: TriageRequest, enrichment: EnrichmentMap): void {
     const tokens = promptTokens({ request, enrichment, model: deps.chain[0]?.model ?? 'local' });
     if (tokens > maxInputTokens) {
-      throw new AppError('payload_too_large', `The finding is ${tokens} input tokens; the model accepts at most ${maxInputTokens}.`);
+      throw new AppError(
+        'payload_too_large',
+        `The finding is ${tokens} input tokens; the model accepts at most ${maxInputTokens}.`,
+      );
     }
   }
 
@@ -99,7 +127,8 @@ export function createTriageService(deps: TriageServiceDeps) {
    * (`reservationId`) takes its AI call from its reservation in the statement that stores
    * the answer (giving it back otherwise is the caller's: see `triageOne`). A batch item
    * (`batchId`, `index`) leaves quota to its batch; it is recorded only if still queued, so
-   * an item whose job runs again after a crash is stored and billed once.
+   * an item whose job runs again after a crash is stored and billed once. Batch items are
+   * group-committed: the items of concurrent jobs are stored by one statement.
    */
   async function run(
     caller: TriageCaller,
@@ -109,13 +138,24 @@ export function createTriageService(deps: TriageServiceDeps) {
   ): Promise<{ response: TriageResponse } & RecordOutcome> {
     const signal = AbortSignal.timeout(deps.deadlineMs ?? 60_000);
     const clock = { now: () => deps.clock().getTime() };
-    const routed = await routeTriage({ request, enrichment, providers: deps.providers, chain: deps.chain, thresholds: deps.thresholds, clock, signal });
+    const routed = await routeTriage({
+      request,
+      enrichment,
+      providers: deps.providers,
+      chain: deps.chain,
+      thresholds: deps.thresholds,
+      clock,
+      signal,
+    });
     if (!routed.ok) {
-      throw new AppError('triage_unavailable', 'No model could answer and no safe answer could be formed from enrichment; retry later.');
+      throw new AppError(
+        'triage_unavailable',
+        'No model could answer and no safe answer could be formed from enrichment; retry later.',
+      );
     }
     const at = deps.clock();
     const shadow = deps.shadow ? safeShadow(deps.shadow, request, enrichment) : null;
-    const outcome = await recordTriage(deps.db, {
+    const record: TriageRecord = {
       resultId: randomUUID(),
       workspaceId: caller.workspaceId,
       keyId: caller.keyId,
@@ -135,11 +175,21 @@ export function createTriageService(deps: TriageServiceDeps) {
         answeredHop: answeredHopIndex(routed.hops, routed.servedBy.tier === 'policy'),
         at,
       }),
-      shadow: shadow && deps.shadow
-        ? { engine: deps.shadow.engine, modelVersion: deps.shadow.modelVersion, answer: shadow, agrees: shadow.priority === routed.response.priority }
-        : null,
+      shadow:
+        shadow && deps.shadow
+          ? {
+              engine: deps.shadow.engine,
+              modelVersion: deps.shadow.modelVersion,
+              answer: shadow,
+              agrees: shadow.priority === routed.response.priority,
+            }
+          : null,
       settle,
-    });
+    };
+    const outcome =
+      'batchId' in settle
+        ? await batchItems.submit({ ...record, settle })
+        : await recordTriage(deps.db, record);
     return { response: routed.response, ...outcome };
   }
 

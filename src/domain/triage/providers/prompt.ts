@@ -50,6 +50,21 @@ export function buildUserPrompt(input: ProviderInput): string {
 
 let systemPromptTokens: number | undefined;
 
+// The same prompt is counted more than once per request (the size check, the rate limiter's
+// weight, the local engine's usage); BPE tokenizing is the costly part, so recent counts are kept.
+const recentCounts = new Map<string, number>();
+const RECENT_MAX = 128; // prompts are at most 64 KiB: a few MB at worst
+
+function countPromptTokens(text: string): number {
+  let n = recentCounts.get(text);
+  if (n === undefined) {
+    n = countTokens(text);
+    if (recentCounts.size >= RECENT_MAX) recentCounts.delete(recentCounts.keys().next().value as string);
+    recentCounts.set(text, n);
+  }
+  return n;
+}
+
 /**
  * Input tokens of the prompt for `input`, counted with gpt-tokenizer's default encoding
  * (o200k_base). Used for token-weighted rate limits, the local engine's usage, and by the HTTP
@@ -58,5 +73,5 @@ let systemPromptTokens: number | undefined;
  */
 export function promptTokens(input: ProviderInput): number {
   systemPromptTokens ??= countTokens(SYSTEM_PROMPT);
-  return systemPromptTokens + countTokens(buildUserPrompt(input));
+  return systemPromptTokens + countPromptTokens(buildUserPrompt(input));
 }
