@@ -48,6 +48,7 @@ export function inhouseTriageRequest(
 export function createInhouseProvider(model: InhouseModel): Provider {
   return {
     name: INHOUSE_PROVIDER,
+    inProcess: true,
     triage(input: ProviderInput): Promise<ProviderResult> {
       try {
         const a = inhouseTriageRequest(model, input.request, input.enrichment);

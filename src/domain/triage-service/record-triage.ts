@@ -6,9 +6,10 @@ import { settleReservationCtes } from '../usage/quota.js';
 /**
  * Stores an answered triage in ONE statement, hence one round trip and one commit: the
  * result, its ledger rows, the shadow answer, and either the AI call taken from the
- * request's reservation (single request) or the batch item and its batch's counters. For a
- * batch item everything is conditional on the item still being `queued`, so an item whose
- * job runs twice is recorded, billed and counted once. Foreign keys are deferred, so the
+ * request's reservation or from the month's quota directly (single request), or the batch
+ * item and its batch's counters. For a batch item everything is conditional on the item
+ * still being `queued`, so an item whose job runs twice is recorded, billed and counted once;
+ * with `take`, on the month's count staying within the limit. Foreign keys are deferred, so the
  * order of the data-modifying CTEs does not matter.
  */
 export interface TriageRecord {
@@ -24,23 +25,42 @@ export interface TriageRecord {
   at: Date;
   ledger: readonly LedgerEntry[];
   shadow: { engine: string; modelVersion: string; answer: unknown; agrees: boolean } | null;
-  settle: { reservationId: string } | { batchId: string; index: number };
+  settle: Settlement;
 }
 
+/**
+ * How an answer's AI call is accounted for: taken from the request's reservation, left to its
+ * batch, or taken in the same statement (`take`: only if the month's count stays within
+ * `limit`; otherwise nothing is stored and `recorded` is false).
+ */
+export type Settlement =
+  { reservationId: string } | { batchId: string; index: number } | { take: { limit: number; month: string } };
+
 export interface RecordOutcome {
-  /** False only for a batch item another attempt already recorded (nothing was written). */
+  /**
+   * False when nothing was written: a batch item another attempt already recorded, or a
+   * `take` settlement that would have passed the monthly limit.
+   */
   recorded: boolean;
   /** For a batch item: whether it was the last one. */
   finished: boolean;
 }
 
 const SQL = `
-WITH item AS (
+WITH take AS (
+  INSERT INTO ai_call_quota AS q (workspace_id, month, used, reserved)
+  SELECT $2::uuid, $28::date, 1, 0 WHERE $27::int IS NOT NULL AND 1 <= $27::int
+  ON CONFLICT (workspace_id, month) DO UPDATE SET used = q.used + 1
+   WHERE q.used + q.reserved + 1 <= $27::int
+  RETURNING 1
+), item AS (
   UPDATE triage_batch_items SET status = 'completed', result = $3::jsonb, finished_at = $9
    WHERE $11::uuid IS NOT NULL AND batch_id = $11::uuid AND index = $12::int AND status = 'queued'
   RETURNING batch_id
 ), go AS (
-  SELECT 1 AS ok WHERE $11::uuid IS NULL OR EXISTS (SELECT 1 FROM item)
+  SELECT 1 AS ok WHERE CASE WHEN $11::uuid IS NOT NULL THEN EXISTS (SELECT 1 FROM item)
+                            WHEN $27::int IS NOT NULL THEN EXISTS (SELECT 1 FROM take)
+                            ELSE true END
 ), counters AS (
   UPDATE triage_batches SET completed = completed + 1,
          status = CASE WHEN status = 'queued' THEN 'running' ELSE status END
@@ -67,6 +87,7 @@ SELECT (SELECT count(*) FROM go)::int AS recorded, c.completed, c.failed, c.tota
 export async function recordTriage(db: Queryable, r: TriageRecord): Promise<RecordOutcome> {
   const batch = 'batchId' in r.settle ? r.settle : null;
   const reservationId = 'reservationId' in r.settle ? r.settle.reservationId : null;
+  const take = 'take' in r.settle ? r.settle.take : null;
   const res = await db.query<{
     recorded: number;
     completed: number | null;
@@ -91,6 +112,8 @@ export async function recordTriage(db: Queryable, r: TriageRecord): Promise<Reco
     r.shadow?.modelVersion ?? null,
     r.shadow ? JSON.stringify(r.shadow.answer) : null,
     r.shadow?.agrees ?? null,
+    take?.limit ?? null,
+    take?.month ?? null,
   ]);
   const row = res.rows[0]!;
   const finished =

@@ -3,7 +3,7 @@ import type { Pool } from '../../db/pool.js';
 import type { ModelCatalogEntry } from '../../lib/config.js';
 import { AppError } from '../../lib/errors.js';
 import type { EnrichmentLookup } from '../enrichment/types.js';
-import { nextMonthStart } from '../plans/plans.js';
+import { monthOf, nextMonthStart } from '../plans/plans.js';
 import { rateLimitHeaders } from '../usage/rate-limiter.js';
 import type { QuotaService } from '../usage/quota.js';
 import { routeTriage } from '../triage/router.js';
@@ -25,6 +25,7 @@ import {
   recordTriage,
   type BatchItemRecord,
   type RecordOutcome,
+  type Settlement,
   type TriageRecord,
 } from './record-triage.js';
 
@@ -70,6 +71,11 @@ export function createTriageService(deps: TriageServiceDeps) {
   const maxInputTokens = Math.min(
     ...deps.chain.map((t) => deps.catalog.find((m) => m.id === t.billedAs)?.max ?? Number.POSITIVE_INFINITY),
   );
+
+  // Every provider of the chain answers in this process: nothing is spent before the answer is
+  // stored, so a single request takes its AI call in the statement that stores it (one round
+  // trip) instead of reserving it first (two).
+  const inProcessOnly = deps.chain.every((t) => deps.providers[t.provider]?.inProcess === true);
 
   // Batch items answered while an earlier group is being stored go together in the next one.
   const batchItems = createCoalescer((records: BatchItemRecord[]) => recordBatchItems(deps.db, records), {
@@ -134,7 +140,7 @@ export function createTriageService(deps: TriageServiceDeps) {
     caller: TriageCaller,
     request: TriageRequest,
     enrichment: EnrichmentMap,
-    settle: { reservationId: string } | { batchId: string; index: number },
+    settle: Settlement,
   ): Promise<{ response: TriageResponse } & RecordOutcome> {
     const signal = AbortSignal.timeout(deps.deadlineMs ?? 60_000);
     const clock = { now: () => deps.clock().getTime() };
@@ -200,9 +206,19 @@ export function createTriageService(deps: TriageServiceDeps) {
     run,
     quotaError,
 
-    /** `POST /api/v1/triage`: one AI call, reserved first, answered synchronously. */
+    /**
+     * `POST /api/v1/triage`: one AI call, answered synchronously. Reserved before any provider
+     * outside this process is called; with in-process providers only, taken when the answer is
+     * stored (a request past the limit is answered 429 and its answer dropped, unbilled).
+     */
     async triageOne(caller: TriageCaller, request: TriageRequest): Promise<TriageResponse> {
       const enrichment = await prepare(request);
+      if (inProcessOnly) {
+        const take = { limit: caller.aiCallLimit, month: monthOf(deps.clock()) };
+        const outcome = await run(caller, request, enrichment, { take });
+        if (!outcome.recorded) throw quotaError(caller.aiCallLimit);
+        return outcome.response;
+      }
       const reserved = await deps.quota.reserve(caller.workspaceId, 1, caller.aiCallLimit, 5 * 60_000);
       if (!reserved.ok) throw quotaError(caller.aiCallLimit);
       try {

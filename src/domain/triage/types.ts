@@ -142,6 +142,12 @@ export type ProviderResult =
 export interface Provider {
   /** Provider id as used in `model` (`<provider>:<model_name>`) and in `config/triage.json`. */
   readonly name: string;
+  /**
+   * Answers inside this process, at no cost outside it (the local SSVC engine, the in-house
+   * model): a request served only by such providers may take its AI call when its answer is
+   * stored instead of reserving it before (no money is at stake if the quota turns out spent).
+   */
+  readonly inProcess?: boolean;
   triage(input: ProviderInput, signal?: AbortSignal): Promise<ProviderResult>;
 }
 

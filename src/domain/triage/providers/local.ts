@@ -126,6 +126,7 @@ export function localAnswer(request: TriageRequest, enrichment: ProviderInput['e
 export function createLocalProvider(name = 'local'): Provider {
   return {
     name,
+    inProcess: true,
     triage(input: ProviderInput): Promise<ProviderResult> {
       const answer = localAnswer(input.request, input.enrichment);
       const usage = {

@@ -1,0 +1,89 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startTestApp, signUp, type TestApp } from '../../helpers/test-app.js';
+import { startOpenAiFake } from '../../helpers/fake-providers/openai-fake.js';
+import type { FakeServer } from '../../helpers/fake-providers/fake-server.js';
+
+/**
+ * The monthly AI-call limit on single requests, on both accounting paths: with a provider
+ * outside the process the call is reserved before the provider is paid; with in-process
+ * providers only, it is taken in the statement that stores the answer. Either way exactly the
+ * limit is answered, the rest get 429 `monthly_limit_exceeded`, and nothing past the limit is
+ * stored or billed. (tight-plans.json, service limits: 10 AI calls a month, 8 requests a minute.)
+ */
+const opened: { close(): Promise<void> }[] = [];
+afterAll(async () => {
+  for (const o of opened.reverse()) await o.close();
+});
+
+const finding = {
+  title: 'Weak TLS cipher',
+  severity: 'LOW',
+  description: 'TLS 1.0 enabled on an internal host',
+};
+
+async function remoteConfig(fake: FakeServer): Promise<Record<string, string>> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'quota-config-'));
+  const base = JSON.parse(readFileSync('config/triage.json', 'utf8'));
+  for (const p of Object.values(base.providers) as { requestsPerMinute: number; tokensPerMinute: number }[]) {
+    p.requestsPerMinute = 100_000;
+    p.tokensPerMinute = 100_000_000;
+  }
+  writeFileSync(path.join(dir, 'triage.json'), JSON.stringify(base));
+  return {
+    OPENAI_API_KEY: 'sk-test-quota',
+    OPENAI_BASE_URL: `${fake.url}/v1`,
+    TRIAGE_CONFIG_FILE: path.join(dir, 'triage.json'),
+  };
+}
+
+async function counts(t: TestApp, workspaceId: string) {
+  const r = await t.infra.pool.query(
+    `SELECT (SELECT count(*) FROM triage_results WHERE workspace_id = $1)::int AS results,
+            (SELECT count(*) FROM usage_ledger WHERE workspace_id = $1 AND ai_call)::int AS calls,
+            (SELECT coalesce(sum(used), 0) FROM ai_call_quota WHERE workspace_id = $1)::int AS used,
+            (SELECT coalesce(sum(reserved), 0) FROM ai_call_quota WHERE workspace_id = $1)::int AS reserved`,
+    [workspaceId],
+  );
+  return r.rows[0];
+}
+
+describe.each([
+  { path: 'reserved before a remote provider is called', remote: true },
+  { path: 'taken when the answer of the local engine is stored', remote: false },
+])('monthly limit of single triage requests: $path', ({ remote }) => {
+  it('answers exactly the limit under concurrency and stores nothing past it', async () => {
+    const fake = remote ? await startOpenAiFake() : null;
+    if (fake) opened.push(fake);
+    const t = await startTestApp({
+      env: {
+        PLANS_FILE: 'test/fixtures/foundation/tight-plans.json',
+        ...(fake ? await remoteConfig(fake) : {}),
+      },
+    });
+    opened.push(t);
+    const s = await signUp(t.app, { plan: 'trial' });
+    const send = () =>
+      t.app.inject({
+        method: 'POST',
+        url: '/api/v1/triage',
+        headers: { 'x-api-key': s.key },
+        payload: finding,
+      });
+
+    const first = await Promise.all(Array.from({ length: 6 }, send));
+    expect(first.map((r) => r.statusCode)).toEqual([200, 200, 200, 200, 200, 200]);
+    t.clock.advance(61_000); // a new rate-limit window; the month is the same
+    const second = await Promise.all(Array.from({ length: 8 }, send));
+    expect(second.filter((r) => r.statusCode === 200)).toHaveLength(4);
+    const refused = second.filter((r) => r.statusCode === 429);
+    expect(refused).toHaveLength(4);
+    for (const r of refused) expect(r.json()).toMatchObject({ code: 'monthly_limit_exceeded', status: 429 });
+
+    expect(await counts(t, s.workspaceId)).toEqual({ results: 10, calls: 10, used: 10, reserved: 0 });
+    if (fake) expect(fake.requests.length).toBe(10); // no provider call was paid for past the limit
+    expect(second.find((r) => r.statusCode === 200)!.json().model).toMatch(remote ? /^openai:/ : /^local:/);
+  });
+});
