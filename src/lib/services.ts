@@ -7,7 +7,11 @@ import { createKeyService } from '../domain/keys/key-service.js';
 import { createWorkspaceService } from '../domain/workspaces/workspace-service.js';
 import { createSessionStore } from '../domain/workspaces/sessions.js';
 import { createRequestMeter } from '../domain/usage/request-meter.js';
-import { createPgRateLimiter, createRedisRateLimiter } from '../domain/usage/rate-limiter.js';
+import {
+  createPgWindowCounter,
+  createRateLimiter,
+  createRedisWindowCounter,
+} from '../domain/usage/rate-limiter.js';
 import { createQuotaService } from '../domain/usage/quota.js';
 import { buildTriage } from './triage-wiring.js';
 import { createLocalScanStorage } from '../domain/scans/scan-storage.js';
@@ -24,7 +28,12 @@ export async function buildServices(
   logger: Logger,
   clock: () => Date = () => new Date(),
 ): Promise<AppDeps & { stop(): Promise<void> }> {
-  const verifier = createKeyVerifier({ db: infra.pool, pepper: infra.pepper, ttlMs: config.keyCacheTtlMs, clock });
+  const verifier = createKeyVerifier({
+    db: infra.pool,
+    pepper: infra.pepper,
+    ttlMs: config.keyCacheTtlMs,
+    clock,
+  });
   infra.bus.subscribe((m) => verifier.invalidate(m));
   const keys = createKeyService({ pepper: infra.pepper, bus: infra.bus, clock });
   const meter = createRequestMeter(infra.pool);
@@ -42,9 +51,12 @@ export async function buildServices(
     workspaces: createWorkspaceService({ keys, bus: infra.bus, clock, trialDays: config.trialDays }),
     sessions: createSessionStore(infra.pool, infra.pepper, clock),
     meter,
-    rateLimiter: infra.redis
-      ? createRedisRateLimiter(infra.redis, () => clock().getTime(), config.redisPrefix)
-      : createPgRateLimiter(infra.pool, () => clock().getTime()),
+    rateLimiter: createRateLimiter(
+      infra.redis
+        ? createRedisWindowCounter(infra.redis, config.redisPrefix)
+        : createPgWindowCounter(infra.pool, () => clock().getTime()),
+      { clock: () => clock().getTime() },
+    ),
     quota,
     triage: triage.triage,
     queues: infra.queues,

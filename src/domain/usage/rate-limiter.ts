@@ -17,7 +17,18 @@ export interface RateLimiter {
   hit(bucket: string, limit: number, windowMs?: number): Promise<RateDecision>;
 }
 
-function decide(hits: number, limit: number, windowStart: number, windowMs: number, now: number): RateDecision {
+/** The shared count of a window: adds `n` hits and returns the window's new total. */
+export interface WindowCounter {
+  add(bucket: string, windowStart: number, n: number, windowMs: number): Promise<number>;
+}
+
+function decide(
+  hits: number,
+  limit: number,
+  windowStart: number,
+  windowMs: number,
+  now: number,
+): RateDecision {
   return {
     allowed: hits <= limit,
     limit,
@@ -26,35 +37,114 @@ function decide(hits: number, limit: number, windowStart: number, windowMs: numb
   };
 }
 
-export function createRedisRateLimiter(redis: Redis, clock: () => number = Date.now, prefix = 'svc'): RateLimiter {
+export function createRedisWindowCounter(redis: Redis, prefix = 'svc'): WindowCounter {
   return {
-    async hit(bucket, limit, windowMs = 60_000) {
-      const now = clock();
-      const windowStart = now - (now % windowMs);
+    async add(bucket, windowStart, n, windowMs) {
       const key = `${prefix}:rl:${bucket}:${windowStart}`;
-      const [[, hits]] = (await redis.multi().incr(key).pexpire(key, windowMs * 2).exec()) as [[null, number]];
-      return decide(hits, limit, windowStart, windowMs, now);
+      const [[, hits]] = (await redis
+        .multi()
+        .incrby(key, n)
+        .pexpire(key, windowMs * 2)
+        .exec()) as [[null, number]];
+      return hits;
     },
   };
 }
 
-export function createPgRateLimiter(db: Queryable, clock: () => number = Date.now): RateLimiter {
+export function createPgWindowCounter(db: Queryable, clock: () => number = Date.now): WindowCounter {
   let lastSweep = 0;
+  return {
+    async add(bucket, windowStart, n) {
+      const res = await db.query<{ hits: number }>(
+        `INSERT INTO rate_limit_windows (bucket, window_start, hits) VALUES ($1, $2, $3)
+         ON CONFLICT (bucket, window_start) DO UPDATE SET hits = rate_limit_windows.hits + EXCLUDED.hits
+         RETURNING hits`,
+        [bucket, new Date(windowStart), n],
+      );
+      const now = clock();
+      if (now - lastSweep > 60_000) {
+        lastSweep = now;
+        void db
+          .query(`DELETE FROM rate_limit_windows WHERE window_start < $1`, [new Date(now - 3_600_000)])
+          .catch(() => undefined);
+      }
+      return res.rows[0]?.hits ?? n;
+    },
+  };
+}
+
+interface Lease {
+  windowStart: number;
+  /** Hits this process took from the shared count and has not used yet. */
+  tokens: number;
+  /** The shared count after this process's last lease. */
+  total: number;
+  /** The limit at which the shared count was found spent: refused locally until the window ends. */
+  spentAt: number | null;
+  /** The lease being fetched: requests that find no tokens wait for it instead of fetching their own. */
+  fetching: Promise<void> | null;
+}
+
+/**
+ * Fixed-window limits over a shared counter, without a round trip per request: a process
+ * takes hits from the shared count in leases of `leaseFraction` of the limit (at least one)
+ * and spends them locally; one lease is fetched at a time per bucket, and a window found spent
+ * is refused locally until it ends. A limit below 1 / `leaseFraction` (50 a minute at the
+ * default 2%) leases one hit at a time, which is exactly the per-request count.
+ *
+ * Never more than `limit` requests pass in a window, across all processes; a process's unused
+ * lease can make others refuse up to one lease early — the price of not asking the shared
+ * store every time. `RateLimit-Remaining` counts the window's hits as this process sees them.
+ */
+export function createRateLimiter(
+  counter: WindowCounter,
+  options: { clock?: () => number; leaseFraction?: number; maxBuckets?: number } = {},
+): RateLimiter {
+  const clock = options.clock ?? Date.now;
+  const fraction = options.leaseFraction ?? 0.02;
+  const maxBuckets = options.maxBuckets ?? 50_000;
+  const leases = new Map<string, Lease>();
+
+  function leaseFor(bucket: string, windowStart: number): Lease {
+    let lease = leases.get(bucket);
+    if (!lease || lease.windowStart !== windowStart) {
+      if (leases.size >= maxBuckets) {
+        for (const [b, l] of leases) if (l.windowStart !== windowStart && !l.fetching) leases.delete(b);
+      }
+      lease = { windowStart, tokens: 0, total: 0, spentAt: null, fetching: null };
+      leases.set(bucket, lease);
+    }
+    return lease;
+  }
+
+  async function fetchLease(bucket: string, lease: Lease, limit: number, windowMs: number): Promise<void> {
+    const size = Math.max(1, Math.floor(limit * fraction));
+    const total = await counter.add(bucket, lease.windowStart, size, windowMs);
+    const granted = Math.max(0, Math.min(size, limit - (total - size)));
+    lease.tokens += granted;
+    lease.total = Math.max(lease.total, total);
+    if (granted === 0) lease.spentAt = limit;
+  }
+
   return {
     async hit(bucket, limit, windowMs = 60_000) {
       const now = clock();
       const windowStart = now - (now % windowMs);
-      const res = await db.query<{ hits: number }>(
-        `INSERT INTO rate_limit_windows (bucket, window_start, hits) VALUES ($1, $2, 1)
-         ON CONFLICT (bucket, window_start) DO UPDATE SET hits = rate_limit_windows.hits + 1
-         RETURNING hits`,
-        [bucket, new Date(windowStart)],
-      );
-      if (now - lastSweep > 60_000) {
-        lastSweep = now;
-        void db.query(`DELETE FROM rate_limit_windows WHERE window_start < $1`, [new Date(now - 3_600_000)]).catch(() => undefined);
+      const lease = leaseFor(bucket, windowStart);
+      for (;;) {
+        if (lease.tokens > 0) {
+          lease.tokens--;
+          return decide(Math.min(limit, lease.total - lease.tokens), limit, windowStart, windowMs, now);
+        }
+        if (lease.spentAt !== null && lease.spentAt >= limit)
+          return decide(limit + 1, limit, windowStart, windowMs, now);
+        if (!lease.fetching) {
+          lease.fetching = fetchLease(bucket, lease, limit, windowMs).finally(() => {
+            lease.fetching = null;
+          });
+        }
+        await lease.fetching;
       }
-      return decide(res.rows[0]?.hits ?? 1, limit, windowStart, windowMs, now);
     },
   };
 }
