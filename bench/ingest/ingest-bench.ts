@@ -26,7 +26,7 @@ import { buildServices } from '../../src/lib/services.js';
 import { startServer } from '../../src/api/server.js';
 import { startScanIngestWorker } from '../../src/workers/scan-ingest-worker.js';
 import { createParserPool, parseFileInPool } from '../../src/workers/parser-pool.js';
-import { assetLabel } from '../../src/domain/scans/findings-store.js';
+import { assetLabel } from '../../src/domain/scans/finding-copy.js';
 import type { Finding } from '../../src/parsers/index.js';
 import { generate, parseSize } from '../parsers/generate.js';
 import { createBenchDatabase } from '../lib/bench-db.js';
@@ -90,7 +90,9 @@ const tUploaded = performance.now();
 const uploadRss = Math.max(peakRss, process.memoryUsage.rss());
 let scan: { status: string; counts: { findings: number; new: number } };
 for (;;) {
-  scan = (await (await fetch(`${server.url}/api/pipeline/scan/${scanId}`, { headers: { 'x-api-key': key } })).json()) as typeof scan;
+  scan = (await (
+    await fetch(`${server.url}/api/pipeline/scan/${scanId}`, { headers: { 'x-api-key': key } })
+  ).json()) as typeof scan;
   if (scan.status === 'completed' || scan.status === 'failed') break;
   await new Promise((r) => setTimeout(r, 100));
 }
@@ -102,21 +104,67 @@ const e2eRss = peakRss;
 // 2. Parse only.
 const p0 = performance.now();
 let parsed = 0;
-await parseFileInPool(parserPool, { path: file, format: 'nessus', gzip: false, batchSize: 1000 }, async (b) => {
-  parsed += b.length;
-});
+await parseFileInPool(
+  parserPool,
+  { path: file, format: 'nessus', gzip: false, batchSize: 1000 },
+  async (b) => {
+    parsed += b.length;
+  },
+);
 const parseMs = performance.now() - p0;
 
 // 3. Parse + COPY into a copy of the findings table (same indexes).
-await infra.pool.query(`CREATE TABLE bench_copy (LIKE findings INCLUDING ALL, raw_excerpt text, scanner_output text)`);
-const copyCols = ['scan_id', 'record_index', 'workspace_id', 'fingerprint', 'scanner', 'rule_id', 'title', 'severity', 'cve_ids', 'cwe_ids', 'cvss_score', 'asset', 'host', 'ip', 'port', 'protocol', 'description', 'raw_excerpt', 'scanner_output'];
+await infra.pool.query(
+  `CREATE TABLE bench_copy (LIKE findings INCLUDING ALL, raw_excerpt text, scanner_output text)`,
+);
+const copyCols = [
+  'scan_id',
+  'record_index',
+  'workspace_id',
+  'fingerprint',
+  'scanner',
+  'rule_id',
+  'title',
+  'severity',
+  'cve_ids',
+  'cwe_ids',
+  'cvss_score',
+  'asset',
+  'host',
+  'ip',
+  'port',
+  'protocol',
+  'description',
+  'raw_excerpt',
+  'scanner_output',
+];
 const csv = (v: unknown): string => {
   if (v === null || v === undefined) return '';
   const s = Array.isArray(v) ? `{${v.join(',')}}` : String(v).replaceAll('\u0000', '');
   return `"${s.replaceAll('"', '""')}"`;
 };
 const rowOf = (f: Finding, ws: string) =>
-  [scanId, f.recordIndex, ws, f.fingerprint, f.scanner, f.ruleId, f.title, f.severity, f.cveIds, f.cweIds, f.cvssScore, assetLabel(f.asset), f.asset.host, f.asset.ip, f.port, f.protocol, f.description, f.rawExcerpt, f.evidence]
+  [
+    scanId,
+    f.recordIndex,
+    ws,
+    f.fingerprint,
+    f.scanner,
+    f.ruleId,
+    f.title,
+    f.severity,
+    f.cveIds,
+    f.cweIds,
+    f.cvssScore,
+    assetLabel(f.asset),
+    f.asset.host,
+    f.asset.ip,
+    f.port,
+    f.protocol,
+    f.description,
+    f.rawExcerpt,
+    f.evidence,
+  ]
     .map(csv)
     .join(',') + '\n';
 const wsId = (await infra.pool.query<{ id: string }>(`SELECT id FROM workspaces LIMIT 1`)).rows[0]!.id;
@@ -125,9 +173,13 @@ const client = await infra.pool.connect();
 const copy = client.query(copyFrom(`COPY bench_copy (${copyCols.join(',')}) FROM STDIN WITH (FORMAT csv)`));
 const rows = new Readable({ read() {} });
 const copied = pipeline(rows, copy);
-await parseFileInPool(parserPool, { path: file, format: 'nessus', gzip: false, batchSize: 1000 }, async (b) => {
-  if (!rows.push(b.map((f) => rowOf(f, wsId)).join(''))) await new Promise((r) => setTimeout(r, 0));
-});
+await parseFileInPool(
+  parserPool,
+  { path: file, format: 'nessus', gzip: false, batchSize: 1000 },
+  async (b) => {
+    if (!rows.push(b.map((f) => rowOf(f, wsId)).join(''))) await new Promise((r) => setTimeout(r, 0));
+  },
+);
 rows.push(null);
 await copied;
 client.release();
@@ -136,10 +188,14 @@ const copyMs = performance.now() - c0;
 // 4. One INSERT per row, on a slice.
 const slicePool = new pg.Pool({ connectionString: db.url, max: 1 });
 const some: Finding[] = [];
-await parseFileInPool(parserPool, { path: file, format: 'nessus', gzip: false, batchSize: 1000 }, async (b) => {
-  for (const f of b) if (some.length < slice) some.push(f);
-  if (some.length >= slice) throw new Error('enough');
-}).catch((e: Error) => {
+await parseFileInPool(
+  parserPool,
+  { path: file, format: 'nessus', gzip: false, batchSize: 1000 },
+  async (b) => {
+    for (const f of b) if (some.length < slice) some.push(f);
+    if (some.length >= slice) throw new Error('enough');
+  },
+).catch((e: Error) => {
   if (e.message !== 'enough') throw e;
 });
 await infra.pool.query(`TRUNCATE bench_copy`);
@@ -148,7 +204,19 @@ for (const f of some) {
   await slicePool.query(
     `INSERT INTO bench_copy (scan_id, record_index, workspace_id, fingerprint, scanner, rule_id, title, severity, cve_ids, cwe_ids, raw_excerpt)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-    [scanId, f.recordIndex, wsId, f.fingerprint, f.scanner, f.ruleId, f.title, f.severity, f.cveIds, f.cweIds, f.rawExcerpt.replaceAll('\u0000', '')],
+    [
+      scanId,
+      f.recordIndex,
+      wsId,
+      f.fingerprint,
+      f.scanner,
+      f.ruleId,
+      f.title,
+      f.severity,
+      f.cveIds,
+      f.cweIds,
+      f.rawExcerpt.replaceAll('\u0000', ''),
+    ],
   );
 }
 const perRowMs = performance.now() - r0;
@@ -157,16 +225,32 @@ await slicePool.end();
 clearInterval(rssTimer);
 const e2eMs = tDone - t0;
 const perRowRate = some.length / (perRowMs / 1000);
-console.log(`\nqueue backend: ${infra.queues.kind}; parser threads: ${config.parserThreads}; findings: ${findings} (parse-only count ${parsed})`);
+console.log(
+  `\nqueue backend: ${infra.queues.kind}; parser threads: ${config.parserThreads}; findings: ${findings} (parse-only count ${parsed})`,
+);
 console.log('| step | time | findings/s | MB/s |');
 console.log('|---|---|---|---|');
-console.log(`| upload (HTTP, stored + hashed) | ${secs(tUploaded - t0)} | | ${(bytes / 1024 ** 2 / ((tUploaded - t0) / 1000)).toFixed(1)} |`);
-console.log(`| **upload → completed (end to end)** | **${secs(e2eMs)}** | **${Math.round(findings / (e2eMs / 1000))}** | ${(bytes / 1024 ** 2 / (e2eMs / 1000)).toFixed(1)} |`);
-console.log(`| parse → completed (worker part) | ${secs(tDone - tUploaded)} | ${Math.round(findings / ((tDone - tUploaded) / 1000))} | |`);
-console.log(`| baseline: parse only | ${secs(parseMs)} | ${Math.round(parsed / (parseMs / 1000))} | ${(bytes / 1024 ** 2 / (parseMs / 1000)).toFixed(1)} |`);
-console.log(`| baseline: parse + COPY (no dedupe, no cases/evidence) | ${secs(copyMs)} | ${Math.round(parsed / (copyMs / 1000))} | |`);
-console.log(`| baseline: one INSERT per row (${some.length} rows, extrapolated) | ${secs((findings / perRowRate) * 1000)} | ${Math.round(perRowRate)} | |`);
-console.log(`RSS of the process (server + worker + 2 parser threads, tsx): ${mib(idleRss)} before the upload, peak ${mib(uploadRss)} by the end of the upload, peak ${mib(e2eRss)} by completion`);
+console.log(
+  `| upload (HTTP, stored + hashed) | ${secs(tUploaded - t0)} | | ${(bytes / 1024 ** 2 / ((tUploaded - t0) / 1000)).toFixed(1)} |`,
+);
+console.log(
+  `| **upload → completed (end to end)** | **${secs(e2eMs)}** | **${Math.round(findings / (e2eMs / 1000))}** | ${(bytes / 1024 ** 2 / (e2eMs / 1000)).toFixed(1)} |`,
+);
+console.log(
+  `| parse → completed (worker part) | ${secs(tDone - tUploaded)} | ${Math.round(findings / ((tDone - tUploaded) / 1000))} | |`,
+);
+console.log(
+  `| baseline: parse only | ${secs(parseMs)} | ${Math.round(parsed / (parseMs / 1000))} | ${(bytes / 1024 ** 2 / (parseMs / 1000)).toFixed(1)} |`,
+);
+console.log(
+  `| baseline: parse + COPY (no dedupe, no cases/evidence) | ${secs(copyMs)} | ${Math.round(parsed / (copyMs / 1000))} | |`,
+);
+console.log(
+  `| baseline: one INSERT per row (${some.length} rows, extrapolated) | ${secs((findings / perRowRate) * 1000)} | ${Math.round(perRowRate)} | |`,
+);
+console.log(
+  `RSS of the process (server + worker + 2 parser threads, tsx): ${mib(idleRss)} before the upload, peak ${mib(uploadRss)} by the end of the upload, peak ${mib(e2eRss)} by completion`,
+);
 
 await worker.close();
 await parserPool.destroy();

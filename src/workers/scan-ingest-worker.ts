@@ -7,7 +7,8 @@ import { SCAN_INGEST_QUEUE, type ScanIngestPayload } from '../jobs/scan-ingest.j
 import { isParseErrorLike } from '../parsers/index.js';
 import { createParserPool, parseFileInPool, type ParserPool } from './parser-pool.js';
 import { createLocalScanStorage, type ScanStorage } from '../domain/scans/scan-storage.js';
-import { completeScan, failScan, insertFindingBatch, recordProgress, startParsing } from '../domain/scans/findings-store.js';
+import { completeScan, failScan, startParsing } from '../domain/scans/findings-store.js';
+import { openScanWriter } from '../domain/scans/scan-writer.js';
 import type { ScanError } from '../domain/scans/scan-records.js';
 
 /** Options of {@link startScanIngestWorker}. */
@@ -32,8 +33,10 @@ export interface ScanIngestWorkerDeps {
 
 /**
  * The `scan-ingest` BullMQ worker (DECISIONS §8): streams a stored scan through the Piscina
- * parser pool and persists each batch before the thread may run ahead (the pool's ack
- * protocol is the backpressure: file read → parser → database).
+ * parser pool into a scan writer. A batch is acknowledged once it is encoded and queued, and
+ * the writer's bounded queue holds the parser back (the pool's ack protocol is the
+ * backpressure: file read → parser → encoder → database), so parsing and writing overlap while
+ * memory stays bounded by a few batches.
  *
  * Failure handling (STYLE §Errors): a broken file (a ParseError, matched by name/code since it
  * crosses a thread boundary) fails the scan with its position and throws UnrecoverableError, so
@@ -47,27 +50,34 @@ export function startScanIngestWorker(deps: ScanIngestWorkerDeps): { close(): Pr
   const ownsPool = !deps.parserPool;
   const log = deps.logger.child({ queue: SCAN_INGEST_QUEUE });
 
-  async function ingest(job: Job<ScanIngestPayload>): Promise<{ scanId: string; findings: number } | { skipped: true }> {
+  async function ingest(
+    job: Job<ScanIngestPayload>,
+  ): Promise<{ scanId: string; findings: number } | { skipped: true }> {
     const scan = await startParsing(deps.pool, job.data.scanId);
     if (!scan) {
       await storage.remove(`${job.data.workspaceId}/${job.data.scanId}`);
       return { skipped: true };
     }
     const file = storage.localPath(scan.storage_path);
-    let stored = 0;
+    const writer = await openScanWriter(deps.pool, { id: scan.id, workspaceId: scan.workspace_id });
     try {
-      const result = await parseFileInPool(
-        parserPool,
-        { path: file, format: scan.format, gzip: false, batchSize: deps.batchSize ?? 1000 },
-        async (batch, info) => {
-          await insertFindingBatch(deps.pool, { id: scan.id, workspaceId: scan.workspace_id }, batch);
-          stored = batch[batch.length - 1]!.recordIndex + 1;
-          await recordProgress(deps.pool, scan.id, stored, info.bytesRead);
-        },
-      );
+      let result;
+      try {
+        result = await parseFileInPool(
+          parserPool,
+          { path: file, format: scan.format, gzip: false, batchSize: deps.batchSize ?? 1000 },
+          (batch, info) => writer.write(batch, info.bytesRead),
+        );
+        await writer.flush();
+      } finally {
+        await writer.close();
+      }
       await completeScan(deps.pool, scan.id, { bytes: result.bytes, notes: result.notes });
       await storage.remove(scan.storage_path);
-      log.info({ scanId: scan.id, findings: result.count, bytes: result.bytes }, 'scan ingested');
+      log.info(
+        { scanId: scan.id, findings: result.count, bytes: result.bytes, resumedAt: writer.resumeAt },
+        'scan ingested',
+      );
       return { scanId: scan.id, findings: result.count };
     } catch (err) {
       const broken = brokenFileError(err);
@@ -89,7 +99,10 @@ export function startScanIngestWorker(deps: ScanIngestWorkerDeps): { close(): Pr
     const [job, err] = args as [Job<ScanIngestPayload> | undefined, Error];
     if (!job || err instanceof UnrecoverableError || err?.name === 'UnrecoverableError') return;
     const final = job.attemptsMade >= (job.opts.attempts ?? 1);
-    log.warn({ scanId: job.data.scanId, attempt: job.attemptsMade, final, err: err?.message }, 'scan ingest attempt failed');
+    log.warn(
+      { scanId: job.data.scanId, attempt: job.attemptsMade, final, err: err?.message },
+      'scan ingest attempt failed',
+    );
     if (final) {
       void failScan(deps.pool, job.data.scanId, {
         code: 'internal_error',
@@ -99,7 +112,9 @@ export function startScanIngestWorker(deps: ScanIngestWorkerDeps): { close(): Pr
       }).catch((e: unknown) => log.error({ err: e }, 'could not mark scan failed'));
     }
   });
-  worker.on('error', (...args: unknown[]) => log.warn({ err: (args[0] as Error)?.message }, 'scan ingest worker error'));
+  worker.on('error', (...args: unknown[]) =>
+    log.warn({ err: (args[0] as Error)?.message }, 'scan ingest worker error'),
+  );
 
   return {
     async close() {
@@ -114,11 +129,16 @@ export function startScanIngestWorker(deps: ScanIngestWorkerDeps): { close(): Pr
  * its memory cap (which only a hostile or absurd file does).
  */
 function brokenFileError(err: unknown): ScanError | null {
-  if (isParseErrorLike(err)) return { code: 'unparseable_scan', message: err.message, line: err.line, column: err.column };
+  if (isParseErrorLike(err))
+    return { code: 'unparseable_scan', message: err.message, line: err.line, column: err.column };
   const code = (err as { code?: unknown } | null)?.code;
   if (code === 'ERR_WORKER_OUT_OF_MEMORY') {
-    return { code: 'unparseable_scan', message: 'The scan needs more memory to parse than a parser thread may use.', line: null, column: null };
+    return {
+      code: 'unparseable_scan',
+      message: 'The scan needs more memory to parse than a parser thread may use.',
+      line: null,
+      column: null,
+    };
   }
   return null;
 }
-

@@ -6,7 +6,12 @@ import { signUp } from '../../helpers/test-app.js';
 import { startScanApp, type ScanTestApp } from '../../helpers/scan-app.js';
 import { parseScanToArray, type Finding } from '../../../src/parsers/index.js';
 import { insertScan } from '../../../src/domain/scans/scan-records.js';
-import { completeScan, failScan, insertFindingBatch, startParsing } from '../../../src/domain/scans/findings-store.js';
+import {
+  completeScan,
+  failScan,
+  insertFindingBatch,
+  startParsing,
+} from '../../../src/domain/scans/findings-store.js';
 
 const FIXTURE = path.resolve('../shared/fixtures/scans/openvas/many_vuln.xml');
 
@@ -62,16 +67,43 @@ describe('findings store', () => {
     expect(await insertFindingBatch(t.infra.pool, scan, findings.slice(40))).toBe(findings.length - 40);
     expect(await counts(scanId)).toEqual({ findings: findings.length, evidence: findings.length });
     // Nothing is visible before completion.
-    const before = await t.infra.pool.query(`SELECT count(*)::int AS n FROM cases WHERE workspace_id = $1`, [workspaceId]);
+    const before = await t.infra.pool.query(`SELECT count(*)::int AS n FROM cases WHERE workspace_id = $1`, [
+      workspaceId,
+    ]);
     expect(before.rows[0].n).toBe(0);
 
     expect(await completeScan(t.infra.pool, scanId, { bytes: 1, notes: [] })).toBe(true);
     expect(await completeScan(t.infra.pool, scanId, { bytes: 1, notes: [] })).toBe(false);
-    const scanRow = await t.infra.pool.query(`SELECT status, findings_count, new_cases, duplicates FROM scans WHERE id = $1`, [scanId]);
+    const scanRow = await t.infra.pool.query(
+      `SELECT status, findings_count, new_cases, duplicates FROM scans WHERE id = $1`,
+      [scanId],
+    );
     const distinct = new Set(findings.map((f) => f.fingerprint)).size;
-    expect(scanRow.rows[0]).toEqual({ status: 'completed', findings_count: findings.length, new_cases: distinct, duplicates: findings.length - distinct });
-    const sightings = await t.infra.pool.query(`SELECT sum(sightings)::int AS n FROM cases WHERE workspace_id = $1`, [workspaceId]);
+    expect(scanRow.rows[0]).toEqual({
+      status: 'completed',
+      findings_count: findings.length,
+      new_cases: distinct,
+      duplicates: findings.length - distinct,
+    });
+    const sightings = await t.infra.pool.query(
+      `SELECT sum(sightings)::int AS n FROM cases WHERE workspace_id = $1`,
+      [workspaceId],
+    );
     expect(sightings.rows[0].n).toBe(findings.length);
+  });
+
+  it('stored rows that are not a prefix of the records are replaced, never duplicated', async () => {
+    const scanId = await newScan();
+    const scan = { id: scanId, workspaceId };
+    await insertFindingBatch(t.infra.pool, scan, findings.slice(0, 30));
+    await t.infra.pool.query(`DELETE FROM findings WHERE scan_id = $1 AND record_index = 10`, [scanId]);
+    expect(await insertFindingBatch(t.infra.pool, scan, findings)).toBe(findings.length);
+    expect(await counts(scanId)).toEqual({ findings: findings.length, evidence: findings.length });
+    const distinct = await t.infra.pool.query(
+      `SELECT count(DISTINCT record_index)::int AS n FROM findings WHERE scan_id = $1`,
+      [scanId],
+    );
+    expect(distinct.rows[0].n).toBe(findings.length);
   });
 
   it('failing a scan removes every row it staged and records the error', async () => {
@@ -81,7 +113,10 @@ describe('findings store', () => {
     await failScan(t.infra.pool, scanId, { code: 'unparseable_scan', message: 'broken', line: 7, column: 3 });
     expect(await counts(scanId)).toEqual({ findings: 0, evidence: 0 });
     const row = await t.infra.pool.query(`SELECT status, error FROM scans WHERE id = $1`, [scanId]);
-    expect(row.rows[0]).toEqual({ status: 'failed', error: { code: 'unparseable_scan', message: 'broken', line: 7, column: 3 } });
+    expect(row.rows[0]).toEqual({
+      status: 'failed',
+      error: { code: 'unparseable_scan', message: 'broken', line: 7, column: 3 },
+    });
   });
 
   it('text with NUL bytes, quotes, commas and newlines survives the COPY path', async () => {
@@ -94,8 +129,13 @@ describe('findings store', () => {
       rawExcerpt: '',
     };
     await insertFindingBatch(t.infra.pool, { id: scanId, workspaceId }, [odd]);
-    const { rows } = await t.infra.pool.query(`SELECT title, cve_ids FROM findings WHERE scan_id = $1`, [scanId]);
-    expect(rows[0]).toEqual({ title: 'a "quoted", multi\nline title', cve_ids: ['CVE-2021-44228', 'weird,"id"'] });
+    const { rows } = await t.infra.pool.query(`SELECT title, cve_ids FROM findings WHERE scan_id = $1`, [
+      scanId,
+    ]);
+    expect(rows[0]).toEqual({
+      title: 'a "quoted", multi\nline title',
+      cve_ids: ['CVE-2021-44228', 'weird,"id"'],
+    });
     const ev = await t.infra.pool.query(`SELECT raw_excerpt FROM evidence WHERE scan_id = $1`, [scanId]);
     expect(ev.rows[0].raw_excerpt).toBe('');
   });
@@ -104,13 +144,25 @@ describe('findings store', () => {
     const withCve = findings.find((f) => f.cveIds.length > 0)!;
     const cve = withCve.cveIds[0]!;
     await t.infra.pool.query(`INSERT INTO kev_entries (cve_id) VALUES ($1) ON CONFLICT DO NOTHING`, [cve]);
-    const kev = await t.app.inject({ method: 'GET', url: '/api/v1/cases?kev=true&limit=200', headers: { 'x-api-key': key } });
+    const kev = await t.app.inject({
+      method: 'GET',
+      url: '/api/v1/cases?kev=true&limit=200',
+      headers: { 'x-api-key': key },
+    });
     const data = kev.json().data as { kev: boolean; cveIds: string[] }[];
     expect(data.length).toBeGreaterThan(0);
     expect(data.every((c) => c.kev && c.cveIds.includes(cve))).toBe(true);
-    const notKev = await t.app.inject({ method: 'GET', url: '/api/v1/cases?kev=false&limit=200', headers: { 'x-api-key': key } });
+    const notKev = await t.app.inject({
+      method: 'GET',
+      url: '/api/v1/cases?kev=false&limit=200',
+      headers: { 'x-api-key': key },
+    });
     expect((notKev.json().data as { kev: boolean }[]).some((c) => c.kev)).toBe(false);
-    const findingsKev = await t.app.inject({ method: 'GET', url: `/api/v1/findings?kev=true&cve=${cve}`, headers: { 'x-api-key': key } });
+    const findingsKev = await t.app.inject({
+      method: 'GET',
+      url: `/api/v1/findings?kev=true&cve=${cve}`,
+      headers: { 'x-api-key': key },
+    });
     expect((findingsKev.json().data as { kev: boolean }[]).every((f) => f.kev)).toBe(true);
     expect(findingsKev.json().data.length).toBeGreaterThan(0);
   });

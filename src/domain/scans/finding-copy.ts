@@ -1,0 +1,123 @@
+import { randomUUID } from 'node:crypto';
+import type { Finding, FindingAsset } from '../../parsers/index.js';
+
+/**
+ * Rows of `COPY ... FROM STDIN` (text format) for findings and their evidence (DECISIONS §9,
+ * §10). Text format, not CSV: most fields need no escaping at all, so a row is one join of
+ * mostly untouched strings (see bench/ingest for the figures).
+ */
+
+/** Longest text kept per evidence field; 4,000 characters stay under the column's 16 KiB check. */
+export const MAX_EVIDENCE_CHARS = 4_000;
+
+const bound = (s: string | null): string | null =>
+  s === null ? null : s.length > MAX_EVIDENCE_CHARS ? `${s.slice(0, MAX_EVIDENCE_CHARS)}…[truncated]` : s;
+
+/** The label shown and filtered on as a finding's (and case's) asset. */
+export function assetLabel(a: FindingAsset): string | null {
+  if (a.host) return a.host;
+  if (a.fqdn) return a.fqdn;
+  if (a.ip) return a.ip;
+  if (a.purl) return a.purl;
+  if (a.component) return a.componentVersion ? `${a.component}@${a.componentVersion}` : a.component;
+  return a.file;
+}
+
+// PostgreSQL text values cannot hold NUL, so it is dropped; the rest is COPY text escaping.
+/* eslint-disable no-control-regex -- NUL is matched on purpose, to drop it */
+const SPECIAL = /[\\\t\n\r\u0000]/;
+const SPECIAL_ALL = /[\\\t\n\r\u0000]/g;
+/* eslint-enable no-control-regex */
+const ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r', '\u0000': '' };
+
+function text(s: string): string {
+  return SPECIAL.test(s) ? s.replace(SPECIAL_ALL, (c) => ESCAPES[c]!) : s;
+}
+
+function field(v: string | number | boolean | null): string {
+  if (v === null) return '\\N';
+  return typeof v === 'string' ? text(v) : String(v);
+}
+
+/** A text[] literal: every element quoted, so commas, braces and "NULL" stay plain text. */
+function arrayField(xs: string[]): string {
+  if (xs.length === 0) return '{}';
+  return text(`{${xs.map((x) => `"${x.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`).join(',')}}`);
+}
+
+/** Findings columns in the order of {@link findingRow}. */
+export const FINDING_COPY_COLUMNS = `id, scan_id, workspace_id, record_index, fingerprint, scanner, rule_id, title, severity,
+  cve_ids, cwe_ids, cvss_score, cvss_vector, cvss_v3_score, cvss_v3_vector, cvss_v2_score, cvss_v2_vector, description,
+  solution, asset, host, ip, fqdn, os, component, component_version, purl, file, line, port, protocol, exploit_available,
+  confidence, suppressed`;
+
+/** Evidence columns in the order of {@link evidenceRow}. */
+export const EVIDENCE_COPY_COLUMNS = `id, finding_id, scan_id, raw_excerpt, scanner_output`;
+
+/** One findings row, newline included. */
+export function findingRow(id: string, scan: { id: string; workspaceId: string }, f: Finding): string {
+  const a = f.asset;
+  return `${id}\t${scan.id}\t${scan.workspaceId}\t${f.recordIndex}\t${[
+    field(f.fingerprint),
+    field(f.scanner),
+    field(f.ruleId),
+    field(f.title),
+    field(f.severity),
+    arrayField(f.cveIds),
+    arrayField(f.cweIds),
+    field(f.cvssScore),
+    field(f.cvssVector),
+    field(f.cvssV3Score),
+    field(f.cvssV3Vector),
+    field(f.cvssV2Score),
+    field(f.cvssV2Vector),
+    field(f.description),
+    field(f.solution),
+    field(assetLabel(a)),
+    field(a.host),
+    field(a.ip),
+    field(a.fqdn),
+    field(a.os),
+    field(a.component),
+    field(a.componentVersion),
+    field(a.purl),
+    field(a.file),
+    field(a.line),
+    field(f.port),
+    field(f.protocol),
+    field(f.exploitAvailable),
+    field(f.confidence),
+    field(f.suppressed),
+  ].join('\t')}\n`;
+}
+
+/** One evidence row (the sighting's bounded raw excerpt and scanner output), newline included. */
+export function evidenceRow(id: string, findingId: string, scanId: string, f: Finding): string {
+  return `${id}\t${findingId}\t${scanId}\t${field(bound(f.rawExcerpt) ?? '')}\t${field(bound(f.evidence))}\n`;
+}
+
+let lastMs = 0;
+let counter = 0;
+
+/**
+ * A UUIDv7 (RFC 9562): 48-bit Unix milliseconds, then a 12-bit counter within the millisecond,
+ * then 62 random bits. Rows of one load get ids in insertion order, so the primary-key and
+ * foreign-key indexes grow at their right edge instead of on random pages.
+ */
+export function uuidV7(): string {
+  let ms = Date.now();
+  if (ms <= lastMs) {
+    counter++;
+    if (counter > 0xfff) {
+      lastMs++;
+      counter = 0;
+    }
+    ms = lastMs;
+  } else {
+    lastMs = ms;
+    counter = 0;
+  }
+  const hex = ms.toString(16).padStart(12, '0');
+  // randomUUID's last 17 characters: the RFC 9562 variant nibble and 62 random bits (node caches its entropy).
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7${counter.toString(16).padStart(3, '0')}-${randomUUID().slice(19)}`;
+}

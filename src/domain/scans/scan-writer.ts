@@ -1,0 +1,187 @@
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { from as copyFrom } from 'pg-copy-streams';
+import type pg from 'pg';
+import type { Pool } from '../../db/pool.js';
+import type { Finding } from '../../parsers/index.js';
+import {
+  EVIDENCE_COPY_COLUMNS,
+  FINDING_COPY_COLUMNS,
+  evidenceRow,
+  findingRow,
+  uuidV7,
+} from './finding-copy.js';
+
+/** Options of {@link openScanWriter}. */
+export interface ScanWriterOptions {
+  /** Encoded batches waiting for the database before `write` makes the parser wait. @defaultValue 2 */
+  maxQueued?: number;
+  /** Queued batches committed together when the database falls behind. @defaultValue 2 */
+  maxBatchesPerCommit?: number;
+}
+
+/** Writes one scan's findings and evidence; see {@link openScanWriter}. */
+export interface ScanWriter {
+  /** The first record index not stored yet when the writer opened; lower ones are skipped. */
+  readonly resumeAt: number;
+  /**
+   * Encodes a batch and queues it; resolves once the queue has room (the parser's backpressure).
+   * Rejects with the error of an earlier commit, if one failed.
+   */
+  write(batch: Finding[], bytesRead: number | null): Promise<void>;
+  /** Commits everything queued; resolves to the number of findings this writer stored. */
+  flush(): Promise<number>;
+  /** Releases the connection; after a failure it is discarded rather than reused. */
+  close(): Promise<void>;
+}
+
+interface Encoded {
+  findings: string;
+  evidence: string;
+  count: number;
+  next: number;
+  bytesRead: number | null;
+}
+
+/**
+ * Opens the write path of one scan on one dedicated connection (DECISIONS §8, §10).
+ *
+ * Each commit COPYs rows straight into `findings` and `evidence` (ids made here, so evidence
+ * can name its finding) and records progress, in one transaction. While the database commits,
+ * the next batches are encoded: parsing, encoding and writing overlap.
+ *
+ * Idempotency without ON CONFLICT: a scan's batches are committed in record order, so its
+ * stored rows are always a prefix `[0, n)` of the parser's output (a database crash loses a
+ * suffix of commits, never a middle). A retried job therefore resumes at `n` and skips what is
+ * stored. `UNIQUE (scan_id, record_index)` still holds: two attempts racing on one scan make
+ * one COPY fail and that attempt retry, and never store a record twice. If the rows are somehow
+ * not a prefix, they are deleted and the scan is written again from record 0.
+ */
+export async function openScanWriter(
+  pool: Pool,
+  scan: { id: string; workspaceId: string },
+  options: ScanWriterOptions = {},
+): Promise<ScanWriter> {
+  const maxQueued = Math.max(1, options.maxQueued ?? 2);
+  const maxPerCommit = Math.max(1, options.maxBatchesPerCommit ?? 2);
+  const client = await pool.connect();
+  let broken = false;
+  let resumeAt: number;
+  try {
+    resumeAt = await storedPrefix(client, scan.id);
+  } catch (err) {
+    client.release(true);
+    throw err;
+  }
+
+  const queue: Encoded[] = [];
+  let stored = 0;
+  let failure: unknown = null;
+  let running: Promise<void> | null = null;
+  let wake: (() => void) | null = null;
+  const signal = () => {
+    const w = wake;
+    wake = null;
+    w?.();
+  };
+
+  async function commit(chunk: Encoded[]): Promise<void> {
+    const last = chunk[chunk.length - 1]!;
+    await client.query('BEGIN');
+    try {
+      // Safe without waiting for the WAL flush: a commit lost to a database crash is a suffix
+      // the retried job writes again, and completeScan's synchronous commit flushes all of them.
+      await client.query('SET LOCAL synchronous_commit = off');
+      await pipeline(
+        Readable.from(chunk.map((c) => c.findings)),
+        client.query(copyFrom(`COPY findings (${FINDING_COPY_COLUMNS}) FROM STDIN`)),
+      );
+      await pipeline(
+        Readable.from(chunk.map((c) => c.evidence)),
+        client.query(copyFrom(`COPY evidence (${EVIDENCE_COPY_COLUMNS}) FROM STDIN`)),
+      );
+      await client.query(
+        `UPDATE scans SET findings_count = greatest(findings_count, $2),
+                          bytes_parsed = CASE WHEN $3::bigint IS NULL THEN bytes_parsed ELSE least(bytes, greatest(bytes_parsed, $3::bigint)) END
+         WHERE id = $1 AND status = 'parsing'`,
+        [scan.id, last.next, last.bytesRead],
+      );
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    }
+    for (const c of chunk) stored += c.count;
+  }
+
+  async function drain(): Promise<void> {
+    try {
+      while (queue.length > 0 && failure === null) {
+        const chunk = queue.splice(0, maxPerCommit);
+        signal();
+        await commit(chunk);
+      }
+    } catch (err) {
+      failure = err;
+      broken = true;
+    } finally {
+      running = null;
+      signal();
+    }
+  }
+
+  return {
+    resumeAt,
+    async write(batch, bytesRead) {
+      if (failure !== null) throw failure;
+      const fresh =
+        batch[0] && batch[0].recordIndex >= resumeAt ? batch : batch.filter((f) => f.recordIndex >= resumeAt);
+      if (fresh.length === 0) return;
+      let findings = '';
+      let evidence = '';
+      for (const f of fresh) {
+        const id = uuidV7();
+        findings += findingRow(id, scan, f);
+        evidence += evidenceRow(uuidV7(), id, scan.id, f);
+      }
+      queue.push({
+        findings,
+        evidence,
+        count: fresh.length,
+        next: fresh[fresh.length - 1]!.recordIndex + 1,
+        bytesRead,
+      });
+      running ??= drain();
+      while (queue.length > maxQueued && failure === null)
+        await new Promise<void>((resolve) => (wake = resolve));
+      if (failure !== null) throw failure;
+    },
+    async flush() {
+      while (running !== null) await running;
+      if (failure !== null) throw failure;
+      return stored;
+    },
+    async close() {
+      while (running !== null) await running;
+      client.release(broken || undefined);
+    },
+  };
+}
+
+/**
+ * Where this scan's stored rows end. They form a prefix of the record indexes (see
+ * {@link openScanWriter}); when they do not, they are deleted so the scan is written afresh.
+ */
+async function storedPrefix(client: pg.PoolClient, scanId: string): Promise<number> {
+  const { rows } = await client.query<{ n: number; next: number }>(
+    `SELECT count(*)::int AS n, coalesce(max(record_index) + 1, 0)::int AS next FROM findings WHERE scan_id = $1`,
+    [scanId],
+  );
+  const { n, next } = rows[0]!;
+  if (n === next) return next;
+  await client.query('BEGIN');
+  await client.query(`DELETE FROM evidence WHERE scan_id = $1`, [scanId]);
+  await client.query(`DELETE FROM findings WHERE scan_id = $1`, [scanId]);
+  await client.query('COMMIT');
+  return 0;
+}
