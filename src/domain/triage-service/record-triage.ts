@@ -93,28 +93,32 @@ export async function recordTriage(db: Queryable, r: TriageRecord): Promise<Reco
     completed: number | null;
     failed: number | null;
     total: number | null;
-  }>(SQL, [
-    r.resultId,
-    r.workspaceId,
-    JSON.stringify(r.response),
-    r.model,
-    r.priority,
-    JSON.stringify(r.hops),
-    JSON.stringify(r.policyChanges),
-    r.policyVersion,
-    r.at,
-    r.keyId,
-    batch?.batchId ?? null,
-    batch?.index ?? null,
-    reservationId,
-    ...ledgerCallColumns(r.ledger),
-    r.shadow?.engine ?? null,
-    r.shadow?.modelVersion ?? null,
-    r.shadow ? JSON.stringify(r.shadow.answer) : null,
-    r.shadow?.agrees ?? null,
-    take?.limit ?? null,
-    take?.month ?? null,
-  ]);
+  }>({
+    name: 'record-triage',
+    text: SQL,
+    values: [
+      r.resultId,
+      r.workspaceId,
+      JSON.stringify(r.response),
+      r.model,
+      r.priority,
+      JSON.stringify(r.hops),
+      JSON.stringify(r.policyChanges),
+      r.policyVersion,
+      r.at,
+      r.keyId,
+      batch?.batchId ?? null,
+      batch?.index ?? null,
+      reservationId,
+      ...ledgerCallColumns(r.ledger),
+      r.shadow?.engine ?? null,
+      r.shadow?.modelVersion ?? null,
+      r.shadow ? JSON.stringify(r.shadow.answer) : null,
+      r.shadow?.agrees ?? null,
+      take?.limit ?? null,
+      take?.month ?? null,
+    ],
+  });
   const row = res.rows[0]!;
   const finished =
     row.total !== null &&
@@ -184,27 +188,31 @@ export async function recordBatchItems(
     completed: number | null;
     failed: number | null;
     total: number | null;
-  }>(BATCH_SQL, [
-    col((_, i) => i),
-    col((r) => r.resultId),
-    col((r) => r.workspaceId),
-    col((r) => r.keyId),
-    col((r) => r.settle.batchId),
-    col((r) => r.settle.index),
-    col((r) => r.model),
-    col((r) => r.priority),
-    col((r) => JSON.stringify(r.response)),
-    col((r) => JSON.stringify(r.hops)),
-    col((r) => JSON.stringify(r.policyChanges)),
-    col((r) => r.policyVersion),
-    col((r) => r.at),
-    col((r) => r.shadow?.engine ?? null),
-    col((r) => r.shadow?.modelVersion ?? null),
-    col((r) => (r.shadow ? JSON.stringify(r.shadow.answer) : null)),
-    col((r) => r.shadow?.agrees ?? null),
-    ledger.map((l) => l.ord),
-    ...ledgerCallColumns(ledger.map((l) => l.entry)),
-  ]);
+  }>({
+    name: 'record-batch-items',
+    text: BATCH_SQL,
+    values: [
+      col((_, i) => i),
+      col((r) => r.resultId),
+      col((r) => r.workspaceId),
+      col((r) => r.keyId),
+      col((r) => r.settle.batchId),
+      col((r) => r.settle.index),
+      col((r) => r.model),
+      col((r) => r.priority),
+      col((r) => JSON.stringify(r.response)),
+      col((r) => JSON.stringify(r.hops)),
+      col((r) => JSON.stringify(r.policyChanges)),
+      col((r) => r.policyVersion),
+      col((r) => r.at),
+      col((r) => r.shadow?.engine ?? null),
+      col((r) => r.shadow?.modelVersion ?? null),
+      col((r) => (r.shadow ? JSON.stringify(r.shadow.answer) : null)),
+      col((r) => r.shadow?.agrees ?? null),
+      ledger.map((l) => l.ord),
+      ...ledgerCallColumns(ledger.map((l) => l.entry)),
+    ],
+  });
   const outcomes: RecordOutcome[] = records.map(() => ({ recorded: false, finished: false }));
   const finisher = new Map<string, number>(); // batch → the last recorded item that completes it
   for (const row of res.rows) {

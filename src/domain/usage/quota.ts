@@ -17,8 +17,7 @@ export interface Reservation {
 }
 
 export type ReserveResult =
-  | { ok: true; reservation: Reservation }
-  | { ok: false; used: number; reserved: number; limit: number };
+  { ok: true; reservation: Reservation } | { ok: false; used: number; reserved: number; limit: number };
 
 export interface QuotaService {
   reserve(workspaceId: string, amount: number, limit: number, ttlMs?: number): Promise<ReserveResult>;
@@ -45,22 +44,25 @@ export function createQuotaService(
 ): QuotaService {
   const reserveDb = options.reserveDb ?? db;
   async function settle(reservationId: string, count: number | undefined, asUsed: boolean): Promise<void> {
-    await db.query(
-      `WITH ${settleReservationCtes({ reservation: '$1::uuid', count: '$2::int', asUsed: '$3::boolean' })} SELECT 1`,
-      [reservationId, count ?? null, asUsed],
-    );
+    await db.query({
+      name: 'quota-settle',
+      text: `WITH ${settleReservationCtes({ reservation: '$1::uuid', count: '$2::int', asUsed: '$3::boolean' })} SELECT 1`,
+      values: [reservationId, count ?? null, asUsed],
+    });
   }
 
   return {
     async reserve(workspaceId, amount, limit, ttlMs = 10 * 60_000) {
-      if (!Number.isInteger(amount) || amount <= 0) throw new Error('reservation amount must be a positive integer');
+      if (!Number.isInteger(amount) || amount <= 0)
+        throw new Error('reservation amount must be a positive integer');
       const now = clock();
       const month = monthOf(now);
       const id = randomUUID();
       // One statement: create the month's counter or add to it, only while used + reserved
       // stays within the limit, and record the reservation.
-      const res = await reserveDb.query(
-        `WITH upd AS (
+      const res = await reserveDb.query({
+        name: 'quota-reserve',
+        text: `WITH upd AS (
            INSERT INTO ai_call_quota AS q (workspace_id, month, used, reserved)
            SELECT $1::uuid, $2::date, 0, $3::int WHERE $3::int <= $4::int
            ON CONFLICT (workspace_id, month) DO UPDATE SET reserved = q.reserved + EXCLUDED.reserved
@@ -69,8 +71,8 @@ export function createQuotaService(
          )
          INSERT INTO quota_reservations (id, workspace_id, month, amount, expires_at)
          SELECT $5::uuid, $1::uuid, $2::date, $3::int, $6::timestamptz FROM upd RETURNING id`,
-        [workspaceId, month, amount, limit, id, new Date(now.getTime() + ttlMs)],
-      );
+        values: [workspaceId, month, amount, limit, id, new Date(now.getTime() + ttlMs)],
+      });
       if (res.rowCount === 1) return { ok: true, reservation: { id, workspaceId, month, amount } };
       const cur = await db.query<{ used: number; reserved: number }>(
         `SELECT used, reserved FROM ai_call_quota WHERE workspace_id = $1 AND month = $2`,
@@ -104,7 +106,6 @@ export function createQuotaService(
     },
   };
 }
-
 
 /**
  * The CTEs that settle part of a reservation in one statement: shrink (or delete) the
