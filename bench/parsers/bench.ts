@@ -6,6 +6,7 @@
  *   - stream/sax:   the same with the sax tokenizer (the engine comparison)
  *   - pool x1:      one file through the Piscina pool (worker parse + batches cloned to main)
  *   - pool x2:      two files at once on two worker threads (aggregate MB/s)
+ *   - split x2:     one file cut at record boundaries, two threads, findings in file order
  *   - dom:          fast-xml-parser parsing the whole file into memory (baseline), same run
  *
  *   npx tsx bench/parsers/bench.ts                  # 100 MB files
@@ -64,6 +65,7 @@ if (isMain) {
       ['stream/sax', ['--mode', 'stream', '--engine', 'sax']],
       ['pool x1', ['--mode', 'pool', '--tasks', '1']],
       ['pool x2', ['--mode', 'pool', '--tasks', '2']],
+      ['split x2', ['--mode', 'split', '--tasks', '2']],
       ['dom (fast-xml-parser)', ['--mode', 'dom']],
     ];
     const results = new Map<string, Measurement | null>();

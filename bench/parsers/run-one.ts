@@ -2,13 +2,14 @@
  * One measurement in a fresh process, so peak RSS belongs to that measurement alone. Prints a
  * JSON line. Used by bench.ts and memory-check.ts; not meant to be run by hand.
  *
- *   npx tsx bench/parsers/run-one.ts --mode stream|pool|dom --file F [--engine saxes|sax] [--tasks 2]
+ *   npx tsx bench/parsers/run-one.ts --mode stream|pool|split|dom --file F [--engine saxes|sax] [--tasks 2]
  */
 import { createReadStream, readFileSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { XMLParser } from 'fast-xml-parser';
 import { parseScan, type XmlEngineName } from '../../src/parsers/index.js';
 import { createParserPool, parseFileInPool } from '../../src/workers/parser-pool.js';
+import { parseFileSplitInPool } from './split-parse.js';
 
 const { values } = parseArgs({
   options: {
@@ -31,6 +32,20 @@ async function streamOnce(): Promise<number> {
     for (const f of batch) if (f.cveIds.length > 0) withCve++;
   }
   return count + withCve * 0;
+}
+
+/** One file cut at record boundaries and parsed on `threads` threads, findings in file order. */
+async function splitRun(threads: number): Promise<number> {
+  const pool = createParserPool({ maxThreads: threads, minThreads: threads });
+  try {
+    let n = 0;
+    await parseFileSplitInPool(pool, { path: file, threads }, async (batch) => {
+      for (const f of batch) if (f.recordIndex !== n++) throw new Error(`out of order at ${n - 1}`);
+    });
+    return n;
+  } finally {
+    await pool.destroy();
+  }
 }
 
 async function poolRun(tasks: number): Promise<number> {
@@ -74,7 +89,13 @@ const started = performance.now();
 const cpuStart = process.cpuUsage();
 const tasks = Number(values.tasks);
 const count =
-  values.mode === 'dom' ? domOnce() : values.mode === 'pool' ? await poolRun(tasks) : await streamOnce();
+  values.mode === 'dom'
+    ? domOnce()
+    : values.mode === 'pool'
+      ? await poolRun(tasks)
+      : values.mode === 'split'
+        ? await splitRun(tasks)
+        : await streamOnce();
 const seconds = (performance.now() - started) / 1000;
 // CPU time (all threads of the process) is reported next to wall time because wall time is
 // unreliable on a shared, loaded machine.

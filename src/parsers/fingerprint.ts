@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { FindingAsset } from './types.js';
 
 /** The fields of a finding that define its case identity (DECISIONS §10). */
@@ -82,5 +82,6 @@ export function canonicalFingerprintString(input: FingerprintInput): string {
  * sightings of one case.
  */
 export function fingerprintFinding(input: FingerprintInput): string {
-  return createHash('sha256').update(canonicalFingerprintString(input), 'utf8').digest('hex');
+  // One-shot hash (Node ≥ 20.12): no Hash object per finding; same digest as createHash.
+  return hash('sha256', canonicalFingerprintString(input), 'hex');
 }

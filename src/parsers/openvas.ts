@@ -14,6 +14,8 @@ import type { XmlHandler, XmlWalker } from './xml/xml-walker.js';
 
 interface ResultState {
   depth: number;
+  /** Paths below the result of the open descendants, innermost last (`nvt`, `nvt/refs`, …). */
+  rels: string[];
   id: string | null;
   oid: string | null;
   fields: Map<string, string>;
@@ -46,6 +48,7 @@ class OpenvasHandler implements XmlHandler {
       if (name === 'result' && path[path.length - 2] === 'results') {
         this.result = {
           depth: path.length,
+          rels: [],
           id: attrs.id ?? null,
           oid: null,
           fields: new Map(),
@@ -56,7 +59,9 @@ class OpenvasHandler implements XmlHandler {
       }
       return;
     }
-    const rel = path.slice(this.result.depth).join('/');
+    const rels = this.result.rels;
+    const rel = rels.length === 0 ? name : `${rels[rels.length - 1]}/${name}`;
+    rels.push(rel);
     if (rel === 'nvt') this.result.oid = nonEmpty(attrs.oid);
     else if (rel === 'nvt/refs/ref') {
       const type = (attrs.type ?? '').toLowerCase();
@@ -75,7 +80,7 @@ class OpenvasHandler implements XmlHandler {
       this.result = null;
       return;
     }
-    const rel = path.slice(r.depth).join('/');
+    const rel = r.rels.pop()!;
     // Older reports list CVEs as "CVE-a, CVE-b" text, or NOCVE; extractCves ignores the latter.
     if (rel === 'nvt/cve') r.cves.push(...extractCves(text));
     else r.fields.set(rel, text);

@@ -2,26 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { isIpAddress, nonEmpty, parsePort, type ParserContext } from './format-parser.js';
 import { RecordCollector, firstField, hasExploit, qualysCvssFields } from './qualys-common.js';
+import { SpillRowDecoder, encodeSpillRow, type SpillRow } from './qualys-spill.js';
 import { severityFromQualys } from './severity.js';
 import type { FindingDraft } from './types.js';
 import type { XmlHandler, XmlWalker } from './xml/xml-walker.js';
-
-/** One host-vulnerability row, spilled to disk until the glossary is known. */
-interface SpillRow {
-  qid: string | null;
-  type: string;
-  port: string | null;
-  protocol: string | null;
-  result: string | null;
-  ip: string | null;
-  dns: string | null;
-  netbios: string | null;
-  os: string | null;
-  excerpt: string;
-}
 
 /** What the join needs from one glossary VULN_DETAILS; text fields are capped. */
 interface GlossaryEntry {
@@ -44,9 +30,9 @@ const cap = (s: string | null): string | null =>
 /**
  * Qualys asset data report (DECISIONS §9). Hosts list QIDs only; titles, severities and CVEs live
  * in the GLOSSARY, which comes after all hosts. Join strategy: each VULN_INFO is written as one
- * JSON line to a private temp file while streaming (memory: one row), the glossary is held as a
- * map (memory: O(distinct QIDs), each entry's texts capped at 8 KiB), and after the document ends
- * the spill file is read back line by line and joined. Peak memory is therefore independent of
+ * row (`qualys-spill.ts`) to a private temp file while streaming (memory: one row), the glossary
+ * is held as a map (memory: O(distinct QIDs), each entry's texts capped at 8 KiB), and after the
+ * document ends the spill file is read back row by row and joined. Peak memory is therefore independent of
  * the number of hosts; disk use is about the size of the HOST_LIST section.
  */
 export class QualysAssetHandler implements XmlHandler {
@@ -61,7 +47,7 @@ export class QualysAssetHandler implements XmlHandler {
   private readonly glossary = new Map<string, GlossaryEntry>();
 
   constructor(ctx: ParserContext) {
-    this.spillPath = join(ctx.tmpDir, `qualys-asset-join-${randomUUID()}.jsonl`);
+    this.spillPath = join(ctx.tmpDir, `qualys-asset-join-${randomUUID()}.spill`);
   }
 
   open(name: string, attrs: Record<string, string>, path: readonly string[], walker: XmlWalker): void {
@@ -106,7 +92,7 @@ export class QualysAssetHandler implements XmlHandler {
       os: h.get('OPERATING_SYSTEM') ?? null,
       excerpt,
     };
-    this.spillBuffer += `${JSON.stringify(row)}\n`;
+    this.spillBuffer += encodeSpillRow(row);
     this.vuln = null;
   }
 
@@ -140,19 +126,19 @@ export class QualysAssetHandler implements XmlHandler {
     if (!this.spill) return;
     await this.spill.close();
     this.spill = null;
-    const lines = createInterface({
-      input: createReadStream(this.spillPath, { encoding: 'utf8' }),
-      crlfDelay: Infinity,
-    });
+    const decoder = new SpillRowDecoder();
     let batch: FindingDraft[] = [];
-    for await (const line of lines) {
-      if (line === '') continue;
-      batch.push(this.join(JSON.parse(line) as SpillRow));
-      if (batch.length >= JOIN_BATCH) {
-        yield batch;
-        batch = [];
+    const input = createReadStream(this.spillPath, { encoding: 'utf8', highWaterMark: 256 * 1024 });
+    for await (const text of input as AsyncIterable<string>) {
+      for (const row of decoder.push(text)) {
+        batch.push(this.join(row));
+        if (batch.length >= JOIN_BATCH) {
+          yield batch;
+          batch = [];
+        }
       }
     }
+    decoder.end();
     if (batch.length > 0) yield batch;
   }
 

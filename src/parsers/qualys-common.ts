@@ -49,7 +49,8 @@ export class RecordCollector {
 
   /** Call on each descendant close; `path` is the full path including the closing element. */
   add(path: readonly string[], text: string): void {
-    const rel = path.slice(this.depth).join('/');
+    // Most leaves are direct children; joining a one-element slice would allocate twice for nothing.
+    const rel = path.length === this.depth + 1 ? path[this.depth]! : path.slice(this.depth).join('/');
     if (rel.startsWith('CVE_ID_LIST/') || rel === 'CVE_ID') {
       this.cves.push(...extractCves(text));
       return;

@@ -32,6 +32,8 @@ export interface XmlEngine {
   line(): number;
   /** 1-based column of the next character. */
   column(): number;
+  /** 0-based offset of the next character in the text written so far, in UTF-16 code units. */
+  position(): number;
 }
 
 function createSaxes(events: XmlEvents): XmlEngine {
@@ -49,6 +51,7 @@ function createSaxes(events: XmlEvents): XmlEngine {
     close: () => void p.close(),
     line: () => p.line,
     column: () => p.column + 1,
+    position: () => p.position,
   };
 }
 
@@ -67,6 +70,7 @@ function createSax(events: XmlEvents): XmlEngine {
     close: () => void p.close(),
     line: () => p.line + 1,
     column: () => p.column + 1,
+    position: () => p.position,
   };
 }
 

@@ -1,9 +1,9 @@
 import { ParseError, unparseable } from '../parse-error.js';
 import { formatSize } from '../json/json-tokenizer.js';
 import type { ParserContext } from '../format-parser.js';
-import { EXCERPT_TRUNCATION_MARKER, type FindingDraft, type ParseLimits } from '../types.js';
+import type { FindingDraft, ParseLimits } from '../types.js';
 import { XmlSyntaxError, createXmlEngine, type XmlEngine } from './xml-engine.js';
-import { ExcerptBuilder } from './excerpt-builder.js';
+import { RawExcerpt, serialiseOpenTag } from './raw-excerpt.js';
 
 /**
  * Format-specific logic on top of the walker. `path` holds local names from the root to the
@@ -46,8 +46,13 @@ export class XmlWalker {
   private events = 0;
   private charsWithoutEvent = 0;
   private sawRoot = false;
-  private excerpt: ExcerptBuilder | null = null;
+  private excerpt: RawExcerpt | null = null;
   private lastAttrs: Record<string, string> = {};
+  /** The slice being tokenized and the one before it, with their absolute start positions. */
+  private cur = '';
+  private curStart = 0;
+  private prev = '';
+  private prevStart = 0;
 
   constructor(
     private readonly handler: XmlHandler,
@@ -62,24 +67,51 @@ export class XmlWalker {
     });
   }
 
-  /** Starts capturing the raw form of the current element (call from `open`). */
+  /**
+   * Starts capturing the raw text of the current element (call from `open`). The tokenizer is
+   * just past the open tag's `>`; its `<` is the last one before, because `<` cannot occur inside
+   * a tag. Only when the tag began before the previous slice (a tag over 64 Ki characters) is it
+   * rebuilt from the parsed attributes.
+   */
   beginExcerpt(): void {
-    this.excerpt = new ExcerptBuilder(this.limits.maxExcerptBytes, EXCERPT_TRUNCATION_MARKER);
+    const maxChars = this.limits.maxExcerptBytes + 1;
+    const pos = this.engine.position();
+    const inCur = pos - this.curStart - 1 >= 0 ? this.cur.lastIndexOf('<', pos - this.curStart - 1) : -1;
+    if (inCur >= 0) {
+      this.excerpt = new RawExcerpt(this.curStart + inCur, maxChars);
+      return;
+    }
+    const inPrev = this.prev.lastIndexOf('<');
+    if (inPrev >= 0) {
+      this.excerpt = new RawExcerpt(this.prevStart + inPrev, maxChars);
+      this.excerpt.take(this.prev, this.prevStart, this.curStart);
+      return;
+    }
     const name = this.path[this.path.length - 1] ?? '';
-    this.excerpt.open(name, this.lastAttrs);
+    this.excerpt = new RawExcerpt(pos, maxChars, serialiseOpenTag(name, this.lastAttrs));
   }
 
-  /** Stops capturing and returns the excerpt (call from `close`, after the element's close was recorded). */
+  /**
+   * Stops capturing and returns the element's raw text, at most `maxExcerptBytes + 1` characters
+   * (call from `close`); the caller bounds it in bytes and marks a cut.
+   */
   endExcerpt(): string {
-    const text = this.excerpt?.finish() ?? '';
+    const excerpt = this.excerpt;
+    if (!excerpt) return '';
+    excerpt.take(this.cur, this.curStart, this.engine.position());
     this.excerpt = null;
-    return text;
+    return excerpt.finish();
   }
 
   /** Feeds decoded text. */
   write(text: string): void {
     for (let i = 0; i < text.length; i += SLICE_CHARS) {
       const slice = text.length <= SLICE_CHARS ? text : text.slice(i, i + SLICE_CHARS);
+      this.excerpt?.take(this.cur, this.curStart, Infinity);
+      this.prev = this.cur;
+      this.prevStart = this.curStart;
+      this.curStart += this.cur.length;
+      this.cur = slice;
       const before = this.events;
       this.guard(() => this.engine.write(slice));
       if (this.events === before) {
@@ -169,7 +201,6 @@ export class XmlWalker {
     this.path.push(name);
     this.texts.push('');
     this.lastAttrs = attrs;
-    this.excerpt?.open(name, attrs);
     this.handler.open(name, attrs, this.path, this);
   }
 
@@ -177,7 +208,6 @@ export class XmlWalker {
     this.events++;
     const name = localName(qname);
     const text = this.texts.pop() ?? '';
-    this.excerpt?.close(name);
     this.handler.close(name, text, this.path, this);
     this.path.pop();
   }
@@ -189,13 +219,21 @@ export class XmlWalker {
     const current = this.texts[top]!;
     // Whitespace between child elements is layout, not content; skipping it keeps container
     // elements (the root above 100k hosts) from accumulating it.
-    if (current === '' && text.trim() === '') return;
+    if (current === '' && isBlank(text)) return;
     if (current.length + text.length > this.limits.maxTextBytes) {
       throw this.at(
         `The text of <${this.path[this.path.length - 1]}> is larger than the ${formatSize(this.limits.maxTextBytes)} limit`,
       );
     }
-    this.texts[top] = current + text;
-    this.excerpt?.text(text);
+    this.texts[top] = current === '' ? text : current + text;
   }
+}
+
+/** True when `text` is XML whitespace only; cheaper than `trim()`, which allocates. */
+function isBlank(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c !== 0x20 && c !== 0x0a && c !== 0x09 && c !== 0x0d) return false;
+  }
+  return true;
 }

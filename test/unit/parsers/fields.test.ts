@@ -115,7 +115,7 @@ describe('Qualys fields', () => {
       port: 3389,
       protocol: 'tcp',
     });
-    expect(f?.rawExcerpt).toMatch(/^<VULN_INFO><QID id="qid_38601">38601<\/QID>/);
+    expect(f?.rawExcerpt).toMatch(/^<VULN_INFO>\s*<QID id="qid_38601">38601<\/QID>/);
     const dns = findings.find((x) => x.ruleId === '6');
     expect(dns).toMatchObject({
       title: 'DNS Host Name',

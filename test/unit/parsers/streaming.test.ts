@@ -138,4 +138,23 @@ describe('streaming behaviour', () => {
     const b = await parseScanToArray(Readable.from([bytes]), { xmlEngine: 'sax' });
     expect(b.findings).toEqual(a.findings);
   });
+
+  it.each(['saxes', 'sax'] as const)(
+    'copies raw excerpts verbatim whatever the chunk boundaries (%s)',
+    async (xmlEngine) => {
+      const item =
+        '<ReportItem port="443" protocol="tcp" severity="2" pluginID="1" pluginName="Ünïcode &amp; co">\n' +
+        '  <description>caf\u00e9 \u{1F600} &lt;b&gt;</description>\r\n  <cve>CVE-2020-1234</cve>\n</ReportItem>';
+      const doc = Buffer.from(
+        `<?xml version="1.0"?>\n<NessusClientData_v2><Report name="r"><ReportHost name="10.0.0.1">${item}${item}</ReportHost></Report></NessusClientData_v2>`,
+      );
+      for (const size of [1, 2, 3, 7, 64, doc.length]) {
+        const chunks: Buffer[] = [];
+        for (let i = 0; i < doc.length; i += size) chunks.push(doc.subarray(i, i + size));
+        const { findings } = await parseScanToArray(Readable.from(chunks), { xmlEngine });
+        // The tokenizer normalises CR LF to LF in text, never in the excerpt.
+        expect(findings.map((f) => f.rawExcerpt)).toEqual([item, item]);
+      }
+    },
+  );
 });
