@@ -8,6 +8,9 @@
  * do): autocannon's `overallRate` sends each second's requests in a burst, which measures the
  * burst's queue rather than the service.
  *
+ * In the same run, as the floor, `GET /healthz` on the same server at the same rates: what the
+ * HTTP stack, the loopback and this VM's wake-ups cost before the service does anything.
+ *
  *   npx tsx bench/triage/http-overhead.ts [--seconds 8] [--rates 50,150]
  */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -26,7 +29,10 @@ const PROVIDER_MS = 50;
 const fake = await startOpenAiFake([{ kind: 'slow', delayMs: PROVIDER_MS, then: { kind: 'success' } }]);
 const dir = mkdtempSync(path.join(tmpdir(), 'bench-triage-'));
 const triageConfig = JSON.parse(readFileSync('config/triage.json', 'utf8'));
-for (const p of Object.values(triageConfig.providers) as { requestsPerMinute: number; tokensPerMinute: number }[]) {
+for (const p of Object.values(triageConfig.providers) as {
+  requestsPerMinute: number;
+  tokensPerMinute: number;
+}[]) {
   p.requestsPerMinute = 1_000_000;
   p.tokensPerMinute = 1_000_000_000;
 }
@@ -55,7 +61,7 @@ async function server(env: Record<string, string>) {
 }
 
 /** Sends `rate` requests a second for `seconds`, evenly spaced; returns latencies (ms) and failures. */
-async function paced(url: string, key: string, rate: number, secs: number) {
+async function paced(url: string, key: string, rate: number, secs: number, method: 'POST' | 'GET' = 'POST') {
   const latencies: number[] = [];
   let failures = 0;
   const inflight: Promise<void>[] = [];
@@ -67,7 +73,12 @@ async function paced(url: string, key: string, rate: number, secs: number) {
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     const t = performance.now();
     inflight.push(
-      fetch(url, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body }).then(
+      fetch(
+        url,
+        method === 'POST'
+          ? { method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body }
+          : {},
+      ).then(
         async (res) => {
           await res.arrayBuffer();
           if (res.status === 200) latencies.push(performance.now() - t);
@@ -80,11 +91,16 @@ async function paced(url: string, key: string, rate: number, secs: number) {
   await Promise.all(inflight);
   const elapsed = (performance.now() - start) / 1000;
   latencies.sort((a, b) => a - b);
-  const q = (p: number) => +(latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN).toFixed(2);
+  const q = (p: number) =>
+    +(latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN).toFixed(2);
   return { reached: +(latencies.length / elapsed).toFixed(1), failures, p50: q(0.5), p99: q(0.99) };
 }
 
-const body = JSON.stringify({ title: 'Outdated OpenSSL on an internal host', severity: 'MEDIUM', description: 'OpenSSL 1.1.1 reached end of life' });
+const body = JSON.stringify({
+  title: 'Outdated OpenSSL on an internal host',
+  severity: 'MEDIUM',
+  description: 'OpenSSL 1.1.1 reached end of life',
+});
 const rows: Record<string, string | number>[] = [];
 for (const [engine, env, providerMs] of [
   ['local engine', {}, 0],
@@ -92,6 +108,22 @@ for (const [engine, env, providerMs] of [
 ] as const) {
   const s = await server(env);
   await paced(`${s.base}/api/v1/triage`, s.key, 50, 2); // warm-up
+  if (providerMs === 0) {
+    // The floor, in the same run: the same server, client and pacing, a route that does nothing.
+    for (const rate of rates) {
+      const r = await paced(`${s.base}/healthz`, s.key, rate, seconds, 'GET');
+      rows.push({
+        engine: 'GET /healthz (floor)',
+        'target rps': rate,
+        'reached rps': r.reached,
+        errors: r.failures,
+        'p50 ms': r.p50,
+        'p99 ms': r.p99,
+        'p50 − provider': r.p50,
+        'p99 − provider': r.p99,
+      });
+    }
+  }
   for (const rate of rates) {
     const r = await paced(`${s.base}/api/v1/triage`, s.key, rate, seconds);
     rows.push({
