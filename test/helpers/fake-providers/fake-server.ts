@@ -30,6 +30,8 @@ export interface RecordedRequest {
   headers: IncomingHttpHeaders;
   body: unknown;
   at: number;
+  /** From the request's arrival to its response's last byte handed to the OS: the provider's time. */
+  servedMs?: number;
 }
 
 export interface FakeServer {
@@ -68,6 +70,7 @@ export async function startFakeServer(
   let served = 0;
   const requests: RecordedRequest[] = [];
   const server = createServer((req, res) => {
+    const arrived = performance.now();
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -86,6 +89,7 @@ export async function startFakeServer(
         at: Date.now(),
       };
       requests.push(recorded);
+      res.on('finish', () => (recorded.servedMs = performance.now() - arrived));
       const n = served++;
       let step = script[Math.min(n, script.length - 1)] ?? { kind: 'success' };
       let delay = 0;
