@@ -7,9 +7,9 @@
  */
 import { createReadStream } from 'node:fs';
 import type { MessagePort } from 'node:worker_threads';
-import { ParseError, parseScan, type ScanFormat } from '../../src/parsers/index.js';
+import type { ScanFormat } from '../../src/parsers/index.js';
 import type { ByteRange } from './split-plan.js';
-import type { ParseThreadResult } from '../../src/workers/parse-thread.js';
+import { streamBatches, type ParseThreadResult } from '../../src/workers/parse-thread.js';
 import type { ParseFileRequest } from '../../src/workers/parser-pool.js';
 
 /** One segment to parse; `format` is the one detected for the whole file. */
@@ -22,20 +22,8 @@ export interface ParseRangeTask extends Omit<ParseFileRequest, 'format' | 'gzip'
   port: MessagePort;
 }
 
-type PortMessage = { type: 'ack'; seq: number } | { type: 'abort' };
-
 /** Parses the segment described by `task` and streams its batches over `task.port`. */
 export default async function parseRangeThread(task: ParseRangeTask): Promise<ParseThreadResult> {
-  const { port } = task;
-  const maxInFlight = Math.max(1, task.maxInFlight ?? 2);
-  let acked = -1;
-  let aborted = false;
-  let wake: (() => void) | null = null;
-  port.on('message', (msg: PortMessage) => {
-    if (msg.type === 'ack') acked = Math.max(acked, msg.seq);
-    else aborted = true;
-    wake?.();
-  });
   let offset = task.start;
   const source = (async function* () {
     for (const [from, to] of task.ranges) {
@@ -48,26 +36,9 @@ export default async function parseRangeThread(task: ParseRangeTask): Promise<Pa
       }
     }
   })();
-  let seq = 0;
   try {
-    const parse = parseScan(source, {
-      format: task.format,
-      gzip: false,
-      batchSize: task.batchSize,
-      limits: task.limits,
-    });
-    for await (const findings of parse) {
-      while (!aborted && seq - acked > maxInFlight) await new Promise<void>((resolve) => (wake = resolve));
-      if (aborted) return { ok: false, aborted: true };
-      port.postMessage({ type: 'batch', seq: seq++, findings, bytesRead: offset });
-    }
-    while (!aborted && acked < seq - 1) await new Promise<void>((resolve) => (wake = resolve));
-    return aborted ? { ok: false, aborted: true } : { ok: true, result: parse.result! };
-  } catch (err) {
-    if (err instanceof ParseError) return { ok: false, error: err.toObject() };
-    throw err;
+    return await streamBatches(task, source, { format: task.format, gzip: false }, () => offset);
   } finally {
     await source.return(undefined);
-    port.close();
   }
 }

@@ -10,7 +10,13 @@
  */
 import { createReadStream } from 'node:fs';
 import type { MessagePort } from 'node:worker_threads';
-import { ParseError, parseScan, type ParseErrorObject, type ParseResult } from '../parsers/index.js';
+import {
+  ParseError,
+  parseScan,
+  type ParseErrorObject,
+  type ParseResult,
+  type ScanFormat,
+} from '../parsers/index.js';
 import type { ParseFileRequest } from './parser-pool.js';
 
 /** The task posted to the pool: the request, and the port batches go back on (in the transfer list). */
@@ -26,6 +32,32 @@ type PortMessage = { type: 'ack'; seq: number } | { type: 'abort' };
 
 /** Parses `task.path` and streams its batches over `task.port`; see the protocol above. */
 export default async function parseThread(task: ParseThreadTask): Promise<ParseThreadResult> {
+  const source = createReadStream(task.path, { highWaterMark: 64 * 1024 });
+  try {
+    // bytesRead: how far into the file the parser has read (progress; read-ahead included).
+    return await streamBatches(
+      task,
+      source,
+      { format: task.format ?? null, gzip: task.gzip ?? 'auto' },
+      () => source.bytesRead,
+    );
+  } finally {
+    source.destroy();
+  }
+}
+
+/**
+ * Parses `source` and posts its batches on `task.port` with the protocol above (at most
+ * `maxInFlight` unacknowledged; stops on abort), then waits for the last acknowledgement so the
+ * result never overtakes its batches. `bytesRead()` is the progress sent with each batch. Closes
+ * the port. Shared by every thread entry that speaks this protocol.
+ */
+export async function streamBatches(
+  task: Pick<ParseThreadTask, 'port' | 'maxInFlight' | 'batchSize' | 'limits'>,
+  source: AsyncIterable<Buffer>,
+  options: { format: ScanFormat | null; gzip: boolean | 'auto' },
+  bytesRead: () => number,
+): Promise<ParseThreadResult> {
   const { port } = task;
   const maxInFlight = Math.max(1, task.maxInFlight ?? 2);
   let acked = -1;
@@ -36,22 +68,19 @@ export default async function parseThread(task: ParseThreadTask): Promise<ParseT
     else aborted = true;
     wake?.();
   });
-  const source = createReadStream(task.path, { highWaterMark: 64 * 1024 });
   let seq = 0;
   try {
     const parse = parseScan(source, {
-      format: task.format ?? null,
-      gzip: task.gzip ?? 'auto',
+      format: options.format,
+      gzip: options.gzip,
       batchSize: task.batchSize,
       limits: task.limits,
     });
     for await (const findings of parse) {
       while (!aborted && seq - acked > maxInFlight) await new Promise<void>((resolve) => (wake = resolve));
       if (aborted) return { ok: false, aborted: true };
-      // bytesRead: how far into the file the parser has read (progress; read-ahead included).
-      port.postMessage({ type: 'batch', seq: seq++, findings, bytesRead: source.bytesRead });
+      port.postMessage({ type: 'batch', seq: seq++, findings, bytesRead: bytesRead() });
     }
-    // Wait for the last acknowledgements so the result never overtakes its batches.
     while (!aborted && acked < seq - 1) await new Promise<void>((resolve) => (wake = resolve));
     return aborted ? { ok: false, aborted: true } : { ok: true, result: parse.result! };
   } catch (err) {
@@ -60,7 +89,6 @@ export default async function parseThread(task: ParseThreadTask): Promise<ParseT
     if (err instanceof ParseError) return { ok: false, error: err.toObject() };
     throw err;
   } finally {
-    source.destroy();
     port.close();
   }
 }
