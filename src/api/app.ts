@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { invalidRequest } from '../lib/errors.js';
+import { nulCharacterErrors } from '../lib/nul-check.js';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import cookie from '@fastify/cookie';
 import { Ajv } from 'ajv';
@@ -43,12 +45,21 @@ export async function buildApp(deps: AppDeps, ext: AppExtensions = {}): Promise<
     return503OnClosing: true,
   });
   const ajv = validators();
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? ajv.body : ajv.other).compile(schema));
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    (httpPart === 'body' ? ajv.body : ajv.other).compile(schema),
+  );
   app.removeContentTypeParser('text/plain');
   // A POST without a body is read as `{}`, so action routes (revoke) need no body and
   // routes with required fields list every missing one instead of "must be object".
   app.addHook('preValidation', async (req) => {
     if (req.body === undefined && req.method === 'POST') req.body = {};
+    // Before any route sees it: PostgreSQL cannot store U+0000 (see nul-check.ts).
+    // (The query parser's objects have a prototype of their own: copied into a plain one.)
+    const nul = [
+      ...nulCharacterErrors({ ...(req.query as object) }, '/querystring'),
+      ...nulCharacterErrors(req.body),
+    ];
+    if (nul.length > 0) throw invalidRequest(nul);
   });
   app.addHook('onSend', async (req, reply) => {
     void reply.header('X-Request-Id', req.id);
