@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { invalidRequest } from '../lib/errors.js';
-import { nulCharacterErrors } from '../lib/nul-check.js';
+import { unstorableTextErrors } from '../lib/storable-text.js';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import cookie from '@fastify/cookie';
 import { Ajv } from 'ajv';
@@ -53,11 +53,11 @@ export async function buildApp(deps: AppDeps, ext: AppExtensions = {}): Promise<
   // routes with required fields list every missing one instead of "must be object".
   app.addHook('preValidation', async (req) => {
     if (req.body === undefined && req.method === 'POST') req.body = {};
-    // Before any route sees it: PostgreSQL cannot store U+0000 (see nul-check.ts).
+    // Before any route sees it: PostgreSQL cannot store U+0000 (see storable-text.ts).
     // (The query parser's objects have a prototype of their own: copied into a plain one.)
     const nul = [
-      ...nulCharacterErrors({ ...(req.query as object) }, '/querystring'),
-      ...nulCharacterErrors(req.body),
+      ...unstorableTextErrors({ ...(req.query as object) }, '/querystring'),
+      ...unstorableTextErrors(req.body),
     ];
     if (nul.length > 0) throw invalidRequest(nul);
   });

@@ -123,12 +123,13 @@ describe('every route answers bad input with a problem document', () => {
     },
   );
 
-  // PostgreSQL cannot store U+0000: every route must refuse it as a 400 naming the field, never
-  // fail with a 500 deep in a statement (a batch did, before the check in app.ts).
+  // PostgreSQL cannot store U+0000 or a lone surrogate: every route must refuse them as a 400
+  // naming the field, never fail with a 500 deep in a statement (a batch did, before the check
+  // in app.ts).
   const NUL_BODY = {
     title: 'a\u0000b',
     severity: 'LOW',
-    description: 'x',
+    description: 'lone surrogate \ud800',
     label: 'l\u0000',
     name: 'n\u0000',
     items: [{ title: '\u0000', severity: 'LOW', description: 'x' }],

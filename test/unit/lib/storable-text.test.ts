@@ -1,13 +1,13 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { nulCharacterErrors } from '../../../src/lib/nul-check.js';
+import { unstorableTextErrors } from '../../../src/lib/storable-text.js';
 
-describe('nulCharacterErrors', () => {
+describe('unstorableTextErrors', () => {
   it('names every string that holds U+0000, as JSON Pointers', () => {
     const body = JSON.parse(
       '{"title":"a\\u0000b","items":[{"x":"ok"},{"x":"\\u0000"}],"a/b":{"c~d":"\\u0000"}}',
     );
-    expect(nulCharacterErrors(body)).toEqual([
+    expect(unstorableTextErrors(body)).toEqual([
       { path: '/title', message: 'must not contain the NUL character (U+0000)' },
       { path: '/items/1/x', message: 'must not contain the NUL character (U+0000)' },
       { path: '/a~1b/c~0d', message: 'must not contain the NUL character (U+0000)' },
@@ -15,16 +15,16 @@ describe('nulCharacterErrors', () => {
   });
 
   it('does not mistake an escaped backslash followed by u0000 for a NUL', () => {
-    expect(nulCharacterErrors(JSON.parse('{"path":"C:\\\\u0000\\\\file"}'))).toEqual([]);
+    expect(unstorableTextErrors(JSON.parse('{"path":"C:\\\\u0000\\\\file"}'))).toEqual([]);
   });
 
   it('finds NUL in keys, in query strings under their prefix, and stops at `max`', () => {
-    expect(nulCharacterErrors({ 'a\u0000': 1 })).toHaveLength(1);
-    expect(nulCharacterErrors({ name: 'x\u0000' }, '/querystring')).toEqual([
+    expect(unstorableTextErrors({ 'a\u0000': 1 })).toHaveLength(1);
+    expect(unstorableTextErrors({ name: 'x\u0000' }, '/querystring')).toEqual([
       { path: '/querystring/name', message: 'must not contain the NUL character (U+0000)' },
     ]);
     expect(
-      nulCharacterErrors(
+      unstorableTextErrors(
         Array.from({ length: 50 }, () => '\u0000'),
         '',
         5,
@@ -32,9 +32,18 @@ describe('nulCharacterErrors', () => {
     ).toHaveLength(5);
   });
 
+  it('names lone surrogates, and accepts well-formed pairs', () => {
+    expect(unstorableTextErrors(JSON.parse('{"a":"x\\ud800y","b":"\\udfff","ok":"\\ud83d\\ude00"}'))).toEqual(
+      [
+        { path: '/a', message: 'must be well-formed Unicode (it has a lone surrogate)' },
+        { path: '/b', message: 'must be well-formed Unicode (it has a lone surrogate)' },
+      ],
+    );
+  });
+
   it('leaves streams and other non-plain objects alone', () => {
-    expect(nulCharacterErrors(Readable.from(['\u0000']))).toEqual([]);
-    expect(nulCharacterErrors(undefined)).toEqual([]);
-    expect(nulCharacterErrors(null)).toEqual([]);
+    expect(unstorableTextErrors(Readable.from(['\u0000']))).toEqual([]);
+    expect(unstorableTextErrors(undefined)).toEqual([]);
+    expect(unstorableTextErrors(null)).toEqual([]);
   });
 });
