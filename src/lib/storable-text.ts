@@ -39,6 +39,16 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 
 const LONE_SURROGATE = /\p{Cs}/u;
 
+/** Whether PostgreSQL can store `text` as text and jsonb. */
+export function isStorableText(text: string): boolean {
+  return textProblem(text) === null;
+}
+
+/** `text` without U+0000 and with each lone surrogate replaced by U+FFFD. */
+export function storableText(text: string): string {
+  return text.replaceAll('\u0000', '').replace(/\p{Cs}/gu, '\uFFFD');
+}
+
 function textProblem(text: string): string | null {
   if (text.includes('\u0000')) return 'must not contain the NUL character (U+0000)';
   if (LONE_SURROGATE.test(text)) return 'must be well-formed Unicode (it has a lone surrogate)';

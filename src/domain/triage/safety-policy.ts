@@ -7,6 +7,8 @@
  * Rules, in the order they run (later rules see earlier changes):
  * - ENUMS: unknown priority → HIGH, unknown action → INVESTIGATE (a human looks), unknown
  *   severityOverride → null, non-string reasoning → ''.
+ * - STORABLE_TEXT: U+0000 removed from reasoning and lone surrogates replaced by U+FFFD (neither
+ *   can be stored; a provider's text must not turn an answer into a failed request).
  * - CONFIDENCE_CLAMP: confidence into [0, 1]; NaN or non-number → 0.
  * - SSVC_FLOOR (floor table below, decision from ssvc.ts over KEV, EPSS, CVSS and asset).
  * - KEV_FLOOR: a CVE in KEV never below HIGH.
@@ -18,6 +20,7 @@
  * - KEV_NO_SEVERITY_DOWNGRADE: a KEV finding's severityOverride below the submitted severity → null.
  * - SEVERITY_OVERRIDE_SAME: an override equal to the submitted severity → null (DECISIONS §6).
  */
+import { isStorableText, storableText } from '../../lib/storable-text.js';
 import { ACTION_RANK, SEVERITY_RANK, ssvcBaseline } from './baseline.js';
 import { deriveSignals, type RiskSignals } from './signals.js';
 import type { SsvcDecision } from './ssvc.js';
@@ -33,11 +36,12 @@ import {
 } from './types.js';
 
 /** Bump on any change of behaviour; stored with each triage so answers can be audited. */
-export const SAFETY_POLICY_VERSION = '2026-11-21.1';
+export const SAFETY_POLICY_VERSION = '2026-11-21.2';
 
 /** Names of the policy rules, as they appear in `[policy:RULE]` tags. */
 export type PolicyRule =
   | 'ENUMS'
+  | 'STORABLE_TEXT'
   | 'CONFIDENCE_CLAMP'
   | 'SSVC_FLOOR'
   | 'KEV_FLOOR'
@@ -120,6 +124,15 @@ function normalise(raw: UncheckedAnswer, draft: Draft): void {
     draft.set('ENUMS', 'severityOverride', null, raw.severityOverride);
   }
   if (typeof raw.reasoning !== 'string') draft.set('ENUMS', 'reasoning', '', raw.reasoning);
+  else if (!isStorableText(raw.reasoning)) {
+    // `from` names the problem instead of repeating the text that cannot be stored.
+    draft.set(
+      'STORABLE_TEXT',
+      'reasoning',
+      storableText(raw.reasoning),
+      'text with U+0000 or lone surrogates',
+    );
+  }
   const c = raw.confidenceScore;
   const clamped = typeof c === 'number' && !Number.isNaN(c) ? Math.min(1, Math.max(0, c)) : 0;
   if (clamped !== c) draft.set('CONFIDENCE_CLAMP', 'confidenceScore', clamped, c);

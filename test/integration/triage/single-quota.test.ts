@@ -87,3 +87,24 @@ describe.each([
     expect(second.find((r) => r.statusCode === 200)!.json().model).toMatch(remote ? /^openai:/ : /^local:/);
   });
 });
+
+describe('a provider answer with text PostgreSQL cannot store', () => {
+  it('is cleaned by the policy and stored, not turned into a failed request', async () => {
+    const fake = await startOpenAiFake([
+      { kind: 'success', answer: { reasoning: 'Exploited\u0000 in the wild \ud800.' } },
+    ]);
+    opened.push(fake);
+    const t = await startTestApp({ env: await remoteConfig(fake) });
+    opened.push(t);
+    const s = await signUp(t.app, { plan: 'trial' });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/triage',
+      headers: { 'x-api-key': s.key },
+      payload: finding,
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().reasoning).toBe('Exploited in the wild \uFFFD. [policy:STORABLE_TEXT]');
+    expect(await counts(t, s.workspaceId)).toEqual({ results: 1, calls: 1, used: 1, reserved: 0 });
+  });
+});

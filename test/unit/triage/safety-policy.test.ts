@@ -44,6 +44,19 @@ describe('applySafetyPolicy: one rule at a time', () => {
     expect(out.answer.reasoning).toContain('[policy:ENUMS]');
   });
 
+  it('STORABLE_TEXT: drops U+0000 and replaces lone surrogates, without repeating the bad text', () => {
+    const out = applySafetyPolicy({ ...lowAnswer, reasoning: 'a\u0000b \ud800c \ud83d\ude00' }, base, none);
+    expect(out.answer.reasoning).toBe('ab \uFFFDc \ud83d\ude00 [policy:STORABLE_TEXT]');
+    expect(out.changes).toEqual([
+      {
+        rule: 'STORABLE_TEXT',
+        field: 'reasoning',
+        from: 'text with U+0000 or lone surrogates',
+        to: 'ab \uFFFDc \ud83d\ude00',
+      },
+    ]);
+  });
+
   it.each([
     { value: 1.7, expected: 1 },
     { value: -0.2, expected: 0 },
