@@ -8,8 +8,10 @@
  * go together in the next one, up to `maxItems` at a time. Under load the groups grow by
  * themselves, which is exactly when fewer round trips pay.
  *
- * `flush` must return one result per item, in order. If it throws, every item of that group
- * fails with the error (they were written together, so none of them was written).
+ * `flush` must return one result per item, in order. If it throws for a group of one, that item
+ * fails with the error. If it throws for a larger group (written together, so none of them was
+ * written), each of its items is flushed again alone, so one item that cannot be written fails
+ * only itself and a transient error costs one more round trip per item.
  */
 export interface Coalescer<T, R> {
   submit(item: T): Promise<R>;
@@ -29,18 +31,27 @@ export function createCoalescer<T, R>(
   const queue: Waiting<T, R>[] = [];
   let running = 0;
 
+  async function flushChecked(items: T[]): Promise<R[]> {
+    const results = await flush(items);
+    if (results.length !== items.length)
+      throw new Error(`coalescer: ${results.length} results for ${items.length} items`);
+    return results;
+  }
+
   async function drain(): Promise<void> {
     running++;
     try {
       while (queue.length > 0) {
         const group = queue.splice(0, options.maxItems);
         try {
-          const results = await flush(group.map((w) => w.item));
-          if (results.length !== group.length)
-            throw new Error(`coalescer: ${results.length} results for ${group.length} items`);
+          const results = await flushChecked(group.map((w) => w.item));
           group.forEach((w, i) => w.resolve(results[i]!));
         } catch (err) {
-          for (const w of group) w.reject(err);
+          if (group.length === 1) group[0]!.reject(err);
+          else
+            await Promise.all(
+              group.map((w) => flushChecked([w.item]).then(([r]) => w.resolve(r!), w.reject)),
+            );
         }
       }
     } finally {
