@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page, Response } from 'playwright-core';
 import { startTestServer, type TestServer } from '../helpers/start-test-server.js';
-import { recordModelCalls } from '../../src/domain/usage/ledger.js';
 import {
   CHROMIUM_PATH,
   expectStrictPageHeaders,
@@ -243,34 +242,51 @@ describe.skipIf(!hasChromium)('console pages in a real browser', () => {
   });
 
   it('shows the monthly statement per key and model tier', async () => {
-    // Three answered triage calls, arranged below the HTTP layer as the triage service records
-    // them (quota counted, ledger rows written), so the figures do not depend on the triage engine.
-    const call = (
-      keyId: string,
-      catalogModel: string,
-      inputTokens: number,
-      outputTokens: number,
-      micros: bigint,
-    ) => ({
-      workspaceId: keys.workspaceId,
-      keyId,
-      requestId: null,
-      tier: catalogModel === 'svc-triage-routine' ? 'routine' : 'escalated',
-      catalogModel,
-      providerModel: 'local:ssvc',
-      inputTokens,
-      outputTokens,
-      costPicos: micros * 1_000_000n,
-      aiCall: true,
-    });
-    await recordModelCalls(server.deps.pool, [
-      call(keys.firstId, 'svc-triage-routine', 1200, 300, 450n),
-      call(keys.firstId, 'svc-triage-v1', 2400, 800, 12_500n),
-      call(keys.createdId, 'svc-triage-routine', 900, 250, 350n),
-    ]);
-    const reserved = await server.deps.quota.reserve(keys.workspaceId, 3, 50_000);
-    if (!reserved.ok) throw new Error('quota reservation refused');
-    await server.deps.quota.commit(reserved.reservation.id);
+    // Three real triage calls over HTTP with the local engine: two routine findings and one
+    // high-risk one (CRITICAL with CVSS >= 9.0), which the router starts one tier up. The expected
+    // figures are computed here from each answer's `usage` and the catalog prices (USD per
+    // million tokens, as pico-dollars per token), independently of the ledger code.
+    const triage = async (secret: string, body: object) => {
+      const res = await fetch(`${server.url}/api/v1/triage`, {
+        method: 'POST',
+        headers: { 'x-api-key': secret, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { usage: { inputTokens: number; outputTokens: number } }).usage;
+    };
+    const routine = {
+      title: 'Outdated OpenSSL on an internal host',
+      severity: 'MEDIUM',
+      description: 'OpenSSL 1.1.1 is end of life',
+    };
+    const critical = {
+      title: 'Pre-auth RCE in the VPN gateway',
+      severity: 'CRITICAL',
+      cvssScore: 9.8,
+      description: 'Vendor advisory, no patch yet',
+    };
+    const first = await triage(keys.first, routine);
+    const firstCritical = await triage(keys.first, critical);
+    const created = await triage(keys.created, routine);
+    const PICOS = { routine: [100_000n, 400_000n], v1: [3_000_000n, 15_000_000n] } as const;
+    const picos = (u: { inputTokens: number; outputTokens: number }, [i, o]: readonly [bigint, bigint]) =>
+      BigInt(u.inputTokens) * i + BigInt(u.outputTokens) * o;
+    const toMicros = (p: bigint) => (p + 500_000n) / 1_000_000n; // half up, as the ledger rounds
+    const usd = (micros: bigint) =>
+      new Intl.NumberFormat('en-US', {
+        style: 'currency',
+        currency: 'USD',
+        minimumFractionDigits: 2,
+        maximumFractionDigits: 6,
+      }).format(Number(micros) / 1e6);
+    const rowsPicos = [
+      picos(first, PICOS.routine),
+      picos(firstCritical, PICOS.v1),
+      picos(created, PICOS.routine),
+    ];
+    const totalMicros = toMicros(rowsPicos.reduce((a, b) => a + b, 0n));
+    const tokens = [first, firstCritical, created].reduce((n, u) => n + u.inputTokens + u.outputTokens, 0);
     await openSettings();
     expect(await page.locator('#ws-ai-calls').textContent()).toBe('3 of 50,000');
     const rows = page.locator('#statement-body tr');
@@ -280,14 +296,18 @@ describe.skipIf(!hasChromium)('console pages in a real browser', () => {
     expect(await firstLines.nth(1).locator('td').allTextContents()).toEqual([
       'svc-triage-v1',
       '1',
-      '2,400',
-      '800',
-      '$0.0125',
+      firstCritical.inputTokens.toLocaleString('en-US'),
+      firstCritical.outputTokens.toLocaleString('en-US'),
+      usd(toMicros(rowsPicos[1]!)),
     ]);
-    expect(await page.locator('#statement-foot').textContent()).toContain('$0.0133');
-    expect(await page.locator('#ws-tokens').textContent()).toBe('5,850');
-    expect(await page.locator('#ws-spend').textContent()).toBe('$0.0133');
-    expect(await keyRow(keys.firstId).locator('td[data-label="Tokens"]').textContent()).toBe('4,700');
+    expect(await page.locator('#statement-foot').textContent()).toContain(usd(totalMicros));
+    expect(await page.locator('#ws-tokens').textContent()).toBe(tokens.toLocaleString('en-US'));
+    expect(await page.locator('#ws-spend').textContent()).toBe(usd(totalMicros));
+    const firstTokens =
+      first.inputTokens + first.outputTokens + firstCritical.inputTokens + firstCritical.outputTokens;
+    expect(await keyRow(keys.firstId).locator('td[data-label="Tokens"]').textContent()).toBe(
+      firstTokens.toLocaleString('en-US'),
+    );
     expect(await page.content()).not.toMatch(/svc_[0-9A-Za-z]{38}/);
     await screenshot(page, 'settings-api-keys');
     await page.setViewportSize({ width: 390, height: 844 });

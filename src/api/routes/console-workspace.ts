@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../app-deps.js';
 import { effectivePlan, monthOf, nextMonthStart } from '../../domain/plans/plans.js';
 import { microsToUsd, picosToMicros } from '../../domain/usage/ledger.js';
-import { statementLines } from '../../domain/usage/usage-report.js';
+import { monthlyStatement } from '../../domain/usage/usage-report.js';
 import { planBody, statementQuery } from '../schemas/console.js';
 import { noQuery } from '../schemas/common.js';
 
@@ -40,7 +40,9 @@ export function consoleWorkspaceRoutes(app: FastifyInstance, deps: AppDeps): voi
     };
   }
 
-  app.get('/workspace', { schema: { querystring: noQuery } }, async (req) => summary(req.session.workspaceId));
+  app.get('/workspace', { schema: { querystring: noQuery } }, async (req) =>
+    summary(req.session.workspaceId),
+  );
 
   app.post('/plan', { bodyLimit: 4096, schema: { body: planBody } }, async (req) => {
     const { plan } = req.body as { plan: 'free' | 'service' };
@@ -57,15 +59,11 @@ export function consoleWorkspaceRoutes(app: FastifyInstance, deps: AppDeps): voi
     const month = (req.query as { month?: string }).month ?? monthOf(now).slice(0, 7);
     const from = new Date(`${month}-01T00:00:00Z`);
     const to = nextMonthStart(from);
-    const lines = await statementLines(deps.pool, req.session.workspaceId, from, to);
-    let spend = 0n;
-    let aiCalls = 0;
-    let tokens = 0;
-    for (const l of lines) {
-      spend += BigInt(l.spendMicros);
-      aiCalls += l.aiCalls;
-      tokens += l.inputTokens + l.outputTokens;
-    }
-    return { month, lines, totals: { aiCalls, tokens, spendUsd: microsToUsd(spend) } };
+    const { lines, totals } = await monthlyStatement(deps.pool, req.session.workspaceId, from, to);
+    return {
+      month,
+      lines,
+      totals: { aiCalls: totals.aiCalls, tokens: totals.tokens, spendUsd: totals.spendUsd },
+    };
   });
 }

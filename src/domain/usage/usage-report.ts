@@ -20,14 +20,33 @@ interface Scope {
   id: string;
 }
 
-const empty = (): UsageTotals => ({ requests: 0, aiCalls: 0, inputTokens: 0, outputTokens: 0, spendMicros: '0', spendUsd: '0.000000' });
+const empty = (): UsageTotals => ({
+  requests: 0,
+  aiCalls: 0,
+  inputTokens: 0,
+  outputTokens: 0,
+  spendMicros: '0',
+  spendUsd: '0.000000',
+});
 
 /**
  * Daily series and totals for one key or one workspace over [from, to) (UTC days).
  * Requests come from the per-key counters, model calls from the ledger.
  */
-export async function usageSeries(db: Queryable, scope: Scope, from: Date, to: Date): Promise<{ totals: UsageTotals; daily: DailyUsage[] }> {
-  const res = await db.query<{ day: string; requests: string; ai_calls: string; input_tokens: string; output_tokens: string; spend: string }>(
+export async function usageSeries(
+  db: Queryable,
+  scope: Scope,
+  from: Date,
+  to: Date,
+): Promise<{ totals: UsageTotals; daily: DailyUsage[] }> {
+  const res = await db.query<{
+    day: string;
+    requests: string;
+    ai_calls: string;
+    input_tokens: string;
+    output_tokens: string;
+    spend: string;
+  }>(
     `WITH days AS (
        SELECT d::date AS day FROM generate_series($2::date, ($3::date - 1), interval '1 day') AS d
      ), req AS (
@@ -78,29 +97,67 @@ export interface StatementLine extends UsageTotals {
   tier: string;
 }
 
-/** The monthly statement: AI calls, tokens and spend per key and per model tier. */
-export async function statementLines(db: Queryable, workspaceId: string, from: Date, to: Date): Promise<StatementLine[]> {
-  const res = await db.query<{ key_id: string; tier: string; ai_calls: string; input_tokens: string; output_tokens: string; spend: string }>(
+/** The monthly statement: AI calls, tokens and spend per key and per model tier, and totals. */
+export interface Statement {
+  lines: StatementLine[];
+  /** Spend summed in picos over every line and rounded once, like every other total. */
+  totals: { aiCalls: number; tokens: number; spendMicros: string; spendUsd: string };
+}
+
+export async function monthlyStatement(
+  db: Queryable,
+  workspaceId: string,
+  from: Date,
+  to: Date,
+): Promise<Statement> {
+  const res = await db.query<{
+    key_id: string;
+    tier: string;
+    ai_calls: string;
+    input_tokens: string;
+    output_tokens: string;
+    spend: string;
+  }>(
     `SELECT key_id, catalog_model AS tier, count(*) FILTER (WHERE ai_call)::text AS ai_calls,
             sum(input_tokens)::text AS input_tokens, sum(output_tokens)::text AS output_tokens, sum(cost_picos)::text AS spend
        FROM usage_ledger WHERE workspace_id = $1 AND created_at >= $2 AND created_at < $3
       GROUP BY key_id, catalog_model ORDER BY key_id, catalog_model`,
     [workspaceId, from, to],
   );
-  return res.rows.map((r) => ({
-    keyId: r.key_id,
-    tier: r.tier,
-    requests: 0,
-    aiCalls: Number(r.ai_calls),
-    inputTokens: Number(r.input_tokens),
-    outputTokens: Number(r.output_tokens),
-    spendMicros: picosToMicros(r.spend).toString(),
-    spendUsd: microsToUsd(picosToMicros(r.spend)),
-  }));
+  let picos = 0n;
+  let aiCalls = 0;
+  let tokens = 0;
+  const lines = res.rows.map((r) => {
+    picos += BigInt(r.spend);
+    aiCalls += Number(r.ai_calls);
+    tokens += Number(r.input_tokens) + Number(r.output_tokens);
+    return {
+      keyId: r.key_id,
+      tier: r.tier,
+      requests: 0,
+      aiCalls: Number(r.ai_calls),
+      inputTokens: Number(r.input_tokens),
+      outputTokens: Number(r.output_tokens),
+      spendMicros: picosToMicros(r.spend).toString(),
+      spendUsd: microsToUsd(picosToMicros(r.spend)),
+    };
+  });
+  // Lines round each to the micro-dollar; the total is exact (it may differ from the sum of
+  // the rounded lines by under a micro-dollar per line) and equals the workspace's spend.
+  const totals = {
+    aiCalls,
+    tokens,
+    spendMicros: picosToMicros(picos).toString(),
+    spendUsd: microsToUsd(picosToMicros(picos)),
+  };
+  return { lines, totals };
 }
 
 /** Lifetime and period totals per key, for the key list (requests, tokens, spend). */
-export async function perKeyTotals(db: Queryable, workspaceId: string): Promise<Map<string, { requests: number; tokens: number; spendUsd: string }>> {
+export async function perKeyTotals(
+  db: Queryable,
+  workspaceId: string,
+): Promise<Map<string, { requests: number; tokens: number; spendUsd: string }>> {
   const res = await db.query<{ key_id: string; requests: string; tokens: string; spend: string }>(
     `SELECT k.id AS key_id,
             COALESCE((SELECT sum(requests) FROM key_request_counters c WHERE c.key_id = k.id), 0)::text AS requests,
@@ -112,6 +169,13 @@ export async function perKeyTotals(db: Queryable, workspaceId: string): Promise<
     [workspaceId],
   );
   return new Map(
-    res.rows.map((r) => [r.key_id, { requests: Number(r.requests), tokens: Number(r.tokens), spendUsd: microsToUsd(picosToMicros(r.spend)) }]),
+    res.rows.map((r) => [
+      r.key_id,
+      {
+        requests: Number(r.requests),
+        tokens: Number(r.tokens),
+        spendUsd: microsToUsd(picosToMicros(r.spend)),
+      },
+    ]),
   );
 }
