@@ -3,6 +3,7 @@ import { M001Foundation } from './m001-foundation.js';
 import { M002Enrichment } from './m002-enrichment.js';
 import { M004Triage } from './m004-triage.js';
 import { M003Scans } from './m003-scans.js';
+import { M005ScanWritePath } from './m005-scan-write-path.js';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list runs from
@@ -13,4 +14,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'm002-enrichment', class: M002Enrichment },
   { name: 'm004-triage', class: M004Triage },
   { name: 'm003-scans', class: M003Scans },
+  { name: 'm005-scan-write-path', class: M005ScanWritePath },
 ];

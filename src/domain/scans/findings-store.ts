@@ -2,7 +2,7 @@ import type { Pool, Queryable } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
 import type { Finding } from '../../parsers/index.js';
 import type { ScanError, ScanRow } from './scan-records.js';
-import { openScanWriter } from './scan-writer.js';
+import { deleteStoredRows, openScanWriter } from './scan-writer.js';
 
 /**
  * Persistence of a scan's findings (DECISIONS §8, §10), in three set-based steps:
@@ -84,8 +84,9 @@ export async function completeScan(
     // One sort of the scan's narrow case columns, in memory: the window shares DISTINCT ON's order.
     await tx.query(`SET LOCAL work_mem = '64MB'`);
     // Ordered by fingerprint so concurrent completions of one workspace lock cases in the same order.
-    await tx.query(
-      `INSERT INTO cases (workspace_id, fingerprint, title, severity, scanner, rule_id, cve_ids, cwe_ids, cvss_score,
+    const upsert = await tx.query<{ created: number }>(
+      `WITH upserted AS (
+       INSERT INTO cases (workspace_id, fingerprint, title, severity, scanner, rule_id, cve_ids, cwe_ids, cvss_score,
                           asset, host, ip, fqdn, component, port, protocol, first_scan_id, last_scan_id,
                           first_seen, last_seen, sightings)
        SELECT DISTINCT ON (fingerprint) workspace_id, fingerprint, title, severity, scanner, rule_id, cve_ids, cwe_ids,
@@ -97,18 +98,19 @@ export async function completeScan(
        ON CONFLICT (workspace_id, fingerprint) DO UPDATE SET
          title = EXCLUDED.title, severity = EXCLUDED.severity, cve_ids = EXCLUDED.cve_ids, cwe_ids = EXCLUDED.cwe_ids,
          cvss_score = EXCLUDED.cvss_score, last_scan_id = EXCLUDED.last_scan_id, last_seen = EXCLUDED.last_seen,
-         sightings = cases.sightings + EXCLUDED.sightings, updated_at = now()`,
+         sightings = cases.sightings + EXCLUDED.sightings, updated_at = now()
+       RETURNING xmax = 0 AS created)
+       SELECT count(*) FILTER (WHERE created)::int AS created FROM upserted`,
       [scanId],
     );
     await tx.query(
       `WITH sev AS (SELECT severity, count(*)::int AS n FROM findings WHERE scan_id = $1 GROUP BY severity),
-       total AS (SELECT coalesce(sum(n), 0)::int AS n, coalesce(jsonb_object_agg(severity, n), '{}') AS j FROM sev),
-       created AS (SELECT count(*)::int AS n FROM cases WHERE first_scan_id = $1)
-       UPDATE scans SET status = 'completed', findings_count = total.n, new_cases = created.n,
-                        duplicates = total.n - created.n, by_severity = total.j, bytes_parsed = $2,
+       total AS (SELECT coalesce(sum(n), 0)::int AS n, coalesce(jsonb_object_agg(severity, n), '{}') AS j FROM sev)
+       UPDATE scans SET status = 'completed', findings_count = total.n, new_cases = $4,
+                        duplicates = total.n - $4, by_severity = total.j, bytes_parsed = $2,
                         notes = $3, error = NULL, finished_at = now()
-       FROM total, created WHERE scans.id = $1`,
-      [scanId, result.bytes, result.notes],
+       FROM total WHERE scans.id = $1`,
+      [scanId, result.bytes, result.notes, upsert.rows[0]!.created],
     );
     return true;
   });
@@ -122,8 +124,7 @@ export async function failScan(pool: Pool, scanId: string, error: ScanError): Pr
       [scanId],
     );
     if (!rowCount) return;
-    await tx.query(`DELETE FROM evidence WHERE scan_id = $1`, [scanId]);
-    await tx.query(`DELETE FROM findings WHERE scan_id = $1`, [scanId]);
+    await deleteStoredRows(tx, scanId);
     await tx.query(
       `UPDATE scans SET status = 'failed', error = $2, findings_count = 0, new_cases = 0, duplicates = 0,
                         by_severity = '{}', finished_at = now() WHERE id = $1`,

@@ -1,0 +1,146 @@
+/**
+ * The database half of scan ingestion, without HTTP or the queue: a Nessus file is parsed once
+ * into memory, then stored through the real scan writer and `completeScan` twice (a first scan
+ * whose findings are all new cases, then the same findings again, all existing cases), on a
+ * fresh, migrated database. Reports wall time and the PostgreSQL backends' CPU (from /proc) per
+ * step, so schema and SQL changes can be compared within one run.
+ *
+ *   npx tsx bench/ingest/write-bench.ts [--size 100MB] [--extra-sql "ALTER ..."] [--rounds 2] [--stats]
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { loadConfig } from '../../src/lib/config.js';
+import { createLogger } from '../../src/lib/logger.js';
+import { openInfrastructure } from '../../src/lib/infrastructure.js';
+import { createParserPool, parseFileInPool } from '../../src/workers/parser-pool.js';
+import { insertScan } from '../../src/domain/scans/scan-records.js';
+import { completeScan, startParsing } from '../../src/domain/scans/findings-store.js';
+import { openScanWriter } from '../../src/domain/scans/scan-writer.js';
+import type { Finding } from '../../src/parsers/index.js';
+import { generate, parseSize } from '../parsers/generate.js';
+import { createBenchDatabase } from '../lib/bench-db.js';
+
+const args = process.argv.slice(2);
+const opt = (name: string, fallback: string) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1]! : fallback;
+};
+const size = opt('size', '100MB');
+const extraSql = opt('extra-sql', '');
+const rounds = Number(opt('rounds', '2'));
+
+const file = await generate('nessus', parseSize(size), size.toLowerCase());
+const parserPool = createParserPool({ maxThreads: 2 });
+const batches: Finding[][] = [];
+await parseFileInPool(
+  parserPool,
+  { path: file, format: 'nessus', gzip: false, batchSize: 1000 },
+  async (b) => {
+    batches.push(b);
+  },
+);
+await parserPool.destroy();
+const total = batches.reduce((n, b) => n + b.length, 0);
+
+const db = await createBenchDatabase('bench_write');
+const config = loadConfig({
+  DATABASE_URL: db.url,
+  KEY_PEPPER: 'bench-pepper-'.padEnd(48, 'x'),
+  REDIS_URL: '',
+  PORT: '0',
+  LOG_LEVEL: 'silent',
+  SCAN_STORAGE_DIR: '/tmp',
+  PLANS_FILE: new URL('../auth/unlimited-plans.json', import.meta.url).pathname,
+});
+const infra = await openInfrastructure(config, createLogger('silent'));
+const pool = infra.pool;
+if (extraSql) await pool.query(extraSql);
+const workspaceId = randomUUID();
+await pool.query(`INSERT INTO workspaces (id, name, plan) VALUES ($1, 'bench', 'service')`, [workspaceId]);
+
+/** CPU ticks (user + system) of every backend of this database. */
+async function backendTicks(): Promise<number> {
+  const { rows } = await pool.query<{ pid: number }>(
+    `SELECT pid FROM pg_stat_activity WHERE datname = current_database()`,
+  );
+  let ticks = 0;
+  for (const { pid } of rows) {
+    try {
+      const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      ticks += Number(f[11]) + Number(f[12]);
+    } catch {
+      // not visible (another host): wall time only
+    }
+  }
+  return ticks;
+}
+const HZ = 100;
+
+async function step<T>(label: string, fn: () => Promise<T>): Promise<T> {
+  const t0 = performance.now();
+  const c0 = await backendTicks();
+  const cpu0 = process.cpuUsage();
+  const r = await fn();
+  const cpu = process.cpuUsage(cpu0);
+  const pgCpu = ((await backendTicks()) - c0) / HZ;
+  console.log(
+    `| ${label} | ${((performance.now() - t0) / 1000).toFixed(2)} s | ${pgCpu.toFixed(2)} s | ${((cpu.user + cpu.system) / 1e6).toFixed(2)} s |`,
+  );
+  return r;
+}
+
+console.log(`findings: ${total}; extra SQL: ${extraSql || '(none)'}`);
+console.log('| step | wall | PostgreSQL CPU | Node CPU |');
+console.log('|---|---|---|---|');
+for (let round = 1; round <= rounds; round++) {
+  const id = randomUUID();
+  await insertScan(pool, {
+    id,
+    workspaceId,
+    keyId: null,
+    name: null,
+    format: 'nessus',
+    bytes: 1,
+    sha256: 'x',
+    storagePath: `${workspaceId}/${id}`,
+    contentEncoding: null,
+    idempotencyKey: null,
+    asset: { name: null, environment: null, criticality: null, internetExposed: null },
+  });
+  await startParsing(pool, id);
+  await step(`scan ${round}: write findings + evidence`, async () => {
+    const writer = await openScanWriter(pool, { id, workspaceId });
+    try {
+      for (const b of batches) await writer.write(b, null);
+      await writer.flush();
+    } finally {
+      await writer.close();
+    }
+  });
+  await step(`scan ${round}: completeScan (${round === 1 ? 'new' : 'existing'} cases)`, () =>
+    completeScan(pool, id, { bytes: 1, notes: [] }),
+  );
+}
+if (args.includes('--stats')) {
+  const st = await pool.query(
+    `SELECT avg(length(raw_excerpt))::int AS raw, avg(length(scanner_output))::int AS out,
+            avg(pg_column_size(raw_excerpt))::int AS raw_stored, avg(pg_column_size(scanner_output))::int AS out_stored,
+            (SELECT avg(length(description))::int FROM findings) AS descr,
+            (SELECT avg(pg_column_size(f.*))::int FROM findings f) AS frow,
+            (SELECT avg(pg_column_size(c.*))::int FROM cases c) AS crow
+     FROM evidence`,
+  );
+  console.log(st.rows[0]);
+  const ix = await pool.query(
+    `SELECT indexrelid::regclass AS ix, pg_size_pretty(pg_relation_size(indexrelid)) AS size FROM pg_index
+     WHERE indrelid::regclass::text IN ('findings', 'evidence', 'cases') ORDER BY 1`,
+  );
+  console.log(ix.rows.map((r: { ix: string; size: string }) => `${r.ix} ${r.size}`).join('; '));
+}
+const { rows } = await pool.query<{ t: string; size: string }>(
+  `SELECT relname AS t, pg_size_pretty(pg_total_relation_size(oid)) AS size FROM pg_class
+   WHERE relname IN ('findings', 'evidence', 'cases') ORDER BY relname`,
+);
+console.log(rows.map((r) => `${r.t} ${r.size}`).join('; '));
+await infra.close();
+await db.drop();
