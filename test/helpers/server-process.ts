@@ -8,10 +8,22 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-export async function startServerProcess(role: 'web' | 'worker' | 'all', env: Record<string, string>): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', role], {
+/** `compiled`: run `dist/src/main.js` (after `npm run build`) instead of the sources under tsx. */
+export async function startServerProcess(
+  role: 'web' | 'worker' | 'all',
+  env: Record<string, string>,
+  options: { compiled?: boolean } = {},
+): Promise<ServerProcess> {
+  const entry = options.compiled ? ['dist/src/main.js', role] : ['--import', 'tsx', 'src/main.ts', role];
+  const child = spawn(process.execPath, entry, {
     // A fresh REDIS_PREFIX unless the test shares one: Redis outlives test runs.
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', REDIS_PREFIX: `p${Math.random().toString(36).slice(2, 10)}`, ...env },
+    env: {
+      ...process.env,
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+      REDIS_PREFIX: `p${Math.random().toString(36).slice(2, 10)}`,
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -65,6 +77,14 @@ export async function signUpOverHttp(baseUrl: string, plan: 'free' | 'trial' = '
   if (signup.status !== 201) throw new Error(`signup failed: ${signup.status} ${await signup.text()}`);
   const cookie = signup.headers.get('set-cookie')!.split(';')[0]!;
   const body = (await signup.json()) as { revealUrl: string; csrfToken: string; workspace: { id: string } };
-  const reveal = (await (await fetch(`${baseUrl}/api/console${body.revealUrl}`, { headers: { cookie } })).json()) as { key: string; keyId: string };
-  return { cookie, csrf: body.csrfToken, key: reveal.key, keyId: reveal.keyId, workspaceId: body.workspace.id };
+  const reveal = (await (
+    await fetch(`${baseUrl}/api/console${body.revealUrl}`, { headers: { cookie } })
+  ).json()) as { key: string; keyId: string };
+  return {
+    cookie,
+    csrf: body.csrfToken,
+    key: reveal.key,
+    keyId: reveal.keyId,
+    workspaceId: body.workspace.id,
+  };
 }

@@ -1,0 +1,110 @@
+/**
+ * Scan ingestion as deployed (issue 4): the service in its own process (`src/main.ts all`: API,
+ * scan-ingest worker and parser threads; queue on Redis), the upload sent by `curl` from another
+ * process (streamed with `-T`), then `GET /api/pipeline/scan/:id` polled until `completed`.
+ * Reports upload time, upload → completed, findings stored per second, and the server process's
+ * RSS (idle, and its peak from /proc VmHWM: every thread of it, under tsx).
+ *
+ * Baseline in the same run, on the same file: parsing it alone in this process's parser pool
+ * with a consumer that does nothing — the floor set by parsing.
+ *
+ * `ingest-bench.ts` runs server, worker and client in ONE process (the client's `fetch` of a
+ * large file inflates that process's RSS); this bench keeps them apart, as production does.
+ *
+ *   npx tsx bench/ingest/upload-process.ts [--size 1GB] [--compiled]   (--compiled: `npm run build` first;
+ *   the server runs `dist/src/main.js` as `npm start` does, without tsx in its memory)
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { createParserPool, parseFileInPool } from '../../src/workers/parser-pool.js';
+import { signUpOverHttp, startServerProcess } from '../../test/helpers/server-process.js';
+import { createBenchDatabase } from '../lib/bench-db.js';
+import { generate, parseSize } from '../parsers/generate.js';
+
+const { values } = parseArgs({
+  options: { size: { type: 'string', default: '100MB' }, compiled: { type: 'boolean', default: false } },
+});
+const file = await generate('nessus', parseSize(values.size!), values.size!.toLowerCase());
+const bytes = statSync(file).size;
+
+const mib = (kb: string) => Math.round(Number(kb) / 1024);
+function memoryOf(pid: number): { rssMiB: number; peakMiB: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return {
+    rssMiB: mib(/VmRSS:\s+(\d+)/.exec(status)![1]!),
+    peakMiB: mib(/VmHWM:\s+(\d+)/.exec(status)![1]!),
+  };
+}
+
+const db = await createBenchDatabase('bench_upload');
+const server = await startServerProcess(
+  'all',
+  {
+    DATABASE_URL: db.url,
+    KEY_PEPPER: 'bench-pepper-'.padEnd(48, 'x'),
+    REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
+    LOG_LEVEL: 'warn',
+    PLANS_FILE: 'bench/auth/unlimited-plans.json',
+  },
+  { compiled: values.compiled! },
+);
+try {
+  const { key } = await signUpOverHttp(server.url);
+  const pid = server.child.pid!;
+  const idle = memoryOf(pid);
+
+  const t0 = performance.now();
+  const answer = execFileSync('curl', [
+    '-sS',
+    '-X',
+    'POST',
+    '-T',
+    file,
+    '-H',
+    `X-API-Key: ${key}`,
+    '-H',
+    'Content-Type: application/xml',
+    `${server.url}/api/pipeline/scan?name=bench`,
+  ]).toString();
+  const uploadS = (performance.now() - t0) / 1000;
+  const { scanId } = JSON.parse(answer) as { scanId: string };
+  let scan: { status: string; counts?: { findings?: number }; findingsSoFar?: number; error?: unknown };
+  for (;;) {
+    const res = await fetch(`${server.url}/api/pipeline/scan/${scanId}`, { headers: { 'x-api-key': key } });
+    scan = (await res.json()) as typeof scan;
+    if (scan.status === 'completed' || scan.status === 'failed') break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const totalS = (performance.now() - t0) / 1000;
+  if (scan.status !== 'completed') throw new Error(`scan ${scan.status}: ${JSON.stringify(scan.error)}`);
+  const after = memoryOf(pid);
+
+  // Baseline: parse only, same file, a parser pool in this process.
+  const pool = createParserPool({ maxThreads: 1 });
+  const p0 = performance.now();
+  let parsed = 0;
+  await parseFileInPool(pool, { path: file, format: 'nessus', gzip: false, batchSize: 1000 }, async (b) => {
+    parsed += b.length;
+  });
+  const parseS = (performance.now() - p0) / 1000;
+  await pool.destroy();
+
+  console.log(
+    `\nscan ingestion, server in its own process, ${values.size} Nessus (${(bytes / 2 ** 20).toFixed(0)} MiB, ${parsed} findings)`,
+  );
+  console.table([
+    {
+      'upload s': +uploadS.toFixed(1),
+      'upload → completed s': +totalS.toFixed(1),
+      'findings/s': Math.round(parsed / totalS),
+      'parse only s (baseline)': +parseS.toFixed(1),
+      'completed ÷ parse only': +(totalS / parseS).toFixed(2),
+      'server RSS idle MiB': idle.rssMiB,
+      'server RSS peak MiB': after.peakMiB,
+    },
+  ]);
+} finally {
+  await server.stop();
+  await db.drop();
+}
