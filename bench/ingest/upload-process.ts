@@ -11,7 +11,7 @@
  * `ingest-bench.ts` runs server, worker and client in ONE process (the client's `fetch` of a
  * large file inflates that process's RSS); this bench keeps them apart, as production does.
  *
- *   npx tsx bench/ingest/upload-process.ts [--size 1GB] [--compiled]   (--compiled: `npm run build` first;
+ *   npx tsx bench/ingest/upload-process.ts [--size 1GB] [--format nessus|qualys|openvas] [--compiled]   (--compiled: `npm run build` first;
  *   the server runs `dist/src/main.js` as `npm start` does, without tsx in its memory)
  */
 import { execFileSync } from 'node:child_process';
@@ -23,9 +23,14 @@ import { createBenchDatabase } from '../lib/bench-db.js';
 import { generate, parseSize } from '../parsers/generate.js';
 
 const { values } = parseArgs({
-  options: { size: { type: 'string', default: '100MB' }, compiled: { type: 'boolean', default: false } },
+  options: {
+    size: { type: 'string', default: '100MB' },
+    format: { type: 'string', default: 'nessus' },
+    compiled: { type: 'boolean', default: false },
+  },
 });
-const file = await generate('nessus', parseSize(values.size!), values.size!.toLowerCase());
+const format = values.format as 'nessus' | 'qualys' | 'openvas';
+const file = await generate(format, parseSize(values.size!), values.size!.toLowerCase());
 const bytes = statSync(file).size;
 
 const mib = (kb: string) => Math.round(Number(kb) / 1024);
@@ -84,14 +89,14 @@ try {
   const pool = createParserPool({ maxThreads: 1 });
   const p0 = performance.now();
   let parsed = 0;
-  await parseFileInPool(pool, { path: file, format: 'nessus', gzip: false, batchSize: 1000 }, async (b) => {
+  await parseFileInPool(pool, { path: file, format, gzip: false, batchSize: 1000 }, async (b) => {
     parsed += b.length;
   });
   const parseS = (performance.now() - p0) / 1000;
   await pool.destroy();
 
   console.log(
-    `\nscan ingestion, server in its own process, ${values.size} Nessus (${(bytes / 2 ** 20).toFixed(0)} MiB, ${parsed} findings)`,
+    `\nscan ingestion, server in its own process (${values.compiled ? 'compiled' : 'tsx'}), ${values.size} ${format} (${(bytes / 2 ** 20).toFixed(0)} MiB, ${parsed} findings)`,
   );
   console.table([
     {
