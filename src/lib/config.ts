@@ -48,6 +48,11 @@ export interface Config {
   /** Absolute base URL used in links we print; defaults to http://HOST:PORT. */
   publicBaseUrl: string;
   cookieSecure: boolean;
+  /**
+   * Batch-triage jobs a worker process runs at once. Their answers are stored together (group
+   * commit), so more concurrent jobs mean fewer round trips per item; provider limiters still
+   * bound the calls to remote models. @defaultValue 32
+   */
   workerConcurrency: number;
   parserThreads: number;
   trialDays: number;
@@ -100,7 +105,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const databaseUrl = read.url('DATABASE_URL', ['postgres:', 'postgresql:']);
   const redisUrl = read.url('REDIS_URL', ['redis:', 'rediss:']);
   const keyPepper = read.optional('KEY_PEPPER');
-  if (keyPepper !== null && keyPepper.length < 32) problems.push('KEY_PEPPER: must be at least 32 characters');
+  if (keyPepper !== null && keyPepper.length < 32)
+    problems.push('KEY_PEPPER: must be at least 32 characters');
   if (keyPepper === null && databaseUrl !== null) {
     problems.push('KEY_PEPPER: required when DATABASE_URL is set (generate one with `openssl rand -hex 32`)');
   }
@@ -110,7 +116,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const publicBase = read.url('PUBLIC_BASE_URL', ['http:', 'https:']);
 
   const plansJson = readJson(plansFile, 'PLANS_FILE', problems) as PlansFile | null;
-  const modelsJson = readJson(path.join(projectRoot, 'config', 'models.json'), 'config/models.json', problems) as {
+  const modelsJson = readJson(
+    path.join(projectRoot, 'config', 'models.json'),
+    'config/models.json',
+    problems,
+  ) as {
     models: ModelCatalogEntry[];
   } | null;
 
@@ -130,9 +140,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     scanMaxBytes,
     logLevel: read.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
     keyCacheTtlMs: read.int('KEY_CACHE_TTL_MS', 30_000, 0, 3_600_000),
-    publicBaseUrl: (publicBase ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/$/, ''),
+    publicBaseUrl: (publicBase ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(
+      /\/$/,
+      '',
+    ),
     cookieSecure: read.bool('COOKIE_SECURE', publicBase?.startsWith('https:') ?? false),
-    workerConcurrency: read.int('WORKER_CONCURRENCY', 8, 1, 1024),
+    workerConcurrency: read.int('WORKER_CONCURRENCY', 32, 1, 1024),
     parserThreads: read.int('PARSER_THREADS', 2, 1, 64),
     trialDays: plansJson?.trialDays ?? 14,
     plans: plansFromFile(plansJson, scanMaxBytes, problems),
@@ -144,7 +157,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     enrichmentSources: {
       kev: read.optional('ENRICHMENT_KEV_SOURCE'),
       epss: read.optional('ENRICHMENT_EPSS_SOURCE'),
-      nvd: (read.optional('ENRICHMENT_NVD_SOURCES') ?? '').split(',').map((x) => x.trim()).filter(Boolean),
+      nvd: (read.optional('ENRICHMENT_NVD_SOURCES') ?? '')
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
     },
     enrichmentRefreshEveryMs: read.int('ENRICHMENT_REFRESH_EVERY_MS', 86_400_000, 60_000, 30 * 86_400_000),
   };
@@ -158,7 +174,12 @@ interface PlansFile {
 }
 
 function plansFromFile(file: PlansFile | null, scanMaxBytes: number, problems: string[]): Config['plans'] {
-  const fallback: PlanLimits = { aiCallsPerMonth: 0, requestsPerMinute: 0, batchMaxItems: 0, scanMaxBytes: 0 };
+  const fallback: PlanLimits = {
+    aiCallsPerMonth: 0,
+    requestsPerMinute: 0,
+    batchMaxItems: 0,
+    scanMaxBytes: 0,
+  };
   if (!file) return { free: fallback, service: fallback };
   const plan = (name: 'free' | 'service'): PlanLimits => {
     const p = file.plans?.[name];
