@@ -11,8 +11,21 @@ const benches: { name: string; file: string; args: string[] }[] = [
   { name: 'triage routing overhead', file: 'bench/triage/route-overhead.ts', args: ['200'] },
   { name: 'batch triage throughput', file: 'bench/triage/batch-throughput.ts', args: ['--items', '1000'] },
   { name: 'EPSS load', file: 'bench/enrichment/epss-load.ts', args: ['--runs', '1'] },
-  { name: 'scan ingest end to end (100 MB Nessus)', file: 'bench/ingest/ingest-bench.ts', args: ['--size', '100MB', '--redis'] },
-  { name: 'triage over HTTP at fixed rates', file: 'bench/triage/http-overhead.ts', args: ['--seconds', '5'] },
+  {
+    name: 'scan ingest end to end (100 MB Nessus)',
+    file: 'bench/ingest/ingest-bench.ts',
+    args: ['--size', '100MB', '--redis'],
+  },
+  {
+    name: 'scan ingest as deployed (100 MB Nessus, own process)',
+    file: 'bench/ingest/upload-process.ts',
+    args: ['--size', '100MB'],
+  },
+  {
+    name: 'triage over HTTP at fixed rates',
+    file: 'bench/triage/http-overhead.ts',
+    args: ['--seconds', '5'],
+  },
   { name: 'scan parsers (100 MB)', file: 'bench/parsers/bench.ts', args: [] },
   { name: 'parser memory bound (500 MB Nessus)', file: 'bench/parsers/memory-check.ts', args: [] },
 ];
