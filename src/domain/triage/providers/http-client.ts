@@ -6,6 +6,7 @@
  * redacted of every configured secret and of anything shaped like an API key.
  */
 import type { ProviderError, ProviderErrorKind } from '../types.js';
+import { keepAliveFetch } from './keep-alive-fetch.js';
 
 /** One provider call: where, what, and how long to try. */
 export interface PostJsonOptions {
@@ -25,7 +26,7 @@ export interface PostJsonOptions {
   backoffMaxMs?: number;
   /** A provider asking us to wait longer than this gets no retry: the job is better re-queued. @defaultValue 20000 */
   maxRetryAfterMs?: number;
-  /** Injected in tests. @defaultValue global fetch */
+  /** Injected in tests. @defaultValue {@link keepAliveFetch} (node:http with keep-alive; global fetch costs ~0.25 ms more a call) */
   fetchImpl?: typeof fetch;
   /** Injected in tests. @defaultValue Math.random */
   random?: () => number;
@@ -100,7 +101,7 @@ async function attempt(o: PostJsonOptions): Promise<PostJsonResult & { retryAfte
   let response: Response;
   let text: string;
   try {
-    response = await (o.fetchImpl ?? fetch)(o.url, {
+    response = await (o.fetchImpl ?? keepAliveFetch)(o.url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json', ...o.headers },
       body: JSON.stringify(o.body),
