@@ -1,8 +1,7 @@
 import type { Pool, Queryable } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
-import type { Finding } from '../../parsers/index.js';
 import type { ScanError, ScanRow } from './scan-records.js';
-import { deleteStoredRows, openScanWriter } from './scan-writer.js';
+import { deleteStoredRows } from './scan-writer.js';
 
 /**
  * Persistence of a scan's findings (DECISIONS §8, §10), in three set-based steps:
@@ -15,33 +14,11 @@ import { deleteStoredRows, openScanWriter } from './scan-writer.js';
  *    (workspace, fingerprint), derive every counter from the stored findings, and mark the scan
  *    completed. Counters are never incremented per batch, so a half-counted scan cannot exist,
  *    and findings are not rewritten (they reach their case through the fingerprint).
- * 3. {@link failScan} when the file is broken: the scan's staged rows are deleted and the
+ * 3. {@link failScan} when the file is broken: the scan's stored rows are deleted and the
  *    error (code, message, line, column) is recorded.
  *
  * Readers only show findings and evidence of completed scans.
  */
-
-export { assetLabel } from './finding-copy.js';
-
-/**
- * Stores one batch of findings with their evidence, on its own connection. Idempotent per
- * (scan, record index): records below the scan's stored prefix are skipped. The ingest worker
- * keeps one {@link openScanWriter | writer} open for the whole file instead.
- * @returns how many findings were new (0 when the batch had been stored before a crash).
- */
-export async function insertFindingBatch(
-  pool: Pool,
-  scan: { id: string; workspaceId: string },
-  findings: Finding[],
-): Promise<number> {
-  const writer = await openScanWriter(pool, scan);
-  try {
-    await writer.write(findings, null);
-    return await writer.flush();
-  } finally {
-    await writer.close();
-  }
-}
 
 /** Claims a scan for parsing; null when it is already completed or failed (nothing to do). */
 export async function startParsing(db: Queryable, scanId: string): Promise<ScanRow | null> {

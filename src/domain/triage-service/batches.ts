@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Pool, Queryable } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
 import type { TriageRequest, TriageResponse } from '../triage/types.js';
+import type { RecordOutcome } from './record-triage.js';
 
 /**
  * Batch triage records (DECISIONS §7): a batch row with counters, one row per item. An item
@@ -134,16 +135,10 @@ export async function loadItems(
   return out;
 }
 
-export interface ItemOutcome {
-  /** False when another attempt already recorded this item: the caller must roll back. */
-  recorded: boolean;
-  finished: boolean;
-}
-
 /**
  * Records that an item got no answer (its error) and counts it as failed, in one statement,
  * only if the item is still queued. Answered items are recorded with their result, ledger and
- * counters by `recordTriage` instead.
+ * counters by `recordBatchItems` (record-triage.ts) instead.
  */
 export async function recordItemError(
   db: Queryable,
@@ -151,7 +146,7 @@ export async function recordItemError(
   index: number,
   error: { code: string; detail: string },
   at: Date,
-): Promise<ItemOutcome> {
+): Promise<RecordOutcome> {
   const res = await db.query<{ completed: number; failed: number; total: number }>(
     `WITH item AS (
        UPDATE triage_batch_items SET status = 'failed', error = $3, finished_at = $4

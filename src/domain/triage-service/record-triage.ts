@@ -5,12 +5,10 @@ import { settleReservationCtes } from '../usage/quota.js';
 
 /**
  * Stores an answered triage in ONE statement, hence one round trip and one commit: the
- * result, its ledger rows, the shadow answer, and either the AI call taken from the
- * request's reservation or from the month's quota directly (single request), or the batch
- * item and its batch's counters. For a batch item everything is conditional on the item
- * still being `queued`, so an item whose job runs twice is recorded, billed and counted once;
- * with `take`, on the month's count staying within the limit. Foreign keys are deferred, so the
- * order of the data-modifying CTEs does not matter.
+ * result, its ledger rows, the shadow answer, and the AI call — taken from the request's
+ * reservation, or from the month's quota directly (`take`, only while the month's count stays
+ * within the limit). Batch items are stored in groups by `recordBatchItems` below. Foreign keys
+ * are deferred, so the order of the data-modifying CTEs does not matter.
  */
 export interface TriageRecord {
   resultId: string;
@@ -29,12 +27,12 @@ export interface TriageRecord {
 }
 
 /**
- * How an answer's AI call is accounted for: taken from the request's reservation, left to its
- * batch, or taken in the same statement (`take`: only if the month's count stays within
- * `limit`; otherwise nothing is stored and `recorded` is false).
+ * How an answer's AI call is accounted for: taken from the request's reservation, taken in the
+ * same statement (`take`: only if the month's count stays within `limit`; otherwise nothing is
+ * stored and `recorded` is false), or left to its batch (a batch item).
  */
 export type Settlement =
-  { reservationId: string } | { batchId: string; index: number } | { take: { limit: number; month: string } };
+  { reservationId: string } | { take: { limit: number; month: string } } | { batchId: string; index: number };
 
 export interface RecordOutcome {
   /**
@@ -49,51 +47,37 @@ export interface RecordOutcome {
 const SQL = `
 WITH take AS (
   INSERT INTO ai_call_quota AS q (workspace_id, month, used, reserved)
-  SELECT $2::uuid, $28::date, 1, 0 WHERE $27::int IS NOT NULL AND 1 <= $27::int
+  SELECT $2::uuid, $26::date, 1, 0 WHERE $25::int IS NOT NULL AND 1 <= $25::int
   ON CONFLICT (workspace_id, month) DO UPDATE SET used = q.used + 1
-   WHERE q.used + q.reserved + 1 <= $27::int
+   WHERE q.used + q.reserved + 1 <= $25::int
   RETURNING 1
-), item AS (
-  UPDATE triage_batch_items SET status = 'completed', result = $3::jsonb, finished_at = $9
-   WHERE $11::uuid IS NOT NULL AND batch_id = $11::uuid AND index = $12::int AND status = 'queued'
-  RETURNING batch_id
 ), go AS (
-  SELECT 1 AS ok WHERE CASE WHEN $11::uuid IS NOT NULL THEN EXISTS (SELECT 1 FROM item)
-                            WHEN $27::int IS NOT NULL THEN EXISTS (SELECT 1 FROM take)
-                            ELSE true END
-), counters AS (
-  UPDATE triage_batches SET completed = completed + 1,
-         status = CASE WHEN status = 'queued' THEN 'running' ELSE status END
-   WHERE id = $11::uuid AND EXISTS (SELECT 1 FROM item)
-  RETURNING completed, failed, total
+  SELECT 1 AS ok WHERE $25::int IS NULL OR EXISTS (SELECT 1 FROM take)
 ), res AS (
   INSERT INTO triage_results (id, workspace_id, key_id, batch_id, model, priority, response, hops, policy_changes, policy_version, created_at)
-  SELECT $1::uuid, $2::uuid, $10::uuid, $11::uuid, $4, $5, $3::jsonb, $6::jsonb, $7::jsonb, $8, $9 FROM go
+  SELECT $1::uuid, $2::uuid, $10::uuid, NULL, $4, $5, $3::jsonb, $6::jsonb, $7::jsonb, $8, $9 FROM go
 ), led AS (
   INSERT INTO usage_ledger (workspace_id, key_id, request_id, tier, catalog_model, provider_model,
                             input_tokens, output_tokens, cost_micros, cost_picos, ai_call, created_at)
   SELECT $2::uuid, $10::uuid, u.request_id, u.tier, u.catalog_model, u.provider_model,
          u.input_tokens, u.output_tokens, u.cost_micros, u.cost_picos, u.ai_call, $9
-    FROM unnest($14::text[], $15::text[], $16::text[], $17::text[], $18::int[], $19::int[], $20::bigint[], $21::bigint[], $22::boolean[])
+    FROM unnest($12::text[], $13::text[], $14::text[], $15::text[], $16::int[], $17::int[], $18::bigint[], $19::bigint[], $20::boolean[])
          AS u(request_id, tier, catalog_model, provider_model, input_tokens, output_tokens, cost_micros, cost_picos, ai_call)
    CROSS JOIN go
 ), sh AS (
   INSERT INTO triage_shadow_answers (triage_result_id, engine, model_version, answer, agrees)
-  SELECT $1::uuid, $23, $24, $25::jsonb, $26 FROM go WHERE $25::jsonb IS NOT NULL
-), ${settleReservationCtes({ reservation: '$13::uuid', count: '1', asUsed: 'true' })}
-SELECT (SELECT count(*) FROM go)::int AS recorded, c.completed, c.failed, c.total
-  FROM (SELECT 1) one LEFT JOIN counters c ON true`;
+  SELECT $1::uuid, $21, $22, $23::jsonb, $24 FROM go WHERE $23::jsonb IS NOT NULL
+), ${settleReservationCtes({ reservation: '$11::uuid', count: '1', asUsed: 'true' })}
+SELECT (SELECT count(*) FROM go)::int AS recorded`;
 
-export async function recordTriage(db: Queryable, r: TriageRecord): Promise<RecordOutcome> {
-  const batch = 'batchId' in r.settle ? r.settle : null;
+/** A single request's answer; see {@link TriageRecord}. */
+export async function recordTriage(
+  db: Queryable,
+  r: TriageRecord & { settle: { reservationId: string } | { take: { limit: number; month: string } } },
+): Promise<RecordOutcome> {
   const reservationId = 'reservationId' in r.settle ? r.settle.reservationId : null;
   const take = 'take' in r.settle ? r.settle.take : null;
-  const res = await db.query<{
-    recorded: number;
-    completed: number | null;
-    failed: number | null;
-    total: number | null;
-  }>({
+  const res = await db.query<{ recorded: number }>({
     name: 'record-triage',
     text: SQL,
     values: [
@@ -107,8 +91,6 @@ export async function recordTriage(db: Queryable, r: TriageRecord): Promise<Reco
       r.policyVersion,
       r.at,
       r.keyId,
-      batch?.batchId ?? null,
-      batch?.index ?? null,
       reservationId,
       ...ledgerCallColumns(r.ledger),
       r.shadow?.engine ?? null,
@@ -119,13 +101,7 @@ export async function recordTriage(db: Queryable, r: TriageRecord): Promise<Reco
       take?.month ?? null,
     ],
   });
-  const row = res.rows[0]!;
-  const finished =
-    row.total !== null &&
-    row.completed !== null &&
-    row.failed !== null &&
-    row.completed + row.failed === row.total;
-  return { recorded: row.recorded === 1, finished };
+  return { recorded: res.rows[0]!.recorded === 1, finished: false };
 }
 
 /** An answered batch item: a `TriageRecord` whose settlement is its batch and index. */

@@ -195,7 +195,7 @@ export function createTriageService(deps: TriageServiceDeps) {
     const outcome =
       'batchId' in settle
         ? await batchItems.submit({ ...record, settle })
-        : await recordTriage(deps.db, record);
+        : await recordTriage(deps.db, { ...record, settle });
     return { response: routed.response, ...outcome };
   }
 

@@ -6,12 +6,24 @@ import { signUp } from '../../helpers/test-app.js';
 import { startScanApp, type ScanTestApp } from '../../helpers/scan-app.js';
 import { parseScanToArray, type Finding } from '../../../src/parsers/index.js';
 import { insertScan } from '../../../src/domain/scans/scan-records.js';
-import {
-  completeScan,
-  failScan,
-  insertFindingBatch,
-  startParsing,
-} from '../../../src/domain/scans/findings-store.js';
+import { completeScan, failScan, startParsing } from '../../../src/domain/scans/findings-store.js';
+import { openScanWriter } from '../../../src/domain/scans/scan-writer.js';
+import type { Pool } from '../../../src/db/pool.js';
+
+/** One batch through its own scan writer, as a retried job would write it: returns how many were new. */
+async function insertFindingBatch(
+  pool: Pool,
+  scan: { id: string; workspaceId: string },
+  batch: Finding[],
+): Promise<number> {
+  const writer = await openScanWriter(pool, scan);
+  try {
+    await writer.write(batch, null);
+    return await writer.flush();
+  } finally {
+    await writer.close();
+  }
+}
 
 const FIXTURE = path.resolve('../shared/fixtures/scans/openvas/many_vuln.xml');
 
