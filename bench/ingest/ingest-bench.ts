@@ -163,30 +163,29 @@ const csv = (v: unknown): string => {
   const s = Array.isArray(v) ? `{${v.join(',')}}` : String(v).replaceAll('\u0000', '');
   return `"${s.replaceAll('"', '""')}"`;
 };
-const rowOf = (f: Finding, ws: string) =>
-  [
-    scanId,
-    f.recordIndex,
-    ws,
-    f.fingerprint,
-    f.scanner,
-    f.ruleId,
-    f.title,
-    f.severity,
-    f.cveIds,
-    f.cweIds,
-    f.cvssScore,
-    assetLabel(f.asset),
-    f.asset.host,
-    f.asset.ip,
-    f.port,
-    f.protocol,
-    f.description,
-    f.rawExcerpt,
-    f.evidence,
-  ]
-    .map(csv)
-    .join(',') + '\n';
+/** The values of one `bench_copy` row, in `copyCols` order: shared by the COPY and INSERT baselines. */
+const valuesOf = (f: Finding, ws: string): unknown[] => [
+  scanId,
+  f.recordIndex,
+  ws,
+  f.fingerprint,
+  f.scanner,
+  f.ruleId,
+  f.title,
+  f.severity,
+  f.cveIds,
+  f.cweIds,
+  f.cvssScore,
+  assetLabel(f.asset),
+  f.asset.host,
+  f.asset.ip,
+  f.port,
+  f.protocol,
+  f.description,
+  f.rawExcerpt,
+  f.evidence,
+];
+const rowOf = (f: Finding, ws: string) => valuesOf(f, ws).map(csv).join(',') + '\n';
 const wsId = (await infra.pool.query<{ id: string }>(`SELECT id FROM workspaces LIMIT 1`)).rows[0]!.id;
 const c0 = performance.now();
 const client = await infra.pool.connect();
@@ -222,21 +221,8 @@ await infra.pool.query(`TRUNCATE bench_copy`);
 const r0 = performance.now();
 for (const f of some) {
   await slicePool.query(
-    `INSERT INTO bench_copy (scan_id, record_index, workspace_id, fingerprint, scanner, rule_id, title, severity, cve_ids, cwe_ids, raw_excerpt)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-    [
-      scanId,
-      f.recordIndex,
-      wsId,
-      f.fingerprint,
-      f.scanner,
-      f.ruleId,
-      f.title,
-      f.severity,
-      f.cveIds,
-      f.cweIds,
-      f.rawExcerpt.replaceAll('\u0000', ''),
-    ],
+    `INSERT INTO bench_copy (${copyCols.join(', ')}) VALUES (${copyCols.map((_, i) => `$${i + 1}`).join(', ')})`,
+    valuesOf(f, wsId).map((v) => (typeof v === 'string' ? v.replaceAll('\u0000', '') : v)),
   );
 }
 const perRowMs = performance.now() - r0;
