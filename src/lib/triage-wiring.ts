@@ -15,7 +15,11 @@ import { INHOUSE_MODEL_PATH } from '../domain/inhouse/model-file.js';
 import { createInhouseProvider, inhouseTriageRequest } from '../domain/inhouse/provider.js';
 import { FileGateRecordStore } from '../domain/inhouse/gate-record-store.js';
 import { explainInhouseMode } from '../domain/inhouse/shadow.js';
-import { createTriageService, type ShadowEngine, type TriageService } from '../domain/triage-service/triage-service.js';
+import {
+  createTriageService,
+  type ShadowEngine,
+  type TriageService,
+} from '../domain/triage-service/triage-service.js';
 
 /**
  * Builds the triage service of a process: providers from `config/triage.json` and the
@@ -34,23 +38,47 @@ export async function buildTriage(deps: {
   const env = { ...deps.config.providerEnv, REDIS_URL: deps.config.redisUrl ?? undefined };
   // TRIAGE_CONFIG_FILE replaces config/triage.json (another chain, limits or endpoints).
   const file = deps.config.providerEnv.TRIAGE_CONFIG_FILE;
-  const triageConfig = file ? parseTriageConfig(JSON.parse(readFileSync(file, 'utf8'))) : DEFAULT_TRIAGE_CONFIG;
-  const built = buildProviders(triageConfig, env, { idPrefix: deps.config.redisPrefix, ...(deps.redis ? { redis: deps.redis } : {}) });
-  for (const f of built.fallbacks) deps.logger.info({ tier: f.tier, provider: f.provider, missing: f.missing }, 'triage tier served by the local engine');
+  const triageConfig = file
+    ? parseTriageConfig(JSON.parse(readFileSync(file, 'utf8')))
+    : DEFAULT_TRIAGE_CONFIG;
+  const built = buildProviders(triageConfig, env, {
+    idPrefix: deps.config.redisPrefix,
+    ...(deps.redis ? { redis: deps.redis } : {}),
+  });
+  for (const f of built.fallbacks)
+    deps.logger.info(
+      { tier: f.tier, provider: f.provider, missing: f.missing },
+      'triage tier served by the local engine',
+    );
   const providers: Record<string, Provider> = { ...built.providers };
   let chain: ChainTier[] = built.chain;
   let shadow: ShadowEngine | null = null;
 
   try {
     const model = readInhouseModelFile(path.join(projectRoot, INHOUSE_MODEL_PATH));
-    const record = await new FileGateRecordStore(path.join(deps.config.dataDir, 'inhouse-gate.json')).latestFor(model.version);
-    const mode = explainInhouseMode({ gateRecord: record, modelVersion: model.version, operatorEnabled: deps.config.inhouseEnabled });
-    deps.logger.info({ version: model.version, mode: mode.mode, reason: mode.reason }, 'in-house triage model');
+    const record = await new FileGateRecordStore(
+      path.join(deps.config.dataDir, 'inhouse-gate.json'),
+    ).latestFor(model.version);
+    const mode = explainInhouseMode({
+      gateRecord: record,
+      modelVersion: model.version,
+      operatorEnabled: deps.config.inhouseEnabled,
+    });
+    deps.logger.info(
+      { version: model.version, mode: mode.mode, reason: mode.reason },
+      'in-house triage model',
+    );
     if (mode.mode === 'serving') {
       providers.inhouse = createInhouseProvider(model);
-      chain = chain.map((tier, i) => (i === 0 ? { ...tier, provider: 'inhouse', model: model.version } : tier));
+      chain = chain.map((tier, i) =>
+        i === 0 ? { ...tier, provider: 'inhouse', model: model.version } : tier,
+      );
     } else {
-      shadow = { engine: 'inhouse', modelVersion: model.version, answer: (request, enrichment) => ({ ...inhouseTriageRequest(model, request, enrichment) }) };
+      shadow = {
+        engine: 'inhouse',
+        modelVersion: model.version,
+        answer: (request, enrichment) => ({ ...inhouseTriageRequest(model, request, enrichment) }),
+      };
     }
   } catch (err) {
     deps.logger.warn({ err: (err as Error).message }, 'in-house model not loaded; triage runs without it');
@@ -67,5 +95,11 @@ export async function buildTriage(deps: {
     clock: deps.clock,
     shadow,
   });
-  return { triage, close: () => built.close() };
+  return {
+    triage,
+    async close() {
+      await triage.close(); // the AI calls this process leased but did not use go back
+      await built.close();
+    },
+  };
 }

@@ -6,6 +6,7 @@ import type { EnrichmentLookup } from '../enrichment/types.js';
 import { monthOf, nextMonthStart } from '../plans/plans.js';
 import { rateLimitHeaders } from '../usage/rate-limiter.js';
 import type { QuotaService } from '../usage/quota.js';
+import { createAiCallLeases, type AiCallLeases } from '../usage/ai-call-leases.js';
 import { routeTriage } from '../triage/router.js';
 import { promptTokens } from '../triage/providers/prompt.js';
 import { SAFETY_POLICY_VERSION } from '../triage/safety-policy.js';
@@ -25,7 +26,6 @@ import {
   recordTriage,
   type BatchItemRecord,
   type RecordOutcome,
-  type Settlement,
   type TriageRecord,
 } from './record-triage.js';
 
@@ -58,6 +58,8 @@ export interface TriageServiceDeps {
   deadlineMs?: number;
   /** Most batch items stored by one statement (group commit). @defaultValue 64 */
   itemsPerCommit?: number;
+  /** Where single requests to remote providers take their AI call. @defaultValue leases of `quota` */
+  leases?: AiCallLeases;
 }
 
 /**
@@ -76,6 +78,9 @@ export function createTriageService(deps: TriageServiceDeps) {
   // stored, so a single request takes its AI call in the statement that stores it (one round
   // trip) instead of reserving it first (two).
   const inProcessOnly = deps.chain.every((t) => deps.providers[t.provider]?.inProcess === true);
+  // Otherwise the call is held before the provider is paid, from a lease of a few calls
+  // reserved at once (a round trip per lease, not per request).
+  const leases = deps.leases ?? createAiCallLeases(deps.quota, { clock: deps.clock });
 
   // Batch items answered while an earlier group is being stored go together in the next one.
   const batchItems = createCoalescer((records: BatchItemRecord[]) => recordBatchItems(deps.db, records), {
@@ -128,20 +133,12 @@ export function createTriageService(deps: TriageServiceDeps) {
     });
   }
 
-  /**
-   * Routes and records one request whose AI call is already reserved. A single request
-   * (`reservationId`) takes its AI call from its reservation in the statement that stores
-   * the answer (giving it back otherwise is the caller's: see `triageOne`). A batch item
-   * (`batchId`, `index`) leaves quota to its batch; it is recorded only if still queued, so
-   * an item whose job runs again after a crash is stored and billed once. Batch items are
-   * group-committed: the items of concurrent jobs are stored by one statement.
-   */
-  async function run(
+  /** Routes one request through the chain; the answer and what to store for it. */
+  async function answer(
     caller: TriageCaller,
     request: TriageRequest,
     enrichment: EnrichmentMap,
-    settle: Settlement,
-  ): Promise<{ response: TriageResponse } & RecordOutcome> {
+  ): Promise<{ response: TriageResponse; record: Omit<TriageRecord, 'settle'> }> {
     const signal = AbortSignal.timeout(deps.deadlineMs ?? 60_000);
     const clock = { now: () => deps.clock().getTime() };
     const routed = await routeTriage({
@@ -161,7 +158,7 @@ export function createTriageService(deps: TriageServiceDeps) {
     }
     const at = deps.clock();
     const shadow = deps.shadow ? safeShadow(deps.shadow, request, enrichment) : null;
-    const record: TriageRecord = {
+    const record: Omit<TriageRecord, 'settle'> = {
       resultId: randomUUID(),
       workspaceId: caller.workspaceId,
       keyId: caller.keyId,
@@ -190,13 +187,23 @@ export function createTriageService(deps: TriageServiceDeps) {
               agrees: shadow.priority === routed.response.priority,
             }
           : null,
-      settle,
     };
-    const outcome =
-      'batchId' in settle
-        ? await batchItems.submit({ ...record, settle })
-        : await recordTriage(deps.db, { ...record, settle });
-    return { response: routed.response, ...outcome };
+    return { response: routed.response, record };
+  }
+
+  /**
+   * Routes and records a batch item, whose AI call its batch reserved. It is recorded only if
+   * still queued, so an item whose job runs again after a crash is stored and billed once.
+   * Batch items are group-committed: the items of concurrent jobs are stored by one statement.
+   */
+  async function run(
+    caller: TriageCaller,
+    request: TriageRequest,
+    enrichment: EnrichmentMap,
+    settle: { batchId: string; index: number },
+  ): Promise<{ response: TriageResponse } & RecordOutcome> {
+    const { response, record } = await answer(caller, request, enrichment);
+    return { response, ...(await batchItems.submit({ ...record, settle })) };
   }
 
   return {
@@ -206,29 +213,40 @@ export function createTriageService(deps: TriageServiceDeps) {
     run,
     quotaError,
 
+    /** Gives the AI calls this process holds but has not used back to their month. */
+    close: () => leases.close(),
+
     /**
-     * `POST /api/v1/triage`: one AI call, answered synchronously. Reserved before any provider
-     * outside this process is called; with in-process providers only, taken when the answer is
-     * stored (a request past the limit is answered 429 and its answer dropped, unbilled).
+     * `POST /api/v1/triage`: one AI call, answered synchronously. Held (from a lease) before any
+     * provider outside this process is called; with in-process providers only, taken when the
+     * answer is stored (a request past the limit is answered 429 and its answer dropped, unbilled).
      */
     async triageOne(caller: TriageCaller, request: TriageRequest): Promise<TriageResponse> {
       const enrichment = await prepare(request);
       if (inProcessOnly) {
+        const { response, record } = await answer(caller, request, enrichment);
         const take = { limit: caller.aiCallLimit, month: monthOf(deps.clock()) };
-        const outcome = await run(caller, request, enrichment, { take });
-        if (!outcome.recorded) throw quotaError(caller.aiCallLimit);
-        return outcome.response;
+        if (!(await recordTriage(deps.db, { ...record, settle: { take } })).recorded) {
+          throw quotaError(caller.aiCallLimit);
+        }
+        return response;
       }
-      const reserved = await deps.quota.reserve(caller.workspaceId, 1, caller.aiCallLimit, 5 * 60_000);
-      if (!reserved.ok) throw quotaError(caller.aiCallLimit);
+      const call = await leases.take(caller.workspaceId, caller.aiCallLimit);
+      if (!call) throw quotaError(caller.aiCallLimit);
+      let answered;
       try {
-        return (await run(caller, request, enrichment, { reservationId: reserved.reservation.id })).response;
+        answered = await answer(caller, request, enrichment);
       } catch (err) {
-        // No answer was stored, so the call is given back. (An answer stored before a later
-        // failure has consumed the reservation already; releasing it then changes nothing.)
-        await deps.quota.release(reserved.reservation.id).catch(() => undefined);
+        call.giveBack(); // no answer: the call was never counted
         throw err;
       }
+      try {
+        await recordTriage(deps.db, { ...answered.record, settle: { reservationId: call.reservationId } });
+      } catch (err) {
+        call.abandon(); // the statement may have counted it before the failure reached us
+        throw err;
+      }
+      return answered.response;
     },
   };
 }

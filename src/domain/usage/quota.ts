@@ -21,6 +21,15 @@ export type ReserveResult =
 
 export interface QuotaService {
   reserve(workspaceId: string, amount: number, limit: number, ttlMs?: number): Promise<ReserveResult>;
+  /**
+   * Reserves between 1 and `atMost` calls: `atMost` while the month has room to spare, fewer
+   * near the limit (at most a `spread`th of what is left, and at least 1), so several holders
+   * of such reservations leave each other room. Refused only when not even one call is left.
+   */
+  reserveUpTo(
+    workspaceId: string,
+    opts: { atMost: number; limit: number; spread: number; ttlMs: number },
+  ): Promise<ReserveResult>;
   /** Counts `count` of the reservation as used (default: all of what is left of it). */
   commit(reservationId: string, count?: number): Promise<void>;
   /** Gives `count` of the reservation back (default: all of what is left of it). */
@@ -51,6 +60,14 @@ export function createQuotaService(
     });
   }
 
+  async function refusal(workspaceId: string, month: string, limit: number): Promise<ReserveResult> {
+    const cur = await db.query<{ used: number; reserved: number }>(
+      `SELECT used, reserved FROM ai_call_quota WHERE workspace_id = $1 AND month = $2`,
+      [workspaceId, month],
+    );
+    return { ok: false, used: cur.rows[0]?.used ?? 0, reserved: cur.rows[0]?.reserved ?? 0, limit };
+  }
+
   return {
     async reserve(workspaceId, amount, limit, ttlMs = 10 * 60_000) {
       if (!Number.isInteger(amount) || amount <= 0)
@@ -74,11 +91,36 @@ export function createQuotaService(
         values: [workspaceId, month, amount, limit, id, new Date(now.getTime() + ttlMs)],
       });
       if (res.rowCount === 1) return { ok: true, reservation: { id, workspaceId, month, amount } };
-      const cur = await db.query<{ used: number; reserved: number }>(
-        `SELECT used, reserved FROM ai_call_quota WHERE workspace_id = $1 AND month = $2`,
-        [workspaceId, month],
-      );
-      return { ok: false, used: cur.rows[0]?.used ?? 0, reserved: cur.rows[0]?.reserved ?? 0, limit };
+      return refusal(workspaceId, month, limit);
+    },
+    async reserveUpTo(workspaceId, { atMost, limit, spread, ttlMs }) {
+      if (!Number.isInteger(atMost) || atMost <= 0 || !Number.isInteger(spread) || spread <= 0)
+        throw new Error('atMost and spread must be positive integers');
+      const now = clock();
+      const month = monthOf(now);
+      const id = randomUUID();
+      // The counter row is locked first (when it exists), so the size is computed from the
+      // latest count; the conditional upsert keeps used + reserved <= limit whatever happens.
+      const res = await reserveDb.query<{ amount: number }>({
+        name: 'quota-reserve-up-to',
+        text: `WITH cur AS (
+           SELECT used + reserved AS taken FROM ai_call_quota WHERE workspace_id = $1::uuid AND month = $2::date FOR UPDATE
+         ), size AS (
+           SELECT GREATEST(1, LEAST($3::int, ($4::int - COALESCE((SELECT taken FROM cur), 0)) / $5::int))::int AS n
+         ), upd AS (
+           INSERT INTO ai_call_quota AS q (workspace_id, month, used, reserved)
+           SELECT $1::uuid, $2::date, 0, size.n FROM size WHERE size.n <= $4::int
+           ON CONFLICT (workspace_id, month) DO UPDATE SET reserved = q.reserved + EXCLUDED.reserved
+            WHERE q.used + q.reserved + EXCLUDED.reserved <= $4::int
+           RETURNING workspace_id
+         )
+         INSERT INTO quota_reservations (id, workspace_id, month, amount, expires_at)
+         SELECT $6::uuid, $1::uuid, $2::date, size.n, $7::timestamptz FROM upd, size RETURNING amount`,
+        values: [workspaceId, month, atMost, limit, spread, id, new Date(now.getTime() + ttlMs)],
+      });
+      const amount = res.rows[0]?.amount;
+      if (amount !== undefined) return { ok: true, reservation: { id, workspaceId, month, amount } };
+      return refusal(workspaceId, month, limit);
     },
     commit: (id, count) => settle(id, count, true),
     release: (id, count) => settle(id, count, false),

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startTestApp, signUp, type TestApp } from '../../helpers/test-app.js';
 import { startOpenAiFake } from '../../helpers/fake-providers/openai-fake.js';
+import { startAnthropicFake } from '../../helpers/fake-providers/anthropic-fake.js';
 import type { FakeServer } from '../../helpers/fake-providers/fake-server.js';
 
 /**
@@ -105,6 +106,50 @@ describe('a provider answer with text PostgreSQL cannot store', () => {
     });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().reasoning).toBe('Exploited in the wild \uFFFD. [policy:STORABLE_TEXT]');
+    // The trial's 50,000 calls a month are leased 25 at a time; the unused 24 go back on close.
+    expect(await counts(t, s.workspaceId)).toEqual({ results: 1, calls: 1, used: 1, reserved: 24 });
+    await t.deps.triage.close();
     expect(await counts(t, s.workspaceId)).toEqual({ results: 1, calls: 1, used: 1, reserved: 0 });
+  });
+});
+
+describe('a remote request that gets no answer', () => {
+  it('is 503 triage_unavailable, stores and bills nothing, and its AI call goes back', async () => {
+    const openai = await startOpenAiFake([{ kind: 'auth' }]);
+    const anthropic = await startAnthropicFake([{ kind: 'server_error' }]);
+    opened.push(openai, anthropic);
+    const t = await startTestApp({
+      env: {
+        ...(await remoteConfig(openai)),
+        ANTHROPIC_API_KEY: 'sk-ant-test',
+        ANTHROPIC_BASE_URL: anthropic.url,
+      },
+    });
+    opened.push(t);
+    const s = await signUp(t.app, { plan: 'trial' });
+    // No CVE, so no enrichment the policy could answer from: every tier fails, nothing is served.
+    const send = () =>
+      t.app.inject({
+        method: 'POST',
+        url: '/api/v1/triage',
+        headers: { 'x-api-key': s.key },
+        payload: finding,
+      });
+    for (const res of await Promise.all([send(), send(), send()])) {
+      expect(res.statusCode, res.body).toBe(503);
+      expect(res.json()).toMatchObject({ code: 'triage_unavailable', status: 503 });
+      expect(res.body).not.toContain('sk-');
+    }
+    expect(openai.requests.length).toBeGreaterThanOrEqual(6); // both OpenAI tiers, three requests
+    expect(anthropic.requests.length).toBeGreaterThanOrEqual(3);
+    // One lease of 25 was reserved; the three calls went back to it, none was used.
+    expect(await counts(t, s.workspaceId)).toEqual({ results: 0, calls: 0, used: 0, reserved: 25 });
+    await t.deps.triage.close();
+    expect(await counts(t, s.workspaceId)).toEqual({ results: 0, calls: 0, used: 0, reserved: 0 });
+    const ledger = await t.infra.pool.query(
+      `SELECT count(*)::int AS n FROM usage_ledger WHERE workspace_id = $1`,
+      [s.workspaceId],
+    );
+    expect(ledger.rows[0].n).toBe(0);
   });
 });

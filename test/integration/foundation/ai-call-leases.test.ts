@@ -1,0 +1,187 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, signUp, type TestApp } from '../../helpers/test-app.js';
+import { DAY } from '../../helpers/clock.js';
+import { createQuotaService, type QuotaService } from '../../../src/domain/usage/quota.js';
+import {
+  createAiCallLeases,
+  leaseSize,
+  type AiCallLeaseOptions,
+} from '../../../src/domain/usage/ai-call-leases.js';
+import { runMaintenance } from '../../../src/domain/maintenance.js';
+import { monthOf } from '../../../src/domain/plans/plans.js';
+
+/**
+ * AI-call leases against the real quota tables: a process reserves a few calls at once and
+ * hands them out locally; `used + reserved <= limit` always; a call is counted used only when
+ * settled (here `quota.commit(id, 1)`, the same CTEs as the statement that stores an answer).
+ */
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
+
+async function counter(workspaceId: string) {
+  const res = await t.infra.pool.query(
+    `SELECT used, reserved, (SELECT count(*)::int FROM quota_reservations r WHERE r.workspace_id = q.workspace_id) AS rows
+       FROM ai_call_quota q WHERE workspace_id = $1 AND month = $2`,
+    [workspaceId, monthOf(t.clock())],
+  );
+  return res.rows[0] as { used: number; reserved: number; rows: number };
+}
+
+/** A quota service that counts its reservations and their sizes: one per round trip. */
+function countingQuota(): QuotaService & { leases: number[] } {
+  const inner = createQuotaService(t.infra.pool, t.clock);
+  const leases: number[] = [];
+  return {
+    ...inner,
+    leases,
+    async reserveUpTo(workspaceId, opts) {
+      const r = await inner.reserveUpTo(workspaceId, opts);
+      if (r.ok) leases.push(r.reservation.amount);
+      return r;
+    },
+  };
+}
+
+function leasesOf(quota: QuotaService, options: Partial<AiCallLeaseOptions> = {}) {
+  return createAiCallLeases(quota, { clock: t.clock, ...options });
+}
+
+describe('AI-call leases', () => {
+  it('sizes a lease from the monthly limit: one call under 2,000 a month, 25 at 50,000', () => {
+    expect([100, 1_999, 2_000, 10_000, 50_000, 1_000_000].map(leaseSize)).toEqual([1, 1, 1, 5, 25, 25]);
+  });
+
+  it('hands out a lease of 25 calls for one reservation, and counts only the settled ones', async () => {
+    const { workspaceId } = await signUp(t.app);
+    const quota = countingQuota();
+    const leases = leasesOf(quota);
+    const calls = [];
+    for (let i = 0; i < 60; i++) calls.push((await leases.take(workspaceId, 50_000))!);
+    expect(quota.leases).toEqual([25, 25, 25]);
+    expect(new Set(calls.map((c) => c.reservationId)).size).toBe(3);
+    expect(await counter(workspaceId)).toEqual({ used: 0, reserved: 75, rows: 3 });
+
+    for (const c of calls.slice(0, 30)) await quota.commit(c.reservationId, 1);
+    expect(await counter(workspaceId)).toEqual({ used: 30, reserved: 45, rows: 2 }); // the first lease is spent
+
+    await leases.close(); // the third lease's 15 calls never handed out go back
+    expect(await counter(workspaceId)).toEqual({ used: 30, reserved: 30, rows: 2 });
+    for (const c of calls.slice(30)) await quota.commit(c.reservationId, 1);
+    expect(await counter(workspaceId)).toEqual({ used: 60, reserved: 0, rows: 0 });
+  });
+
+  it('lets concurrent requests of a process share one reservation', async () => {
+    const { workspaceId } = await signUp(t.app);
+    const quota = countingQuota();
+    const leases = leasesOf(quota);
+    const calls = await Promise.all(Array.from({ length: 50 }, () => leases.take(workspaceId, 50_000)));
+    expect(calls.every((c) => c !== null)).toBe(true);
+    expect(quota.leases).toEqual([25, 25]);
+    await leases.close();
+  });
+
+  it('shrinks leases as the month fills and gives exactly the limit, then null', async () => {
+    const { workspaceId } = await signUp(t.app);
+    const quota = countingQuota();
+    const leases = leasesOf(quota, { size: () => 25 });
+    let taken = 0;
+    for (;;) {
+      const c = await leases.take(workspaceId, 100);
+      if (!c) break;
+      await quota.commit(c.reservationId, 1);
+      taken += 1;
+    }
+    expect(taken).toBe(100);
+    // An eighth of what is left at most: 100/8 = 12, then 88/8 = 11, ... down to one call.
+    expect(quota.leases.slice(0, 3)).toEqual([12, 11, 9]);
+    expect(quota.leases.at(-1)).toBe(1);
+    expect(quota.leases.reduce((a, b) => a + b, 0)).toBe(100);
+    expect(await counter(workspaceId)).toEqual({ used: 100, reserved: 0, rows: 0 });
+  });
+
+  it('never passes the limit across two processes, and loses no call once they close', async () => {
+    const { workspaceId } = await signUp(t.app);
+    const quotaA = countingQuota();
+    const quotaB = countingQuota();
+    const a = leasesOf(quotaA, { size: () => 10 });
+    const b = leasesOf(quotaB, { size: () => 10 });
+    const takeMany = async (leases: typeof a, n: number) =>
+      (await Promise.all(Array.from({ length: n }, () => leases.take(workspaceId, 40)))).filter(
+        (c) => c !== null,
+      );
+    const [gotA, gotB] = await Promise.all([takeMany(a, 30), takeMany(b, 30)]);
+    expect(gotA.length + gotB.length).toBeLessThanOrEqual(40);
+    const { used, reserved } = await counter(workspaceId);
+    expect(used + reserved).toBeLessThanOrEqual(40);
+    for (const c of [...gotA, ...gotB]) await quotaA.commit(c.reservationId, 1);
+    await Promise.all([a.close(), b.close()]);
+    expect(await counter(workspaceId)).toMatchObject({ used: gotA.length + gotB.length, reserved: 0 });
+    // What one process held unused is not lost: the month gives exactly the rest.
+    const rest = await takeMany(leasesOf(createQuotaService(t.infra.pool, t.clock)), 60);
+    expect(gotA.length + gotB.length + rest.length).toBe(40);
+  });
+
+  it('takes a call given back again; an abandoned call retires its lease', async () => {
+    const { workspaceId } = await signUp(t.app);
+    const quota = countingQuota();
+    const leases = leasesOf(quota, { size: () => 5 });
+    const first = (await leases.take(workspaceId, 1_000))!;
+    const second = (await leases.take(workspaceId, 1_000))!;
+    first.giveBack();
+    for (let i = 0; i < 4; i++)
+      expect((await leases.take(workspaceId, 1_000))!.reservationId).toBe(first.reservationId);
+    expect(quota.leases).toEqual([5]);
+
+    second.abandon(); // nothing left to give back; the lease must not hand out another call
+    const third = (await leases.take(workspaceId, 1_000))!;
+    expect(third.reservationId).not.toBe(first.reservationId);
+    expect(quota.leases).toEqual([5, 5]);
+    await leases.close();
+    // Five calls of the first lease are still held (handed out, never settled), one of the second.
+    expect(await counter(workspaceId)).toMatchObject({ used: 0, reserved: 6 });
+  });
+
+  it('retires a lease after its time, at the end of the month and when the limit falls', async () => {
+    const { workspaceId } = await signUp(t.app);
+    const quota = countingQuota();
+    const leases = leasesOf(quota, { size: () => 10 });
+    const a = (await leases.take(workspaceId, 1_000))!;
+    await quota.commit(a.reservationId, 1);
+
+    t.clock.advance(61_000);
+    const b = (await leases.take(workspaceId, 1_000))!;
+    expect(b.reservationId).not.toBe(a.reservationId);
+
+    const c = (await leases.take(workspaceId, 500))!; // the plan's limit fell
+    expect(c.reservationId).not.toBe(b.reservationId);
+
+    t.clock.advance(32 * DAY);
+    const d = (await leases.take(workspaceId, 500))!;
+    expect(d.reservationId).not.toBe(c.reservationId);
+    await leases.close();
+    // This month: only d is held. The retired leases gave back all they had not handed out.
+    expect(await counter(workspaceId)).toMatchObject({ used: 0, reserved: 1 });
+    const earlier = await t.infra.pool.query(
+      `SELECT sum(used)::int AS used, sum(reserved)::int AS reserved FROM ai_call_quota WHERE workspace_id = $1`,
+      [workspaceId],
+    );
+    expect(earlier.rows[0]).toEqual({ used: 1, reserved: 3 }); // b, c (handed out) and d
+  });
+
+  it('leaves the calls of a process that died held until its reservation expires', async () => {
+    const { workspaceId } = await signUp(t.app);
+    const quota = createQuotaService(t.infra.pool, t.clock);
+    const leases = leasesOf(quota, { size: () => 10, ttlMs: 120_000 });
+    await leases.take(workspaceId, 1_000); // and the process dies: no close()
+    expect(await counter(workspaceId)).toMatchObject({ reserved: 10 });
+    t.clock.advance(121_000);
+    const report = await runMaintenance({ db: t.infra.pool, quota, bus: t.infra.bus, clock: t.clock });
+    expect(report.reservationsReleased).toBeGreaterThanOrEqual(10);
+    expect(await counter(workspaceId)).toEqual({ used: 0, reserved: 0, rows: 0 });
+  });
+});
