@@ -71,7 +71,6 @@ async function run(backend: 'postgres' | 'redis') {
     {
       db: infra.pool,
       triage: services.triage,
-      quota: services.quota,
       pepper: infra.pepper,
       clock: () => new Date(),
     },

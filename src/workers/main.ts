@@ -5,7 +5,12 @@ import type { QuotaService } from '../domain/usage/quota.js';
 import type { TriageService } from '../domain/triage-service/triage-service.js';
 import { startTriageWorker } from './triage-worker.js';
 import { startScanIngestWorker } from './scan-ingest-worker.js';
-import { ENRICHMENT_QUEUE, refreshSources, scheduleEnrichmentRefresh, type EnrichmentRefreshPayload } from '../jobs/enrichment-refresh.js';
+import {
+  ENRICHMENT_QUEUE,
+  refreshSources,
+  scheduleEnrichmentRefresh,
+  type EnrichmentRefreshPayload,
+} from '../jobs/enrichment-refresh.js';
 import { refreshEnrichment } from '../domain/enrichment/index.js';
 import { runMaintenance } from '../domain/maintenance.js';
 import { MAINTENANCE_QUEUE, scheduleMaintenance, type MaintenancePayload } from '../jobs/maintenance-job.js';
@@ -27,7 +32,9 @@ export async function startWorkers(
     async () => runMaintenance({ db: infra.pool, quota: deps.quota, bus: infra.bus, clock: deps.clock }),
     { concurrency: 1 },
   );
-  maintenance.on('failed', (_job, err) => deps.logger.warn({ err: (err as Error)?.message }, 'maintenance job failed'));
+  maintenance.on('failed', (_job, err) =>
+    deps.logger.warn({ err: (err as Error)?.message }, 'maintenance job failed'),
+  );
   workers.push(maintenance);
   const sources = refreshSources(config);
   if (sources) {
@@ -37,8 +44,13 @@ export async function startWorkers(
       async () => {
         const summary = await refreshEnrichment(infra.pool, sources);
         for (const o of summary.outcomes) {
-          if (o.ok) deps.logger.info({ source: o.source, origin: o.origin, rows: o.rows }, 'enrichment refreshed');
-          else deps.logger.warn({ source: o.source, origin: o.origin, err: o.error.message }, 'enrichment refresh failed');
+          if (o.ok)
+            deps.logger.info({ source: o.source, origin: o.origin, rows: o.rows }, 'enrichment refreshed');
+          else
+            deps.logger.warn(
+              { source: o.source, origin: o.origin, err: o.error.message },
+              'enrichment refresh failed',
+            );
         }
         // A failed source kept its previous data; failing the job lets BullMQ retry it.
         if (summary.failed > 0) throw new Error(`${summary.failed} enrichment source(s) failed`);
@@ -51,11 +63,16 @@ export async function startWorkers(
   workers.push(
     startTriageWorker(
       infra.queues,
-      { db: infra.pool, triage: deps.triage, quota: deps.quota, pepper: deps.pepper, clock: deps.clock },
+      { db: infra.pool, triage: deps.triage, pepper: deps.pepper, clock: deps.clock },
       { concurrency: config.workerConcurrency, logger: deps.logger },
     ),
   );
-  const scans = startScanIngestWorker({ queues: infra.queues, pool: infra.pool, logger: deps.logger, config });
+  const scans = startScanIngestWorker({
+    queues: infra.queues,
+    pool: infra.pool,
+    logger: deps.logger,
+    config,
+  });
   return {
     async close() {
       await Promise.allSettled([...workers.map((w) => w.close()), scans.close()]);

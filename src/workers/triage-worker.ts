@@ -1,6 +1,10 @@
 import type { QueueKit, WorkerHandle } from '../jobs/queue-kit.js';
 import { TRIAGE_QUEUE, type TriageItemPayload } from '../jobs/triage-batch.js';
-import { processBatchItem, type BatchProcessorDeps } from '../domain/triage-service/batch-processor.js';
+import {
+  failBatchItem,
+  processBatchItem,
+  type BatchProcessorDeps,
+} from '../domain/triage-service/batch-processor.js';
 import type { Logger } from '../lib/logger.js';
 import { createCoalescer } from '../lib/coalescer.js';
 import { loadItems } from '../domain/triage-service/batches.js';
@@ -30,11 +34,20 @@ export function startTriageWorker(
       concurrency: options.concurrency,
     },
   );
-  worker.on('failed', (job, err) =>
-    options.logger.warn(
-      { job: (job as { id?: string })?.id, err: (err as Error)?.message },
-      'triage item job failed',
-    ),
-  );
+  worker.on('failed', (job, err) => {
+    const j = job as { id?: string; data?: TriageItemPayload; finishedOn?: number } | undefined;
+    options.logger.warn({ job: j?.id, err: (err as Error)?.message }, 'triage item job failed');
+    // `finishedOn` is set only when BullMQ will not retry the job: its item fails, so its
+    // batch still finishes (and settles its quota).
+    if (j?.data && typeof j.finishedOn === 'number') {
+      const { batchId, index } = j.data;
+      failBatchItem(deps, batchId, index).catch((e: unknown) =>
+        options.logger.error(
+          { job: j.id, err: (e as Error).message },
+          'could not record a failed batch item',
+        ),
+      );
+    }
+  });
   return worker;
 }

@@ -1,7 +1,6 @@
 import type { Pool } from '../../db/pool.js';
 import { AppError } from '../../lib/errors.js';
 import { unsealSecret } from '../keys/key-secrets.js';
-import type { QuotaService } from '../usage/quota.js';
 import {
   finishBatch,
   loadItem,
@@ -16,7 +15,6 @@ import { deliverWebhook } from './webhook.js';
 export interface BatchProcessorDeps {
   db: Pool;
   triage: TriageService;
-  quota: QuotaService;
   pepper: string;
   clock: () => Date;
   deliver?: typeof deliverWebhook;
@@ -27,8 +25,11 @@ export interface BatchProcessorDeps {
 /**
  * Processes one batch item (DECISIONS §7). Safe to run again for the same item: a recorded
  * item is skipped, and an answer whose recording loses a race is rolled back with its
- * ledger rows. The job that records the last item finishes the batch: it settles the batch's
- * quota reservation (the answered items are used, the rest released) and calls the webhook.
+ * ledger rows. The job that records the last item finishes the batch: its final status and
+ * quota settlement (the answered items are used, the rest released) in one statement, then
+ * the webhook. A job run again for an item already recorded (its process died after storing
+ * it) completes what that process may not have: the batch's finish, and a webhook still
+ * pending — so a webhook is delivered at least once, and receivers deduplicate by `batchId`.
  */
 export async function processBatchItem(
   deps: BatchProcessorDeps,
@@ -37,7 +38,10 @@ export async function processBatchItem(
 ): Promise<string> {
   const item = await (deps.loadItem ? deps.loadItem(batchId, index) : loadItem(deps.db, batchId, index));
   if (!item) return 'missing';
-  if (item.status !== 'queued') return 'already_done';
+  if (item.status !== 'queued') {
+    await resume(deps, item.batch);
+    return 'already_done';
+  }
   const { batch } = item;
   const caller = {
     workspaceId: batch.workspaceId,
@@ -67,17 +71,29 @@ export async function processBatchItem(
   return 'done';
 }
 
+/**
+ * An item's job failed for good (its attempts spent on errors that were not the item's own):
+ * the item is recorded as failed with `internal_error`, so its batch still finishes.
+ */
+export async function failBatchItem(deps: BatchProcessorDeps, batchId: string, index: number): Promise<void> {
+  const error = { code: 'internal_error', detail: 'This item could not be triaged after several attempts.' };
+  const outcome = await recordItemError(deps.db, batchId, index, error, deps.clock());
+  if (outcome.finished) await finish(deps, batchId);
+}
+
 async function finish(deps: BatchProcessorDeps, batchId: string): Promise<void> {
   const batch = await finishBatch(deps.db, batchId, deps.clock());
-  if (!batch) return;
-  if (batch.reservationId) {
-    if (batch.completed > 0) await deps.quota.commit(batch.reservationId, batch.completed);
-    await deps.quota.release(batch.reservationId);
-  }
-  if (batch.webhookUrl && batch.webhookKeySealed) await notify(deps, batch);
+  if (batch?.webhookStatus === 'pending') await notify(deps, batch);
+}
+
+/** What the job that recorded a batch's last item may have left undone when it died. */
+async function resume(deps: BatchProcessorDeps, batch: BatchRow): Promise<void> {
+  if (!batch.finishedAt && batch.completed + batch.failed === batch.total) await finish(deps, batch.id);
+  else if (batch.finishedAt && batch.webhookStatus === 'pending') await notify(deps, batch);
 }
 
 async function notify(deps: BatchProcessorDeps, batch: BatchRow): Promise<void> {
+  if (!batch.webhookUrl || !batch.webhookKeySealed) return;
   const key = unsealSecret(deps.pepper, batch.webhookKeySealed!);
   const status = await (deps.deliver ?? deliverWebhook)(batch.webhookUrl!, key, {
     type: 'triage.batch.finished',

@@ -164,16 +164,33 @@ export async function recordItemError(
   return { recorded: true, finished: c.completed + c.failed === c.total };
 }
 
-/** Sets the final status once; returns the batch only to the caller that finished it. */
+/**
+ * Finishes a batch whose every item is recorded, once: sets its final status and, in the same
+ * statement, settles its quota reservation (the answered items become used, the rest goes
+ * back), and marks its webhook `pending` when it has one. Returns the batch only to the caller
+ * that finished it. Atomic, so a process that dies right after never leaves answered items
+ * uncounted; whoever calls it again (a retried job) finds the batch finished or finishes it.
+ */
 export async function finishBatch(db: Queryable, batchId: string, at: Date): Promise<BatchRow | null> {
-  const res = await db.query(
-    `UPDATE triage_batches
-        SET status = CASE WHEN failed = 0 THEN 'completed' WHEN completed = 0 THEN 'failed' ELSE 'partial' END,
-            finished_at = $2
-      WHERE id = $1 AND completed + failed = total AND finished_at IS NULL
-      RETURNING *`,
-    [batchId, at],
-  );
+  const res = await db.query({
+    name: 'finish-batch',
+    text: `WITH b AS (
+       UPDATE triage_batches
+          SET status = CASE WHEN failed = 0 THEN 'completed' WHEN completed = 0 THEN 'failed' ELSE 'partial' END,
+              finished_at = $2,
+              webhook_status = CASE WHEN webhook_url IS NOT NULL THEN 'pending' ELSE webhook_status END
+        WHERE id = $1 AND completed + failed = total AND finished_at IS NULL
+        RETURNING *
+     ), r AS (
+       DELETE FROM quota_reservations q USING b WHERE q.id = b.reservation_id
+       RETURNING q.workspace_id, q.month, q.amount, LEAST(q.amount, b.completed) AS used
+     ), c AS (
+       UPDATE ai_call_quota c SET reserved = c.reserved - r.amount, used = c.used + r.used
+         FROM r WHERE c.workspace_id = r.workspace_id AND c.month = r.month
+     )
+     SELECT * FROM b`,
+    values: [batchId, at],
+  });
   return res.rows[0] ? toBatch(res.rows[0]) : null;
 }
 

@@ -14,11 +14,17 @@ afterAll(async () => {
   for (const o of opened.reverse()) await o.close();
 });
 
-async function appWithWorker(redis: string | null, env: Record<string, string> = {}): Promise<{ t: TestApp; worker: WorkerHandle }> {
-  const t = await startTestApp({ ...(redis ? { redisUrl: redis } : {}), env: { WEBHOOK_ALLOW_LOOPBACK_HTTP: 'true', ...env } });
+async function appWithWorker(
+  redis: string | null,
+  env: Record<string, string> = {},
+): Promise<{ t: TestApp; worker: WorkerHandle }> {
+  const t = await startTestApp({
+    ...(redis ? { redisUrl: redis } : {}),
+    env: { WEBHOOK_ALLOW_LOOPBACK_HTTP: 'true', ...env },
+  });
   const worker = startTriageWorker(
     t.infra.queues,
-    { db: t.infra.pool, triage: t.deps.triage, quota: t.deps.quota, pepper: t.infra.pepper, clock: t.clock },
+    { db: t.infra.pool, triage: t.deps.triage, pepper: t.infra.pepper, clock: t.clock },
     { concurrency: 16, logger: t.deps.logger },
   );
   opened.push(t);
@@ -35,7 +41,11 @@ function item(i: number) {
 async function poll(t: TestApp, key: string, id: string, timeoutMs = 120_000) {
   const until = Date.now() + timeoutMs;
   for (;;) {
-    const res = await t.app.inject({ method: 'GET', url: `/api/v1/triage/batch/${id}?limit=500`, headers: { 'x-api-key': key } });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: `/api/v1/triage/batch/${id}?limit=500`,
+      headers: { 'x-api-key': key },
+    });
     const body = res.json();
     if (['completed', 'failed', 'partial'].includes(body.status) || Date.now() > until) return body;
     await new Promise((r) => setTimeout(r, 200));
@@ -46,51 +56,100 @@ describe.each([
   { name: 'PostgreSQL', redis: null as string | null },
   { name: 'Redis', redis: redisUrl || null },
 ])('batch triage on $name', ({ name, redis }) => {
-  it.skipIf(name === 'Redis' && !redis)('completes 500 items, bills 500 AI calls, pages results and signs the webhook', async () => {
-    const { t } = await appWithWorker(redis);
-    const s = await signUp(t.app, { plan: 'trial' });
-    const hook = await webhookReceiver();
-    opened.push(hook);
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/triage/batch',
-      headers: { 'x-api-key': s.key },
-      payload: { items: Array.from({ length: 500 }, (_, i) => item(i)), webhookUrl: `${hook.url}/hooks/triage` },
-    });
-    expect(res.statusCode).toBe(202);
-    const accepted = res.json();
-    expect(accepted).toEqual({ batchId: expect.any(String), status: 'queued', total: 500, statusUrl: `/api/v1/triage/batch/${accepted.batchId}` });
-    const done = await poll(t, s.key, accepted.batchId);
-    expect(done).toMatchObject({ status: 'completed', total: 500, completed: 500, failed: 0, finishedAt: expect.any(String) });
-    expect(done.items).toHaveLength(500);
-    expect(done.items.map((i: { index: number }) => i.index)).toEqual(Array.from({ length: 500 }, (_, i) => i));
-    expect(done.items[0].result).toMatchObject({ priority: expect.stringMatching(/CRITICAL|HIGH/), model: expect.stringMatching(/^local:/) });
+  it.skipIf(name === 'Redis' && !redis)(
+    'completes 500 items, bills 500 AI calls, pages results and signs the webhook',
+    async () => {
+      const { t } = await appWithWorker(redis);
+      const s = await signUp(t.app, { plan: 'trial' });
+      const hook = await webhookReceiver();
+      opened.push(hook);
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/triage/batch',
+        headers: { 'x-api-key': s.key },
+        payload: {
+          items: Array.from({ length: 500 }, (_, i) => item(i)),
+          webhookUrl: `${hook.url}/hooks/triage`,
+        },
+      });
+      expect(res.statusCode).toBe(202);
+      const accepted = res.json();
+      expect(accepted).toEqual({
+        batchId: expect.any(String),
+        status: 'queued',
+        total: 500,
+        statusUrl: `/api/v1/triage/batch/${accepted.batchId}`,
+      });
+      const done = await poll(t, s.key, accepted.batchId);
+      expect(done).toMatchObject({
+        status: 'completed',
+        total: 500,
+        completed: 500,
+        failed: 0,
+        finishedAt: expect.any(String),
+      });
+      expect(done.items).toHaveLength(500);
+      expect(done.items.map((i: { index: number }) => i.index)).toEqual(
+        Array.from({ length: 500 }, (_, i) => i),
+      );
+      expect(done.items[0].result).toMatchObject({
+        priority: expect.stringMatching(/CRITICAL|HIGH/),
+        model: expect.stringMatching(/^local:/),
+      });
 
-    const page1 = await t.app.inject({ method: 'GET', url: `/api/v1/triage/batch/${accepted.batchId}?limit=200`, headers: { 'x-api-key': s.key } });
-    const page2 = await t.app.inject({ method: 'GET', url: `/api/v1/triage/batch/${accepted.batchId}?limit=200&cursor=${page1.json().nextCursor}`, headers: { 'x-api-key': s.key } });
-    expect(page2.json().items[0].index).toBe(200);
+      const page1 = await t.app.inject({
+        method: 'GET',
+        url: `/api/v1/triage/batch/${accepted.batchId}?limit=200`,
+        headers: { 'x-api-key': s.key },
+      });
+      const page2 = await t.app.inject({
+        method: 'GET',
+        url: `/api/v1/triage/batch/${accepted.batchId}?limit=200&cursor=${page1.json().nextCursor}`,
+        headers: { 'x-api-key': s.key },
+      });
+      expect(page2.json().items[0].index).toBe(200);
 
-    const ledger = await t.infra.pool.query(`SELECT count(*) FILTER (WHERE ai_call)::int AS calls FROM usage_ledger WHERE key_id = $1`, [s.keyId]);
-    expect(ledger.rows[0].calls).toBe(500);
-    const quota = await t.infra.pool.query(`SELECT used, reserved FROM ai_call_quota WHERE workspace_id = $1`, [s.workspaceId]);
-    expect(quota.rows[0]).toEqual({ used: 500, reserved: 0 });
+      const ledger = await t.infra.pool.query(
+        `SELECT count(*) FILTER (WHERE ai_call)::int AS calls FROM usage_ledger WHERE key_id = $1`,
+        [s.keyId],
+      );
+      expect(ledger.rows[0].calls).toBe(500);
+      const quota = await t.infra.pool.query(
+        `SELECT used, reserved FROM ai_call_quota WHERE workspace_id = $1`,
+        [s.workspaceId],
+      );
+      expect(quota.rows[0]).toEqual({ used: 500, reserved: 0 });
 
-    for (let i = 0; i < 100 && hook.received.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
-    expect(hook.received).toHaveLength(1);
-    const got = hook.received[0]!;
-    const signingKey = createHmac('sha256', s.key).update(`webhook:${accepted.batchId}`).digest('hex');
-    const expected = `sha256=${createHmac('sha256', signingKey).update(`${got.headers['x-webhook-timestamp']}.${got.body}`).digest('hex')}`;
-    expect(got.headers['x-webhook-signature']).toBe(expected);
-    expect(JSON.parse(got.body)).toMatchObject({ type: 'triage.batch.finished', batchId: accepted.batchId, status: 'completed', completed: 500 });
-    expect(got.body).not.toContain(s.key);
-  }, 180_000);
+      for (let i = 0; i < 100 && hook.received.length === 0; i++)
+        await new Promise((r) => setTimeout(r, 100));
+      expect(hook.received).toHaveLength(1);
+      const got = hook.received[0]!;
+      const signingKey = createHmac('sha256', s.key).update(`webhook:${accepted.batchId}`).digest('hex');
+      const expected = `sha256=${createHmac('sha256', signingKey).update(`${got.headers['x-webhook-timestamp']}.${got.body}`).digest('hex')}`;
+      expect(got.headers['x-webhook-signature']).toBe(expected);
+      expect(JSON.parse(got.body)).toMatchObject({
+        type: 'triage.batch.finished',
+        batchId: accepted.batchId,
+        status: 'completed',
+        completed: 500,
+      });
+      expect(got.body).not.toContain(s.key);
+    },
+    180_000,
+  );
 });
 
 describe('batch limits', () => {
   it('rejects more items than the plan allows, bad items by index, and a batch that does not fit the quota', async () => {
     const { t } = await appWithWorker(null, { PLANS_FILE: 'test/fixtures/foundation/tight-plans.json' });
     const s = await signUp(t.app, { plan: 'free' });
-    const post = (payload: unknown) => t.app.inject({ method: 'POST', url: '/api/v1/triage/batch', headers: { 'x-api-key': s.key }, payload: payload as object });
+    const post = (payload: unknown) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/api/v1/triage/batch',
+        headers: { 'x-api-key': s.key },
+        payload: payload as object,
+      });
     const tooMany = await post({ items: [item(1), item(2), item(3)] });
     expect(tooMany.statusCode).toBe(400);
     expect(tooMany.json().errors).toEqual([{ path: '/items', message: 'must have between 1 and 2 items' }]);
@@ -102,7 +161,13 @@ describe('batch limits', () => {
     // The plan allows 3 AI calls a month (and 5 requests a minute): two singles use two,
     // then a batch of two does not fit.
     t.clock.advance(61_000);
-    const single = () => t.app.inject({ method: 'POST', url: '/api/v1/triage', headers: { 'x-api-key': s.key }, payload: item(1) });
+    const single = () =>
+      t.app.inject({
+        method: 'POST',
+        url: '/api/v1/triage',
+        headers: { 'x-api-key': s.key },
+        payload: item(1),
+      });
     expect((await single()).statusCode).toBe(200);
     expect((await single()).statusCode).toBe(200);
     const over = await post({ items: [item(1), item(2)] });
@@ -119,22 +184,43 @@ describe('batch limits', () => {
     const { t } = await appWithWorker(null, { PLANS_FILE: 'test/fixtures/foundation/tight-plans.json' });
     const s = await signUp(t.app, { plan: 'trial' }); // service limits in this file: 10 AI calls, 8 requests/min
     const results = await Promise.all(
-      Array.from({ length: 8 }, () => t.app.inject({ method: 'POST', url: '/api/v1/triage', headers: { 'x-api-key': s.key }, payload: item(2) })),
+      Array.from({ length: 8 }, () =>
+        t.app.inject({
+          method: 'POST',
+          url: '/api/v1/triage',
+          headers: { 'x-api-key': s.key },
+          payload: item(2),
+        }),
+      ),
     );
     expect(results.filter((r) => r.statusCode === 200)).toHaveLength(8);
     t.clock.advance(61_000);
     const more = await Promise.all(
-      Array.from({ length: 8 }, () => t.app.inject({ method: 'POST', url: '/api/v1/triage', headers: { 'x-api-key': s.key }, payload: item(2) })),
+      Array.from({ length: 8 }, () =>
+        t.app.inject({
+          method: 'POST',
+          url: '/api/v1/triage',
+          headers: { 'x-api-key': s.key },
+          payload: item(2),
+        }),
+      ),
     );
     expect(more.filter((r) => r.statusCode === 200)).toHaveLength(2);
-    expect(more.filter((r) => r.statusCode === 429 && r.json().code === 'monthly_limit_exceeded')).toHaveLength(6);
+    expect(
+      more.filter((r) => r.statusCode === 429 && r.json().code === 'monthly_limit_exceeded'),
+    ).toHaveLength(6);
   });
 
   it("another workspace's batch is not found", async () => {
     const { t } = await appWithWorker(null);
     const a = await signUp(t.app);
     const b = await signUp(t.app);
-    const res = await t.app.inject({ method: 'POST', url: '/api/v1/triage/batch', headers: { 'x-api-key': a.key }, payload: { items: [item(1)] } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/triage/batch',
+      headers: { 'x-api-key': a.key },
+      payload: { items: [item(1)] },
+    });
     const id = res.json().batchId;
     for (const url of [`/api/v1/triage/batch/${id}`, '/api/v1/triage/batch/not-a-uuid']) {
       const other = await t.app.inject({ method: 'GET', url, headers: { 'x-api-key': b.key } });
@@ -144,7 +230,11 @@ describe('batch limits', () => {
   });
 });
 
-async function webhookReceiver(): Promise<{ url: string; received: { headers: Record<string, string>; body: string }[]; close(): Promise<void> }> {
+async function webhookReceiver(): Promise<{
+  url: string;
+  received: { headers: Record<string, string>; body: string }[];
+  close(): Promise<void>;
+}> {
   const received: { headers: Record<string, string>; body: string }[] = [];
   const server: Server = createServer((req, res) => {
     let body = '';
@@ -156,5 +246,9 @@ async function webhookReceiver(): Promise<{ url: string; received: { headers: Re
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as { port: number }).port;
-  return { url: `http://127.0.0.1:${port}`, received, close: () => new Promise((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    received,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
 }
