@@ -13,7 +13,9 @@
  * own: p50 − the provider's p50, and p99 − the provider's p50 (provider jitter counted as ours).
  *
  * In the same run, as the floor, `GET /healthz` on the same server at the same rates: what the
- * HTTP stack, the loopback and this VM's wake-ups cost before the service does anything.
+ * HTTP stack, the loopback and this VM's wake-ups cost before the service does anything; and the
+ * fake provider again with `AI_CALL_LEASE_MAX=1`, a quota reservation before every provider call
+ * (what leases save).
  *
  *   npx tsx bench/triage/http-overhead.ts [--seconds 8] [--rates 50,150]
  */
@@ -109,6 +111,12 @@ const rows: Record<string, string | number>[] = [];
 for (const [engine, env, providerMs] of [
   ['local engine', {}, 0],
   ['fake provider, 50 ms', { OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: `${fake.url}/v1` }, PROVIDER_MS],
+  // The baseline for AI-call leases: a reservation (a round trip) before every provider call.
+  [
+    'fake provider, 50 ms, a reservation per request',
+    { OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: `${fake.url}/v1`, AI_CALL_LEASE_MAX: '1' },
+    PROVIDER_MS,
+  ],
 ] as const) {
   const s = await server(env);
   await paced(`${s.base}/api/v1/triage`, s.key, 50, 2); // warm-up

@@ -54,6 +54,12 @@ export interface Config {
    * bound the calls to remote models. @defaultValue 32
    */
   workerConcurrency: number;
+  /**
+   * Most AI calls a web process leases at once for single requests to remote providers (one
+   * reservation per lease, not per request; see `ai-call-leases.ts`). 1: a reservation per
+   * request, the exact count at the price of a round trip. @defaultValue 25
+   */
+  aiCallLeaseMax: number;
   parserThreads: number;
   trialDays: number;
   plans: { free: PlanLimits; service: PlanLimits };
@@ -63,6 +69,12 @@ export interface Config {
   inhouseEnabled: boolean;
   /** Accept `http://127.0.0.1` batch webhooks (tests only). */
   webhookAllowLoopbackHttp: boolean;
+  /**
+   * Let batch webhooks reach private-network addresses (loopback, RFC 1918, link-local, unique-local)
+   * and internal names, at acceptance and at delivery. For local receivers in tests; never on a hosted
+   * deployment, where it reopens server-side request forgery. @defaultValue false
+   */
+  webhookAllowPrivateHosts: boolean;
   /** How long the triage cache of enrichment keeps a CVE's record. */
   enrichmentCacheTtlMs: number;
   /** Sources the daily enrichment job refreshes from (URL or file path); none set: no job. */
@@ -146,6 +158,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ),
     cookieSecure: read.bool('COOKIE_SECURE', publicBase?.startsWith('https:') ?? false),
     workerConcurrency: read.int('WORKER_CONCURRENCY', 32, 1, 1024),
+    aiCallLeaseMax: read.int('AI_CALL_LEASE_MAX', 25, 1, 1000),
     parserThreads: read.int('PARSER_THREADS', 2, 1, 64),
     trialDays: plansJson?.trialDays ?? 14,
     plans: plansFromFile(plansJson, scanMaxBytes, problems),
@@ -153,6 +166,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     providerEnv: Object.freeze(providerEnv),
     inhouseEnabled: read.bool('INHOUSE_ENABLED', false),
     webhookAllowLoopbackHttp: read.bool('WEBHOOK_ALLOW_LOOPBACK_HTTP', false),
+    webhookAllowPrivateHosts: read.bool('WEBHOOK_ALLOW_PRIVATE_HOSTS', false),
     enrichmentCacheTtlMs: read.int('ENRICHMENT_CACHE_TTL_MS', 300_000, 0, 86_400_000),
     enrichmentSources: {
       kev: read.optional('ENRICHMENT_KEV_SOURCE'),

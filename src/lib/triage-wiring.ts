@@ -20,6 +20,7 @@ import {
   type ShadowEngine,
   type TriageService,
 } from '../domain/triage-service/triage-service.js';
+import { createAiCallLeases, leaseSize } from '../domain/usage/ai-call-leases.js';
 
 /**
  * Builds the triage service of a process: providers from `config/triage.json` and the
@@ -70,9 +71,9 @@ export async function buildTriage(deps: {
     );
     if (mode.mode === 'serving') {
       providers.inhouse = createInhouseProvider(model);
-      chain = chain.map((tier, i) =>
-        i === 0 ? { ...tier, provider: 'inhouse', model: model.version } : tier,
-      );
+      // Answers name it `inhouse:sha256-<hex>`: spec §2.4's `<provider>:<model_name>` has one colon.
+      const name = model.version.replace(/^sha256:/, 'sha256-');
+      chain = chain.map((tier, i) => (i === 0 ? { ...tier, provider: 'inhouse', model: name } : tier));
     } else {
       shadow = {
         engine: 'inhouse',
@@ -94,6 +95,10 @@ export async function buildTriage(deps: {
     catalog: deps.config.models,
     clock: deps.clock,
     shadow,
+    leases: createAiCallLeases(deps.quota, {
+      clock: deps.clock,
+      size: (limit) => leaseSize(limit, deps.config.aiCallLeaseMax),
+    }),
   });
   return {
     triage,

@@ -49,9 +49,9 @@ export interface AiCallLeaseOptions {
   size?: (limit: number) => number;
 }
 
-/** One call per 2,000 of the monthly limit, between 1 and 25: 25 for 50,000 calls a month. */
-export function leaseSize(limit: number): number {
-  return Math.max(1, Math.min(25, Math.floor(limit / 2000)));
+/** One call per 2,000 of the monthly limit, between 1 and `max`: 25 for 50,000 calls a month. */
+export function leaseSize(limit: number, max = 25): number {
+  return Math.max(1, Math.min(max, Math.floor(limit / 2000)));
 }
 
 interface Lease {
