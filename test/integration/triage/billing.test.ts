@@ -23,7 +23,7 @@ let anthropic: FakeServer;
 function steps(seed: number): FakeStep[] {
   // A fixed pseudo-random script: varied token counts, one answer in five below 0.7 confidence.
   let x = seed;
-  const rnd = () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const rnd = () => (x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   return Array.from({ length: 4 * CALLS }, () => ({
     kind: 'success' as const,
     usage: [100 + Math.floor(rnd() * 900), 20 + Math.floor(rnd() * 300)] as [number, number],
@@ -41,8 +41,14 @@ beforeAll(async () => {
   anthropic = await startAnthropicFake(steps(11));
   const dir = mkdtempSync(path.join(tmpdir(), 'triage-config-'));
   const configFile = path.join(dir, 'triage.json');
-  const base = JSON.parse(JSON.stringify((await import('../../../config/triage.json', { with: { type: 'json' } })).default));
-  for (const p of Object.values(base.providers) as { requestsPerMinute: number; tokensPerMinute: number; maxRetries: number }[]) {
+  const base = JSON.parse(
+    JSON.stringify((await import('../../../config/triage.json', { with: { type: 'json' } })).default),
+  );
+  for (const p of Object.values(base.providers) as {
+    requestsPerMinute: number;
+    tokensPerMinute: number;
+    maxRetries: number;
+  }[]) {
     p.requestsPerMinute = 100_000;
     p.tokensPerMinute = 100_000_000;
   }
@@ -56,7 +62,9 @@ beforeAll(async () => {
       TRIAGE_CONFIG_FILE: configFile,
     },
   });
-  await importKev(t.infra.pool, { file: path.resolve('../shared/fixtures/enrichment/known_exploited_vulnerabilities.json') });
+  await importKev(t.infra.pool, {
+    file: path.resolve('../shared/fixtures/enrichment/known_exploited_vulnerabilities.json'),
+  });
 }, 60_000);
 afterAll(async () => {
   await t.close();
@@ -70,11 +78,14 @@ afterAll(async () => {
 describe('billing through fake providers', () => {
   it('1,000 mixed calls: the ledger equals Σ tokens × price per key and tier, and /api/v1/usage agrees', async () => {
     const owner = await signUp(t.app, { plan: 'trial' });
-    const keys = [owner, await createKey(t.app, owner, ['triage:write', 'usage:read'], 'second')].map((k) => ({
-      id: 'keyId' in k ? k.keyId : k.id,
-      key: k.key,
-    }));
-    const responses: { key: number; usage: { inputTokens: number; outputTokens: number }; model: string }[] = [];
+    const keys = [owner, await createKey(t.app, owner, ['triage:write', 'usage:read'], 'second')].map(
+      (k) => ({
+        id: 'keyId' in k ? k.keyId : k.id,
+        key: k.key,
+      }),
+    );
+    const responses: { key: number; usage: { inputTokens: number; outputTokens: number }; model: string }[] =
+      [];
     let next = 0;
     const runOne = async (): Promise<void> => {
       for (let i = next++; i < CALLS; i = next++) {
@@ -82,8 +93,17 @@ describe('billing through fake providers', () => {
         const highRisk = i % 4 === 0;
         const payload = highRisk
           ? { cveIds: ['CVE-2021-44228'], title: `Log4Shell ${i}`, severity: 'CRITICAL', cvssScore: 10 }
-          : { title: `Finding ${i}`, severity: 'MEDIUM', description: 'Outdated library on an internal service' };
-        const res = await t.app.inject({ method: 'POST', url: '/api/v1/triage', headers: { 'x-api-key': keys[k]!.key }, payload });
+          : {
+              title: `Finding ${i}`,
+              severity: 'MEDIUM',
+              description: 'Outdated library on an internal service',
+            };
+        const res = await t.app.inject({
+          method: 'POST',
+          url: '/api/v1/triage',
+          headers: { 'x-api-key': keys[k]!.key },
+          payload,
+        });
         if (res.statusCode !== 200) throw new Error(`call ${i}: ${res.statusCode} ${res.body}`);
         responses.push({ key: k, usage: res.json().usage, model: res.json().model });
       }
@@ -94,7 +114,15 @@ describe('billing through fake providers', () => {
     expect(responses.some((r) => r.model.startsWith('openai:'))).toBe(true);
     expect(responses.some((r) => r.model.startsWith('anthropic:'))).toBe(true);
 
-    const rows = await t.infra.pool.query<{ key_id: string; catalog_model: string; i: string; o: string; picos: string; micros: string; calls: string }>(
+    const rows = await t.infra.pool.query<{
+      key_id: string;
+      catalog_model: string;
+      i: string;
+      o: string;
+      picos: string;
+      micros: string;
+      calls: string;
+    }>(
       `SELECT key_id, catalog_model, sum(input_tokens)::text AS i, sum(output_tokens)::text AS o, sum(cost_picos)::text AS picos,
               sum(cost_micros)::text AS micros, count(*) FILTER (WHERE ai_call)::text AS calls
          FROM usage_ledger WHERE workspace_id = $1 GROUP BY key_id, catalog_model`,
@@ -104,20 +132,44 @@ describe('billing through fake providers', () => {
     let totalCalls = 0;
     for (const r of rows.rows) {
       const m = price.get(r.catalog_model)!;
-      const expected = BigInt(r.i) * picosPerToken(m.inputPricePerMillion) + BigInt(r.o) * picosPerToken(m.outputPricePerMillion);
+      const expected =
+        BigInt(r.i) * picosPerToken(m.inputPricePerMillion) +
+        BigInt(r.o) * picosPerToken(m.outputPricePerMillion);
       expect(BigInt(r.picos)).toBe(expected);
       totalCalls += Number(r.calls);
     }
-    expect(new Set(rows.rows.map((r) => r.catalog_model))).toEqual(new Set(['svc-triage-routine', 'svc-triage-v1']));
+    expect(new Set(rows.rows.map((r) => r.catalog_model))).toEqual(
+      new Set(['svc-triage-routine', 'svc-triage-v1']),
+    );
+    // Per tier: the routine tier is billed at svc-triage-routine, every escalated tier at
+    // svc-triage-v1 (issue 3 §6) — checked from the tier, not from the row's own catalog id.
+    const byTier = await t.infra.pool.query<{ tier: string; catalog_model: string }>(
+      `SELECT DISTINCT tier, catalog_model FROM usage_ledger WHERE workspace_id = $1 ORDER BY tier`,
+      [owner.workspaceId],
+    );
+    expect(byTier.rows.length).toBeGreaterThanOrEqual(2);
+    for (const r of byTier.rows) {
+      expect(r.catalog_model, r.tier).toBe(r.tier === 'routine' ? 'svc-triage-routine' : 'svc-triage-v1');
+    }
     expect(totalCalls).toBe(CALLS);
 
     for (const [k, key] of keys.entries()) {
       const mine = responses.filter((r) => r.key === k);
-      const fromResponses = mine.reduce((s, r) => ({ i: s.i + r.usage.inputTokens, o: s.o + r.usage.outputTokens }), { i: 0, o: 0 });
+      const fromResponses = mine.reduce(
+        (s, r) => ({ i: s.i + r.usage.inputTokens, o: s.o + r.usage.outputTokens }),
+        { i: 0, o: 0 },
+      );
       const ledger = rows.rows.filter((r) => r.key_id === key.id);
-      expect({ i: ledger.reduce((s, r) => s + Number(r.i), 0), o: ledger.reduce((s, r) => s + Number(r.o), 0) }).toEqual(fromResponses);
+      expect({
+        i: ledger.reduce((s, r) => s + Number(r.i), 0),
+        o: ledger.reduce((s, r) => s + Number(r.o), 0),
+      }).toEqual(fromResponses);
       const picos = ledger.reduce((s, r) => s + BigInt(r.picos), 0n);
-      const usage = await t.app.inject({ method: 'GET', url: '/api/v1/usage', headers: { 'x-api-key': key.key } });
+      const usage = await t.app.inject({
+        method: 'GET',
+        url: '/api/v1/usage',
+        headers: { 'x-api-key': key.key },
+      });
       expect(usage.json().key).toMatchObject({
         aiCalls: mine.length,
         inputTokens: fromResponses.i,
@@ -127,7 +179,10 @@ describe('billing through fake providers', () => {
     }
     // Every token the fakes reported is in the ledger: nothing billed twice, nothing lost.
     const served = [...openai.requests, ...anthropic.requests].length;
-    const hopRows = await t.infra.pool.query(`SELECT count(*)::int AS n FROM usage_ledger WHERE workspace_id = $1`, [owner.workspaceId]);
+    const hopRows = await t.infra.pool.query(
+      `SELECT count(*)::int AS n FROM usage_ledger WHERE workspace_id = $1`,
+      [owner.workspaceId],
+    );
     expect(hopRows.rows[0].n).toBe(served);
   }, 300_000);
 });
