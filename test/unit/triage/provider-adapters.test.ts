@@ -114,6 +114,35 @@ describe.each(variants)('$name adapter against a fake server', (v) => {
     expect(server.requests[1]!.at - server.requests[0]!.at).toBeGreaterThanOrEqual(140);
   });
 
+  it('weighs every attempt against the provider limiter, retries included, not the waits', async () => {
+    const scheduled: number[] = [];
+    let inside = 0;
+    const limiter = {
+      async schedule<T>(tokens: number, fn: () => Promise<T>): Promise<T> {
+        scheduled.push(tokens);
+        inside += 1;
+        try {
+          return await fn();
+        } finally {
+          inside -= 1;
+        }
+      },
+      close: () => Promise.resolve(),
+    };
+    const result = await run(
+      [{ kind: 'server_error' }, { kind: 'rate_limited', retryAfterMs: 50 }, { kind: 'success' }],
+      {
+        limiter,
+      },
+    );
+    expect(result.ok).toBe(true);
+    expect(server.requests).toHaveLength(3);
+    expect(scheduled).toHaveLength(3); // one limiter slot per HTTP attempt
+    expect(new Set(scheduled).size).toBe(1); // each weighed by the prompt plus the answer budget
+    expect(scheduled[0]).toBeGreaterThan(400);
+    expect(inside).toBe(0);
+  });
+
   it('retries a 429 after retry-after in seconds', async () => {
     const result = await run([{ kind: 'rate_limited', retryAfterSeconds: 1 }, { kind: 'success' }]);
     expect(result.ok).toBe(true);

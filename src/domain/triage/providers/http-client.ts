@@ -30,6 +30,13 @@ export interface PostJsonOptions {
   fetchImpl?: typeof fetch;
   /** Injected in tests. @defaultValue Math.random */
   random?: () => number;
+  /**
+   * Runs each attempt (not the waits between them) under the provider's limiter, so a retry
+   * counts against its requests and tokens per minute like any call; may return a `timeout`
+   * result instead, when the caller cancels while waiting for capacity.
+   * @defaultValue runs the attempt at once
+   */
+  limit?: (attempt: () => Promise<AttemptResult>) => Promise<AttemptResult>;
 }
 
 /** Parsed JSON on success, a classified error otherwise; `attempts` counts HTTP attempts. */
@@ -95,7 +102,10 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-async function attempt(o: PostJsonOptions): Promise<PostJsonResult & { retryAfter?: number }> {
+/** One HTTP attempt; `retryAfter` is what the provider asked us to wait before the next. */
+export type AttemptResult = PostJsonResult & { retryAfter?: number };
+
+async function attempt(o: PostJsonOptions): Promise<AttemptResult> {
   const timeout = AbortSignal.timeout(o.timeoutMs);
   const signal = o.signal ? AbortSignal.any([o.signal, timeout]) : timeout;
   let response: Response;
@@ -174,7 +184,7 @@ export async function postJson(o: PostJsonOptions): Promise<PostJsonResult> {
   const maxWait = o.maxRetryAfterMs ?? 20_000;
   const random = o.random ?? Math.random;
   for (let n = 0; ; n++) {
-    const result = await attempt(o);
+    const result = o.limit ? await o.limit(() => attempt(o)) : await attempt(o);
     const attempts = n + 1;
     if (result.ok || !result.error.retryable || n >= o.maxRetries || o.signal?.aborted) {
       const { retryAfter: _r, ...rest } = result;

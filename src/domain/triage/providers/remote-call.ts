@@ -3,34 +3,37 @@ import type { RemoteProviderOptions } from './openai-compatible.js';
 import { runLimited } from './rate-limiter.js';
 
 /**
- * One remote provider call, the part every wire format shares: under the provider's limiter
- * (weighted by the prompt's tokens plus the answer budget), with bounded retries and the API
+ * One remote provider call, the part every wire format shares: every attempt under the
+ * provider's limiter (weighted by the prompt's tokens plus the answer budget), with bounded retries and the API
  * key kept out of every error. A caller who cancels while waiting for the limiter gets a
  * `timeout` result, never an exception.
  */
 export function sendToProvider(
   options: RemoteProviderOptions,
-  request: { url: string; headers: Record<string, string>; body: unknown; inputTokens: number; signal?: AbortSignal },
+  request: {
+    url: string;
+    headers: Record<string, string>;
+    body: unknown;
+    inputTokens: number;
+    signal?: AbortSignal;
+  },
 ): Promise<PostJsonResult> {
-  return runLimited(
-    options.limiter,
-    request.inputTokens + options.maxOutputTokens,
-    request.signal,
-    () =>
-      postJson({
-        ...options.http,
-        url: request.url,
-        headers: request.headers,
-        body: request.body,
-        timeoutMs: options.timeoutMs,
-        maxRetries: options.maxRetries,
-        secrets: [options.apiKey],
-        ...(request.signal === undefined ? {} : { signal: request.signal }),
-      }),
-    () => ({
-      ok: false as const,
-      attempts: 0,
-      error: { kind: 'timeout' as const, retryable: false, message: 'cancelled while rate-limited' },
-    }),
-  );
+  // Each attempt is weighed by the limiter, retries included; the waits between them are not.
+  const weight = request.inputTokens + options.maxOutputTokens;
+  return postJson({
+    ...options.http,
+    url: request.url,
+    headers: request.headers,
+    body: request.body,
+    timeoutMs: options.timeoutMs,
+    maxRetries: options.maxRetries,
+    secrets: [options.apiKey],
+    ...(request.signal === undefined ? {} : { signal: request.signal }),
+    limit: (attempt) =>
+      runLimited(options.limiter, weight, request.signal, attempt, () => ({
+        ok: false as const,
+        attempts: 0,
+        error: { kind: 'timeout' as const, retryable: false, message: 'cancelled while rate-limited' },
+      })),
+  });
 }
