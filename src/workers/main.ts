@@ -3,6 +3,7 @@ import type { Logger } from '../lib/logger.js';
 import type { Infrastructure } from '../lib/infrastructure.js';
 import type { QuotaService } from '../domain/usage/quota.js';
 import type { TriageService } from '../domain/triage-service/triage-service.js';
+import { makeWebhookDeliverer } from '../domain/triage-service/webhook.js';
 import { startTriageWorker } from './triage-worker.js';
 import { startScanIngestWorker } from './scan-ingest-worker.js';
 import {
@@ -63,7 +64,13 @@ export async function startWorkers(
   workers.push(
     startTriageWorker(
       infra.queues,
-      { db: infra.pool, triage: deps.triage, pepper: deps.pepper, clock: deps.clock },
+      {
+        db: infra.pool,
+        triage: deps.triage,
+        pepper: deps.pepper,
+        clock: deps.clock,
+        deliver: makeWebhookDeliverer(config),
+      },
       { concurrency: config.workerConcurrency, logger: deps.logger },
     ),
   );

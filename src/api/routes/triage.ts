@@ -11,9 +11,13 @@ import { createBatch, findBatch, itemsPage } from '../../domain/triage-service/b
 import { webhookSigningKey } from '../../domain/triage-service/webhook.js';
 import { enqueueBatchItems } from '../../jobs/triage-batch.js';
 
-
 function caller(req: FastifyRequest) {
-  return { workspaceId: req.apiKey.workspace.id, keyId: req.apiKey.id, requestId: req.id, aiCallLimit: req.plan.limits.aiCallsPerMonth };
+  return {
+    workspaceId: req.apiKey.workspace.id,
+    keyId: req.apiKey.id,
+    requestId: req.id,
+    aiCallLimit: req.plan.limits.aiCallsPerMonth,
+  };
 }
 
 /**
@@ -28,37 +32,45 @@ export function triageRoutes(app: FastifyInstance, deps: AppDeps): void {
     return deps.triage.triageOne(caller(req), checked.value);
   });
 
-  app.post('/triage/batch', { config: { scope: 'triage:write' }, bodyLimit: 5 * 1024 * 1024 }, async (req, reply) => {
-    const maxItems = req.plan.limits.batchMaxItems;
-    const checked = checkBatchRequest(req.body, { maxItems, allowLoopbackHttp: deps.config.webhookAllowLoopbackHttp });
-    if (!checked.ok) throw invalidRequest(checked.errors);
-    const { items, webhookUrl } = checked.value;
-    await deps.triage.checkBatch(items);
-    const c = caller(req);
-    const reserved = await deps.quota.reserve(c.workspaceId, items.length, c.aiCallLimit, 24 * 3_600_000);
-    if (!reserved.ok) throw deps.triage.quotaError(c.aiCallLimit);
-    const batchId = randomUUID();
-    try {
-      const secret = String(req.headers['x-api-key']).trim();
-      await createBatch(deps.pool, {
-        id: batchId,
-        workspaceId: c.workspaceId,
-        keyId: c.keyId,
-        items,
-        reservationId: reserved.reservation.id,
-        webhookUrl: webhookUrl ?? null,
-        webhookKeySealed: webhookUrl ? sealSecret(deps.pepper, webhookSigningKey(secret, batchId)) : null,
-        at: deps.clock(),
+  app.post(
+    '/triage/batch',
+    { config: { scope: 'triage:write' }, bodyLimit: 5 * 1024 * 1024 },
+    async (req, reply) => {
+      const maxItems = req.plan.limits.batchMaxItems;
+      const checked = checkBatchRequest(req.body, {
+        maxItems,
+        allowLoopbackHttp: deps.config.webhookAllowLoopbackHttp,
+        allowPrivateHosts: deps.config.webhookAllowPrivateHosts,
       });
-      await enqueueBatchItems(deps.queues, batchId, items.length);
-    } catch (err) {
-      await deps.quota.release(reserved.reservation.id).catch(() => undefined);
-      await deps.pool.query(`DELETE FROM triage_batches WHERE id = $1`, [batchId]).catch(() => undefined);
-      throw err;
-    }
-    void reply.code(202).header('Location', `/api/v1/triage/batch/${batchId}`);
-    return { batchId, status: 'queued', total: items.length, statusUrl: `/api/v1/triage/batch/${batchId}` };
-  });
+      if (!checked.ok) throw invalidRequest(checked.errors);
+      const { items, webhookUrl } = checked.value;
+      await deps.triage.checkBatch(items);
+      const c = caller(req);
+      const reserved = await deps.quota.reserve(c.workspaceId, items.length, c.aiCallLimit, 24 * 3_600_000);
+      if (!reserved.ok) throw deps.triage.quotaError(c.aiCallLimit);
+      const batchId = randomUUID();
+      try {
+        const secret = String(req.headers['x-api-key']).trim();
+        await createBatch(deps.pool, {
+          id: batchId,
+          workspaceId: c.workspaceId,
+          keyId: c.keyId,
+          items,
+          reservationId: reserved.reservation.id,
+          webhookUrl: webhookUrl ?? null,
+          webhookKeySealed: webhookUrl ? sealSecret(deps.pepper, webhookSigningKey(secret, batchId)) : null,
+          at: deps.clock(),
+        });
+        await enqueueBatchItems(deps.queues, batchId, items.length);
+      } catch (err) {
+        await deps.quota.release(reserved.reservation.id).catch(() => undefined);
+        await deps.pool.query(`DELETE FROM triage_batches WHERE id = $1`, [batchId]).catch(() => undefined);
+        throw err;
+      }
+      void reply.code(202).header('Location', `/api/v1/triage/batch/${batchId}`);
+      return { batchId, status: 'queued', total: items.length, statusUrl: `/api/v1/triage/batch/${batchId}` };
+    },
+  );
 
   app.get(
     '/triage/batch/:id',
@@ -68,7 +80,10 @@ export function triageRoutes(app: FastifyInstance, deps: AppDeps): void {
         querystring: {
           type: 'object',
           additionalProperties: false,
-          properties: { cursor: { type: 'string', maxLength: 40 }, limit: { type: 'integer', minimum: 1, maximum: 500 } },
+          properties: {
+            cursor: { type: 'string', maxLength: 40 },
+            limit: { type: 'integer', minimum: 1, maximum: 500 },
+          },
         },
       },
     },

@@ -1,4 +1,14 @@
 import { createHmac } from 'node:crypto';
+import http from 'node:http';
+import https from 'node:https';
+import type { Config } from '../../lib/config.js';
+import {
+  outboundUrlProblem,
+  pinnedLookup,
+  resolveAllowedAddresses,
+  unbracket,
+  type ResolveHost,
+} from '../../lib/outbound-url.js';
 
 /**
  * Batch webhooks (DECISIONS §7), signed with HMAC-SHA-256. The signing key of a batch is
@@ -16,39 +26,135 @@ export function signWebhook(signingKey: string, timestamp: number, body: string)
   return `sha256=${createHmac('sha256', signingKey).update(`${timestamp}.${body}`).digest('hex')}`;
 }
 
-/** Delivers once per attempt with a 10 s timeout; retries 3 times with backoff. Returns the outcome. */
+/** Options of {@link deliverWebhook}. */
+export interface WebhookDeliveryOptions {
+  /** @defaultValue 3 */
+  attempts?: number;
+  /** Budget of one attempt: resolution, connection, response and the bounded read. @defaultValue 10_000 */
+  timeoutMs?: number;
+  /** Wait before the retry after attempt n (from 1): `backoffMs * 2^(n-1)`. @defaultValue 250 */
+  backoffMs?: number;
+  /** Most response body bytes read before the connection is dropped. @defaultValue 65_536 */
+  maxResponseBytes?: number;
+  /** Connect to private-network addresses (setting WEBHOOK_ALLOW_PRIVATE_HOSTS). @defaultValue false */
+  allowPrivateHosts?: boolean;
+  /** Deliver to `http://127.0.0.1[:port]` (setting WEBHOOK_ALLOW_LOOPBACK_HTTP). @defaultValue false */
+  allowLoopbackHttp?: boolean;
+  /** How names are resolved. @defaultValue `dns.lookup` with `all: true` */
+  resolve?: ResolveHost;
+  now?: () => number;
+}
+
+/**
+ * Outcome of a delivery, stored as the batch's `webhookStatus`: `delivered`; `http_<status>` (a
+ * non-2xx answer, redirects included: none is followed); `timeout`; `network_error`; `dns_error`;
+ * `refused_url` (the URL breaks the webhook rule, e.g. stored before the rule was tightened);
+ * `refused_address` (the name resolved to an address we must not connect to).
+ */
+export type WebhookOutcome = string;
+
+/**
+ * POSTs the signed payload. Each attempt resolves the host again and refuses if any address is
+ * outside public space (DNS rebinding), then connects to exactly the checked addresses. 5xx, 429,
+ * timeouts and network or DNS errors are retried with backoff; refusals and other answers are final.
+ */
 export async function deliverWebhook(
   url: string,
   signingKey: string,
   payload: unknown,
-  options: { attempts?: number; now?: () => number; fetchImpl?: typeof fetch } = {},
-): Promise<string> {
+  options: WebhookDeliveryOptions = {},
+): Promise<WebhookOutcome> {
+  if (outboundUrlProblem(url, options) !== null) return 'refused_url';
+  const target = new URL(url);
   const body = JSON.stringify(payload);
   const attempts = options.attempts ?? 3;
-  let last = 'not attempted';
+  let last: WebhookOutcome = 'not attempted';
   for (let i = 0; i < attempts; i++) {
+    if (i > 0) await new Promise((r) => setTimeout(r, (options.backoffMs ?? 250) * 2 ** (i - 1)));
     const ts = Math.floor((options.now ?? Date.now)() / 1000);
-    try {
-      const res = await (options.fetchImpl ?? fetch)(url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': 'vulntriage-webhook/1',
-          'x-webhook-timestamp': String(ts),
-          'x-webhook-signature': signWebhook(signingKey, ts, body),
-        },
-        body,
-        redirect: 'manual',
-        signal: AbortSignal.timeout(10_000),
-      });
-      last = `http_${res.status}`;
-      await res.body?.cancel().catch(() => undefined);
-      if (res.status >= 200 && res.status < 300) return 'delivered';
-      if (res.status < 500 && res.status !== 429) return last;
-    } catch (err) {
-      last = (err as Error).name === 'TimeoutError' ? 'timeout' : 'network_error';
+    const headers = {
+      'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(body)),
+      'user-agent': 'vulntriage-webhook/1',
+      'x-webhook-timestamp': String(ts),
+      'x-webhook-signature': signWebhook(signingKey, ts, body),
+    };
+    const result = await attemptOnce(target, headers, body, options);
+    if (typeof result === 'number') {
+      if (result >= 200 && result < 300) return 'delivered';
+      last = `http_${result}`;
+      if (result < 500 && result !== 429) return last;
+    } else {
+      last = result;
+      if (result === 'refused_address') return last;
     }
-    await new Promise((r) => setTimeout(r, 250 * 2 ** i));
   }
   return last;
+}
+
+/** Builds the deliverer a worker uses from the process's settings. */
+export function makeWebhookDeliverer(
+  config: Pick<Config, 'webhookAllowPrivateHosts' | 'webhookAllowLoopbackHttp'>,
+): typeof deliverWebhook {
+  return (url, signingKey, payload, options = {}) =>
+    deliverWebhook(url, signingKey, payload, {
+      allowPrivateHosts: config.webhookAllowPrivateHosts,
+      allowLoopbackHttp: config.webhookAllowLoopbackHttp,
+      ...options,
+    });
+}
+
+/** One POST: the response status, or why there is none. Never throws. */
+function attemptOnce(
+  target: URL,
+  headers: Record<string, string>,
+  body: string,
+  options: WebhookDeliveryOptions,
+): Promise<number | 'timeout' | 'network_error' | 'dns_error' | 'refused_address'> {
+  return new Promise((resolve) => {
+    let req: http.ClientRequest | undefined;
+    let status: number | undefined;
+    let settled = false;
+    const settle = (outcome: Parameters<typeof resolve>[0]) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      req?.destroy();
+      resolve(outcome);
+    };
+    // Once the status line is in, the answer stands even if the body is slow.
+    const timer = setTimeout(() => settle(status ?? 'timeout'), options.timeoutMs ?? 10_000);
+    const maxBytes = options.maxResponseBytes ?? 65_536;
+    resolveAllowedAddresses(target.hostname, options).then(
+      (checked) => {
+        if (settled) return;
+        if (!checked.ok) return settle(checked.reason);
+        const transport = target.protocol === 'https:' ? https : http;
+        req = transport.request(
+          {
+            method: 'POST',
+            host: unbracket(target.hostname),
+            port: target.port === '' ? undefined : Number(target.port),
+            path: `${target.pathname}${target.search}`,
+            headers,
+            agent: false,
+            lookup: pinnedLookup(checked.addresses),
+          },
+          (res) => {
+            status = res.statusCode ?? 0;
+            let read = 0;
+            res.on('data', (chunk: Buffer) => {
+              read += chunk.length;
+              if (read >= maxBytes) settle(status!);
+            });
+            res.on('end', () => settle(status!));
+            res.on('error', () => settle(status!));
+          },
+        );
+        req.on('error', () => settle(status ?? 'network_error'));
+        req.end(body);
+      },
+      () => settle('dns_error'),
+    );
+  });
 }

@@ -1,11 +1,15 @@
 /**
  * Batch triage request (DECISIONS §7): `{"items": [<triage request>, ...], "webhookUrl"?}`.
  *
- * webhookUrl rule: an absolute `https://` URL; plain `http://` is accepted only for the loopback
- * host `127.0.0.1` (any port) and only when `allowLoopbackHttp` is set, which exists for tests
- * that run a webhook receiver locally. Anything else (other schemes, `http://localhost`,
- * credentials in the URL) is rejected so webhook payloads never travel in clear text.
+ * webhookUrl rule (`outboundUrlProblem`, src/lib/outbound-url.ts): an absolute `https://` URL
+ * without credentials whose host is neither an IP literal outside public unicast space (private,
+ * loopback, link-local and metadata, unique-local, unspecified, multicast, IPv4-mapped forms of
+ * these) nor an internal name (`localhost`, `*.internal`, single labels, ...): we call it from
+ * inside our network, so anything else is server-side request forgery. Delivery checks again
+ * against what the name resolves to then (webhook.ts). Two test-only relaxations: plain
+ * `http://127.0.0.1[:port]` with `allowLoopbackHttp`, private hosts with `allowPrivateHosts`.
  */
+import { outboundUrlProblem } from '../../lib/outbound-url.js';
 import { TRIAGE_REQUEST_SCHEMA, checkTriageRequest, type CheckResult } from './request-schema.js';
 import type { FieldError } from './schema-check.js';
 import type { TriageRequest } from './types.js';
@@ -21,6 +25,8 @@ export interface BatchSchemaOptions {
   maxItems?: number;
   /** Accept `http://127.0.0.1[:port]/...` webhooks (tests only). @defaultValue false */
   allowLoopbackHttp?: boolean;
+  /** Accept webhooks to private-network addresses and internal names (tests only). @defaultValue false */
+  allowPrivateHosts?: boolean;
 }
 
 /** Body of `POST /api/v1/triage/batch` after validation (DECISIONS §7). */
@@ -32,7 +38,10 @@ export interface BatchTriageRequest {
 const HTTPS_PATTERN = '^https://[^\\s/@]+(/\\S*)?$';
 const HTTPS_OR_LOOPBACK_PATTERN = '^(https://[^\\s/@]+|http://127\\.0\\.0\\.1(:\\d{1,5})?)(/\\S*)?$';
 
-/** Builds the draft-07 schema of the batch body for a plan's item limit. */
+/**
+ * Builds the draft-07 schema of the batch body for a plan's item limit. Its webhookUrl pattern checks
+ * the scheme only; `checkBatchRequest` is the authority on hosts.
+ */
 export function buildBatchRequestSchema(options: BatchSchemaOptions = {}) {
   const { $schema, ...item } = TRIAGE_REQUEST_SCHEMA;
   return {
@@ -51,18 +60,18 @@ export function buildBatchRequestSchema(options: BatchSchemaOptions = {}) {
   } as const;
 }
 
+/** Why a webhook URL breaks the rule in this module's header (a field error message), or null. */
+export function webhookUrlProblem(value: string, options: BatchSchemaOptions = {}): string | null {
+  return outboundUrlProblem(value, {
+    allowLoopbackHttp: options.allowLoopbackHttp,
+    allowPrivateHosts: options.allowPrivateHosts,
+    maxLength: WEBHOOK_URL_MAX_LENGTH,
+  });
+}
+
 /** Checks a webhook URL against the rule in this module's header. */
-export function isAllowedWebhookUrl(value: string, allowLoopbackHttp = false): boolean {
-  if (value.length > WEBHOOK_URL_MAX_LENGTH) return false;
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return false;
-  }
-  if (url.username !== '' || url.password !== '') return false;
-  if (url.protocol === 'https:') return url.hostname !== '';
-  return allowLoopbackHttp && url.protocol === 'http:' && url.hostname === '127.0.0.1';
+export function isAllowedWebhookUrl(value: string, options: BatchSchemaOptions = {}): boolean {
+  return webhookUrlProblem(value, options) === null;
 }
 
 /** Validates a parsed batch body; item errors are prefixed with `/items/<index>`. */
@@ -92,9 +101,9 @@ export function checkBatchRequest(
     });
   }
   if (b.webhookUrl !== undefined) {
-    const ok =
-      typeof b.webhookUrl === 'string' && isAllowedWebhookUrl(b.webhookUrl, options.allowLoopbackHttp);
-    if (!ok) errors.push({ path: '/webhookUrl', message: 'must be an https URL' });
+    const problem =
+      typeof b.webhookUrl === 'string' ? webhookUrlProblem(b.webhookUrl, options) : 'must be an https URL';
+    if (problem !== null) errors.push({ path: '/webhookUrl', message: problem });
   }
   return errors.length === 0 ? { ok: true, value: body as BatchTriageRequest } : { ok: false, errors };
 }

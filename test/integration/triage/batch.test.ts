@@ -5,6 +5,7 @@ import { startTestApp, signUp, type TestApp } from '../../helpers/test-app.js';
 import { testRedisUrl } from '../../helpers/db.js';
 import { startTriageWorker } from '../../../src/workers/triage-worker.js';
 import type { WorkerHandle } from '../../../src/jobs/queue-kit.js';
+import { makeWebhookDeliverer } from '../../../src/domain/triage-service/webhook.js';
 
 const redisUrl = testRedisUrl();
 if (!redisUrl) console.warn('[batch.test] Redis not reachable: the Redis batch case is SKIPPED.');
@@ -20,11 +21,18 @@ async function appWithWorker(
 ): Promise<{ t: TestApp; worker: WorkerHandle }> {
   const t = await startTestApp({
     ...(redis ? { redisUrl: redis } : {}),
-    env: { WEBHOOK_ALLOW_LOOPBACK_HTTP: 'true', ...env },
+    // The webhook receiver is on 127.0.0.1: both test-only settings are needed to reach it.
+    env: { WEBHOOK_ALLOW_LOOPBACK_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_HOSTS: 'true', ...env },
   });
   const worker = startTriageWorker(
     t.infra.queues,
-    { db: t.infra.pool, triage: t.deps.triage, pepper: t.infra.pepper, clock: t.clock },
+    {
+      db: t.infra.pool,
+      triage: t.deps.triage,
+      pepper: t.infra.pepper,
+      clock: t.clock,
+      deliver: makeWebhookDeliverer(t.deps.config),
+    },
     { concurrency: 16, logger: t.deps.logger },
   );
   opened.push(t);

@@ -129,12 +129,67 @@ describe('batch request', () => {
     { url: 'http://localhost:8123/hook', loopback: true, ok: false },
     { url: 'https://user:pass@example.com/', loopback: false, ok: false },
     { url: 'ftp://example.com/', loopback: true, ok: false },
-  ])('webhookUrl $url (loopback allowed: $loopback) → $ok', ({ url, loopback, ok }) => {
-    expect(isAllowedWebhookUrl(url, loopback)).toBe(ok);
+  ])('webhookUrl scheme: $url (loopback http allowed: $loopback) → $ok', ({ url, loopback, ok }) => {
+    expect(isAllowedWebhookUrl(url, { allowLoopbackHttp: loopback })).toBe(ok);
+    // The schema's pattern checks the scheme only; hosts are the checker's business (below).
     const pattern = new RegExp(
       buildBatchRequestSchema({ allowLoopbackHttp: loopback }).properties.webhookUrl.pattern,
     );
     expect(pattern.test(url)).toBe(ok);
+  });
+
+  it.each([
+    {
+      url: 'https://169.254.169.254/latest/meta-data/',
+      message: 'must not point to a private, loopback or internal host',
+    },
+    {
+      url: 'https://[::ffff:169.254.169.254]/',
+      message: 'must not point to a private, loopback or internal host',
+    },
+    { url: 'https://10.1.2.3/hook', message: 'must not point to a private, loopback or internal host' },
+    { url: 'https://2130706433/hook', message: 'must not point to a private, loopback or internal host' },
+    { url: 'https://[::1]:8443/hook', message: 'must not point to a private, loopback or internal host' },
+    { url: 'https://[fd00::1]/hook', message: 'must not point to a private, loopback or internal host' },
+    { url: 'https://localhost/hook', message: 'must not point to a private, loopback or internal host' },
+    { url: 'https://api.localhost/hook', message: 'must not point to a private, loopback or internal host' },
+    {
+      url: 'https://metadata.google.internal/computeMetadata/v1/',
+      message: 'must not point to a private, loopback or internal host',
+    },
+    { url: 'https://intranet/hook', message: 'must not point to a private, loopback or internal host' },
+    { url: 'https://user:pass@hooks.example.com/', message: 'must not contain credentials' },
+    { url: 'https://user@hooks.example.com/', message: 'must not contain credentials' },
+    { url: 'http://hooks.example.com/', message: 'must be an https URL' },
+    { url: 'https://127.0.0.1/hook', message: 'must not point to a private, loopback or internal host' },
+  ])('webhookUrl $url is refused: $message', ({ url, message }) => {
+    expect(isAllowedWebhookUrl(url)).toBe(false);
+    // Loopback http is about the scheme of http://127.0.0.1 only; it admits no other host.
+    expect(isAllowedWebhookUrl(url, { allowLoopbackHttp: true })).toBe(false);
+    expect(checkBatchRequest({ items: [valid], webhookUrl: url })).toEqual({
+      ok: false,
+      errors: [{ path: '/webhookUrl', message }],
+    });
+  });
+
+  it('admits private hosts only with allowPrivateHosts, and never credentials or plain http', () => {
+    const opts = { allowPrivateHosts: true };
+    expect(isAllowedWebhookUrl('https://127.0.0.1:8443/hook', opts)).toBe(true);
+    expect(isAllowedWebhookUrl('https://localhost/hook', opts)).toBe(true);
+    expect(isAllowedWebhookUrl('https://10.0.0.5/hook', opts)).toBe(true);
+    expect(isAllowedWebhookUrl('https://0.0.0.0/hook', opts)).toBe(false);
+    expect(isAllowedWebhookUrl('https://[ff02::1]/hook', opts)).toBe(false);
+    expect(isAllowedWebhookUrl('https://u:p@10.0.0.5/hook', opts)).toBe(false);
+    expect(isAllowedWebhookUrl('http://10.0.0.5/hook', opts)).toBe(false);
+  });
+
+  it('rejects a webhookUrl that is not a string or is too long', () => {
+    for (const webhookUrl of [42, `https://hooks.example.com/${'a'.repeat(2048)}`]) {
+      expect(checkBatchRequest({ items: [valid], webhookUrl })).toEqual({
+        ok: false,
+        errors: [{ path: '/webhookUrl', message: 'must be an https URL' }],
+      });
+    }
   });
 
   it('accepts 1..maxItems items and prefixes item errors with their index', () => {
