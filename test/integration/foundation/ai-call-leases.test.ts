@@ -53,7 +53,10 @@ function leasesOf(quota: QuotaService, options: Partial<AiCallLeaseOptions> = {}
 
 describe('AI-call leases', () => {
   it('sizes a lease from the monthly limit: one call under 2,000 a month, 25 at 50,000', () => {
-    expect([100, 1_999, 2_000, 10_000, 50_000, 1_000_000].map(leaseSize)).toEqual([1, 1, 1, 5, 25, 25]);
+    expect([100, 1_999, 2_000, 10_000, 50_000, 1_000_000].map((limit) => leaseSize(limit))).toEqual([
+      1, 1, 1, 5, 25, 25,
+    ]);
+    expect(leaseSize(50_000, 1)).toBe(1); // AI_CALL_LEASE_MAX=1: a reservation per request
   });
 
   it('hands out a lease of 25 calls for one reservation, and counts only the settled ones', async () => {
