@@ -11,6 +11,12 @@ export interface FingerprintInput {
   port: number | null;
   protocol: string | null;
   producerFingerprints: Readonly<Record<string, string>> | null;
+  /**
+   * The asset named by the upload (`asset=` of DECISIONS §8). It counts only for a finding that
+   * names no host of its own, see {@link attributedAsset}.
+   * @defaultValue null
+   */
+  uploadAsset?: string | null;
 }
 
 /** Bumped whenever the canonical string changes, so old and new fingerprints never collide silently. */
@@ -34,12 +40,39 @@ function problemKey(input: FingerprintInput): string {
   return `title:${lower(input.scanner)}:${lower(input.title)}`;
 }
 
+/** Whether a finding names its own host (ip, FQDN or hostname), as network scanners' findings do. */
+export function hasHostIdentity(a: FindingAsset): boolean {
+  return Boolean(a.ip || a.fqdn || a.host);
+}
+
+/**
+ * The upload's asset a finding is attributed to (DECISIONS §8 asset context), or null. Findings
+ * without a host (SARIF, CycloneDX, CLI findings without `asset`) only say which file or package,
+ * not which application: the upload's `asset=` says that, so it joins their identity and label.
+ * A finding with its own host keeps it: the scanner's host is more precise than an upload label
+ * that may cover many hosts. Names are trimmed and otherwise compared exactly, like the `asset`
+ * filter of the lists.
+ */
+export function attributedAsset(a: FindingAsset, uploadAsset: string | null | undefined): string | null {
+  const name = uploadAsset?.trim();
+  return name && !hasHostIdentity(a) ? name : null;
+}
+
 /**
  * Asset identity: IP first because every network scanner reports it while FQDNs come and go with
  * DNS; then names; for SCA the package URL (without qualifiers, which carry build-specific noise);
- * for SAST the file path.
+ * for SAST the file path. A hostless finding attributed to the upload's asset is prefixed with
+ * that asset (JSON-quoted, so no name can imitate another key), so one package or one file of two
+ * applications is two cases; without an upload asset the key is unchanged, and so are old
+ * fingerprints.
  */
-function assetKey(a: FindingAsset): string {
+function assetKey(input: FingerprintInput): string {
+  const own = ownAssetKey(input.asset);
+  const upload = attributedAsset(input.asset, input.uploadAsset);
+  return upload === null ? own : `upload:${JSON.stringify(upload)}/${own}`;
+}
+
+function ownAssetKey(a: FindingAsset): string {
   if (a.ip) return `ip:${lower(a.ip)}`;
   if (a.fqdn) return `host:${lower(a.fqdn)}`;
   if (a.host) return `host:${lower(a.host)}`;
@@ -73,12 +106,12 @@ function locationKey(input: FingerprintInput): string {
  * {@link fingerprintFinding}.
  */
 export function canonicalFingerprintString(input: FingerprintInput): string {
-  return JSON.stringify([FINGERPRINT_VERSION, problemKey(input), assetKey(input.asset), locationKey(input)]);
+  return JSON.stringify([FINGERPRINT_VERSION, problemKey(input), assetKey(input), locationKey(input)]);
 }
 
 /**
- * Pure SHA-256 hex fingerprint: scanner rule id (or CVE set when there is none), plus asset, plus
- * port or location (DECISIONS §10). Findings with equal fingerprints in one workspace are
+ * Pure SHA-256 hex fingerprint: scanner rule id (or CVE set when there is none), plus asset (and
+ * the upload's asset for a finding without a host), plus port or location (DECISIONS §8, §10). Findings with equal fingerprints in one workspace are
  * sightings of one case.
  */
 export function fingerprintFinding(input: FingerprintInput): string {

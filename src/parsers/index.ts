@@ -11,7 +11,13 @@ export {
   type ScanParse,
 } from './parse-scan.js';
 export { detectFormat, isScanFormat, FORMAT_OVERRIDES, DETECT_HEAD_BYTES } from './detect.js';
-export { fingerprintFinding, canonicalFingerprintString, type FingerprintInput } from './fingerprint.js';
+export {
+  fingerprintFinding,
+  canonicalFingerprintString,
+  attributedAsset,
+  hasHostIdentity,
+  type FingerprintInput,
+} from './fingerprint.js';
 export {
   ParseError,
   isParseErrorLike,

@@ -36,7 +36,10 @@ export interface FindingAsset {
 export interface Finding {
   /** Position in the parser output; stable across re-parses of the same bytes. */
   recordIndex: number;
-  /** Case identity hash (DECISIONS §10). */
+  /**
+   * Case identity hash (DECISIONS §10) from the file alone. Persistence adds the upload's asset
+   * to it for a finding without a host (`attributedAsset` in `fingerprint.ts`, DECISIONS §8).
+   */
   fingerprint: string;
   format: ScanFormat;
   /** Scanner or tool name, e.g. "Nessus", "Qualys", "OpenVAS", the SARIF driver name. */

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { evidenceRow } from '../../src/domain/scans/finding-copy.js';
+import {
+  assetLabel,
+  evidenceRow,
+  findingRow,
+  storedFingerprint,
+} from '../../src/domain/scans/finding-copy.js';
 import type { Finding } from '../../src/parsers/index.js';
+import { parseFixture } from './parsers/fixture-paths.js';
 
 const finding = (rawExcerpt: string, evidence: string | null) => ({ rawExcerpt, evidence }) as Finding;
 
@@ -17,5 +23,45 @@ describe('COPY text rows of evidence', () => {
   it('bounds a long excerpt and marks it truncated', () => {
     const row = evidenceRow('e', 'f', 's', finding('x'.repeat(10_000), 'y'));
     expect(row).toBe(`e\tf\ts\t${'x'.repeat(4_000)}…[truncated]\ty\n`);
+  });
+});
+
+describe("findings rows under the upload's asset (DECISIONS §8 asset context)", () => {
+  const FINGERPRINT = 4;
+  const ASSET = 19;
+  const cells = (row: string) => row.slice(0, -1).split('\t');
+  const scan = (uploadAsset: string | null) => ({ id: 's', workspaceId: 'w', uploadAsset });
+
+  it.each(['scans/sarif/flawfinder.sarif', 'scans/cyclonedx/valid-vulnerability-1.4.json'])(
+    'labels the hostless findings of %s with the upload asset and keys their fingerprint on it',
+    async (fixture) => {
+      const { findings } = await parseFixture(fixture);
+      expect(findings.length).toBeGreaterThan(0);
+      for (const f of findings) {
+        const plain = cells(findingRow('f', scan(null), f));
+        const a = cells(findingRow('f', scan('app-a'), f));
+        const b = cells(findingRow('f', scan('app-b'), f));
+        expect(plain[FINGERPRINT]).toBe(f.fingerprint);
+        expect(plain[ASSET]).toBe(assetLabel(f.asset) ?? '\\N');
+        expect([a[ASSET], b[ASSET]]).toEqual(['app-a', 'app-b']);
+        expect(a[FINGERPRINT]).toBe(storedFingerprint(f, 'app-a'));
+        expect(new Set([plain[FINGERPRINT], a[FINGERPRINT], b[FINGERPRINT]]).size).toBe(3);
+        // Re-attributing is stable: the same upload asset always gives the same case.
+        expect(storedFingerprint(f, ' app-a ')).toBe(a[FINGERPRINT]);
+      }
+      // Distinct cases within one upload stay distinct under an upload asset.
+      const distinct = new Set(findings.map((f) => f.fingerprint)).size;
+      expect(new Set(findings.map((f) => storedFingerprint(f, 'app-a'))).size).toBe(distinct);
+    },
+  );
+
+  it('keeps the own host of network findings as their asset and fingerprint', async () => {
+    const { findings } = await parseFixture('scans/nessus/nessus_v_unknown.xml');
+    for (const f of findings) {
+      const row = cells(findingRow('f', scan('dc1'), f));
+      expect(row[FINGERPRINT]).toBe(f.fingerprint);
+      expect(row[ASSET]).toBe(assetLabel(f.asset));
+      expect(row[ASSET]).not.toBe('dc1');
+    }
   });
 });

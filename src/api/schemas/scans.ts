@@ -50,13 +50,15 @@ export const listScansQuery = {
 
 const cve = { type: 'string', pattern: '^[Cc][Vv][Ee]-\\d{4}-\\d{4,}$', maxLength: 30 } as const;
 
-/** Filters shared by findings and cases. `severity` and `status` take comma-separated lists. */
+/** Filters shared by findings and cases (DECISIONS §10). `severity` and `status` take comma-separated lists. */
 const filters = {
   severity: { type: 'string', pattern: `^(${SEVERITIES.join('|')})(,(${SEVERITIES.join('|')}))*$` },
   cve,
   asset: { type: 'string', minLength: 1, maxLength: 300 },
   scan: { type: 'string', maxLength: 100 },
   kev: { type: 'boolean' },
+  /** A finding's status is its case's. */
+  status: { type: 'string', pattern: `^(${CASE_STATUSES.join('|')})(,(${CASE_STATUSES.join('|')}))*$` },
 } as const;
 
 export const listFindingsQuery = {
@@ -68,11 +70,7 @@ export const listFindingsQuery = {
 export const listCasesQuery = {
   type: 'object',
   additionalProperties: false,
-  properties: {
-    ...paging,
-    ...filters,
-    status: { type: 'string', pattern: `^(${CASE_STATUSES.join('|')})(,(${CASE_STATUSES.join('|')}))*$` },
-  },
+  properties: { ...paging, ...filters },
 } as const;
 
 export interface ListQuery {

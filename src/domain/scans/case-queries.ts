@@ -35,9 +35,13 @@ export interface CaseRow {
   updated_at: Date;
 }
 
-export async function listCases(db: Queryable, workspaceId: string, q: ListFilters & { limit: number; cursor?: string }): Promise<Page<CaseRow>> {
+export async function listCases(
+  db: Queryable,
+  workspaceId: string,
+  q: ListFilters & { limit: number; cursor?: string },
+): Promise<Page<CaseRow>> {
   const params: unknown[] = [workspaceId];
-  const where = ['c.workspace_id = $1', ...filterSql('c', q, params, 'via-findings')];
+  const where = ['c.workspace_id = $1', ...filterSql('c', q, params, 'cases')];
   if (q.cursor) {
     params.push(seqCursor(q.cursor));
     where.push(`c.seq < $${params.length}::bigint`);
@@ -56,7 +60,10 @@ export async function listCases(db: Queryable, workspaceId: string, q: ListFilte
 
 export async function getCase(db: Queryable, workspaceId: string, id: string): Promise<CaseRow | null> {
   if (!isUuid(id)) return null;
-  const { rows } = await db.query<CaseRow>(`SELECT c.*, ${kevColumn('c')} FROM cases c WHERE c.id = $1 AND c.workspace_id = $2`, [id, workspaceId]);
+  const { rows } = await db.query<CaseRow>(
+    `SELECT c.*, ${kevColumn('c')} FROM cases c WHERE c.id = $1 AND c.workspace_id = $2`,
+    [id, workspaceId],
+  );
   return rows[0] ?? null;
 }
 
@@ -78,7 +85,11 @@ export interface HistoryRow {
 }
 
 /** The newest sightings of a case (bounded) and its whole status history. */
-export async function caseDetail(db: Queryable, c: Pick<CaseRow, 'id' | 'workspace_id' | 'fingerprint'>, evidenceLimit = 50): Promise<{ evidence: EvidenceRow[]; history: HistoryRow[] }> {
+export async function caseDetail(
+  db: Queryable,
+  c: Pick<CaseRow, 'id' | 'workspace_id' | 'fingerprint'>,
+  evidenceLimit = 50,
+): Promise<{ evidence: EvidenceRow[]; history: HistoryRow[] }> {
   const [evidence, history] = await Promise.all([
     db.query<EvidenceRow>(
       `SELECT e.id, e.scan_id, e.finding_id, e.raw_excerpt, e.scanner_output, e.seen_at
@@ -89,7 +100,10 @@ export async function caseDetail(db: Queryable, c: Pick<CaseRow, 'id' | 'workspa
        ORDER BY f.seq DESC LIMIT $3`,
       [c.workspace_id, c.fingerprint, evidenceLimit],
     ),
-    db.query<HistoryRow>(`SELECT from_status, to_status, actor, note, at FROM case_status_history WHERE case_id = $1 ORDER BY id`, [c.id]),
+    db.query<HistoryRow>(
+      `SELECT from_status, to_status, actor, note, at FROM case_status_history WHERE case_id = $1 ORDER BY id`,
+      [c.id],
+    ),
   ]);
   return { evidence: evidence.rows, history: history.rows };
 }
@@ -111,7 +125,10 @@ export async function changeCaseStatus(
     const from = rows[0]?.status;
     if (from === undefined) return false;
     if (from === input.status) return true;
-    await tx.query(`UPDATE cases SET status = $2, updated_at = now() WHERE id = $1`, [input.caseId, input.status]);
+    await tx.query(`UPDATE cases SET status = $2, updated_at = now() WHERE id = $1`, [
+      input.caseId,
+      input.status,
+    ]);
     await tx.query(
       `INSERT INTO case_status_history (case_id, from_status, to_status, actor, note) VALUES ($1, $2, $3, $4, $5)`,
       [input.caseId, from, input.status, input.actor, input.note],

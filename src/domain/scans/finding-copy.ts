@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Finding, FindingAsset } from '../../parsers/index.js';
+import { attributedAsset, fingerprintFinding, type Finding, type FindingAsset } from '../../parsers/index.js';
 
 /**
  * Rows of `COPY ... FROM STDIN` (text format) for findings and their evidence (DECISIONS §9,
@@ -13,8 +13,14 @@ export const MAX_EVIDENCE_CHARS = 4_000;
 const bound = (s: string | null): string | null =>
   s === null ? null : s.length > MAX_EVIDENCE_CHARS ? `${s.slice(0, MAX_EVIDENCE_CHARS)}…[truncated]` : s;
 
-/** The label shown and filtered on as a finding's (and case's) asset. */
-export function assetLabel(a: FindingAsset): string | null {
+/**
+ * The label shown and filtered on as a finding's (and case's) asset: the upload's asset for a
+ * finding without a host of its own (DECISIONS §8, see {@link attributedAsset}), else the most
+ * readable name the finding carries.
+ */
+export function assetLabel(a: FindingAsset, uploadAsset: string | null = null): string | null {
+  const upload = attributedAsset(a, uploadAsset);
+  if (upload !== null) return upload;
   if (a.host) return a.host;
   if (a.fqdn) return a.fqdn;
   if (a.ip) return a.ip;
@@ -60,11 +66,42 @@ export const FINDING_COPY_COLUMNS = `id, scan_id, workspace_id, record_index, fi
 /** Evidence columns in the order of {@link evidenceRow}. */
 export const EVIDENCE_COPY_COLUMNS = `id, finding_id, scan_id, raw_excerpt, scanner_output`;
 
+/** The scan a row belongs to, with the asset its upload named (`scans.asset_name`). */
+export interface RowScan {
+  id: string;
+  workspaceId: string;
+  /** @defaultValue null */
+  uploadAsset?: string | null;
+}
+
+/**
+ * The fingerprint a finding is stored under: the parser's, or, for a finding attributed to the
+ * upload's asset, one that includes that asset (DECISIONS §8, §10). Computed here rather than in
+ * the parser thread because the scan row, not the job, holds the upload's asset, so a retried
+ * job and a job enqueued before this rule existed both store the same identity.
+ */
+export function storedFingerprint(f: Finding, uploadAsset: string | null | undefined): string {
+  const upload = attributedAsset(f.asset, uploadAsset);
+  if (upload === null) return f.fingerprint;
+  return fingerprintFinding({
+    scanner: f.scanner,
+    ruleId: f.ruleId,
+    cveIds: f.cveIds,
+    title: f.title,
+    asset: f.asset,
+    port: f.port,
+    protocol: f.protocol,
+    producerFingerprints: f.producerFingerprints,
+    uploadAsset: upload,
+  });
+}
+
 /** One findings row, newline included. */
-export function findingRow(id: string, scan: { id: string; workspaceId: string }, f: Finding): string {
+export function findingRow(id: string, scan: RowScan, f: Finding): string {
   const a = f.asset;
+  const uploadAsset = scan.uploadAsset ?? null;
   return `${id}\t${scan.id}\t${scan.workspaceId}\t${f.recordIndex}\t${[
-    field(f.fingerprint),
+    field(storedFingerprint(f, uploadAsset)),
     field(f.scanner),
     field(f.ruleId),
     field(f.title),
@@ -79,7 +116,7 @@ export function findingRow(id: string, scan: { id: string; workspaceId: string }
     field(f.cvssV2Vector),
     field(f.description),
     field(f.solution),
-    field(assetLabel(a)),
+    field(assetLabel(a, uploadAsset)),
     field(a.host),
     field(a.ip),
     field(a.fqdn),

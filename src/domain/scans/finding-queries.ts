@@ -46,17 +46,18 @@ const CASE_ID = `(SELECT c.id FROM cases c WHERE c.workspace_id = f.workspace_id
 /** Only findings of completed scans are visible (see findings-store). */
 const VISIBLE = `JOIN scans s ON s.id = f.scan_id AND s.status = 'completed'`;
 
-
 export async function listFindings(
   db: Queryable,
   workspaceId: string,
   q: ListFilters & { caseId?: string; limit: number; cursor?: string },
 ): Promise<Page<FindingRow>> {
   const params: unknown[] = [workspaceId];
-  const where = ['f.workspace_id = $1', ...filterSql('f', q, params, 'direct')];
+  const where = ['f.workspace_id = $1', ...filterSql('f', q, params, 'findings')];
   if (q.caseId !== undefined) {
     params.push(isUuid(q.caseId) ? q.caseId : '00000000-0000-0000-0000-000000000000');
-    where.push(`f.fingerprint = (SELECT fingerprint FROM cases WHERE id = $${params.length}::uuid AND workspace_id = $1)`);
+    where.push(
+      `f.fingerprint = (SELECT fingerprint FROM cases WHERE id = $${params.length}::uuid AND workspace_id = $1)`,
+    );
   }
   if (q.cursor) {
     params.push(seqCursor(q.cursor));

@@ -79,23 +79,66 @@ export async function insertScan(db: Queryable, s: NewScan): Promise<ScanRow | n
      ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
      RETURNING *`,
     [
-      s.id, s.workspaceId, s.keyId, s.name, s.format, s.bytes, s.sha256, s.storagePath, s.contentEncoding,
-      s.idempotencyKey, s.asset.name, s.asset.environment, s.asset.criticality, s.asset.internetExposed,
+      s.id,
+      s.workspaceId,
+      s.keyId,
+      s.name,
+      s.format,
+      s.bytes,
+      s.sha256,
+      s.storagePath,
+      s.contentEncoding,
+      s.idempotencyKey,
+      s.asset.name,
+      s.asset.environment,
+      s.asset.criticality,
+      s.asset.internetExposed,
     ],
   );
   return rows[0] ?? null;
 }
 
-export async function scanByIdempotencyKey(db: Queryable, workspaceId: string, key: string): Promise<ScanRow | null> {
-  const { rows } = await db.query<ScanRow>(`SELECT * FROM scans WHERE workspace_id = $1 AND idempotency_key = $2`, [workspaceId, key]);
+/**
+ * Withdraws a scan no worker has claimed (still `queued`): deletes its row and returns its storage
+ * path, or null when it is gone or a worker already took it (then its job evidently exists).
+ */
+export async function deleteQueuedScan(db: Queryable, id: string): Promise<string | null> {
+  const { rows } = await db.query<{ storage_path: string }>(
+    `DELETE FROM scans WHERE id = $1 AND status = 'queued' RETURNING storage_path`,
+    [id],
+  );
+  return rows[0]?.storage_path ?? null;
+}
+
+export async function scanByIdempotencyKey(
+  db: Queryable,
+  workspaceId: string,
+  key: string,
+): Promise<ScanRow | null> {
+  const { rows } = await db.query<ScanRow>(
+    `SELECT * FROM scans WHERE workspace_id = $1 AND idempotency_key = $2`,
+    [workspaceId, key],
+  );
   return rows[0] ?? null;
 }
 
 /** The scan if it exists in this workspace; malformed ids and other workspaces' ids are null alike. */
 export async function getScan(db: Queryable, workspaceId: string, id: string): Promise<ScanRow | null> {
   if (!isUuid(id)) return null;
-  const { rows } = await db.query<ScanRow>(`SELECT * FROM scans WHERE id = $1 AND workspace_id = $2`, [id, workspaceId]);
+  const { rows } = await db.query<ScanRow>(`SELECT * FROM scans WHERE id = $1 AND workspace_id = $2`, [
+    id,
+    workspaceId,
+  ]);
   return rows[0] ?? null;
+}
+
+/** The asset an upload named (`asset=`, DECISIONS §8); null when it named none or the scan is unknown. */
+export async function scanUploadAsset(db: Queryable, scanId: string): Promise<string | null> {
+  const { rows } = await db.query<{ asset_name: string | null }>(
+    `SELECT asset_name FROM scans WHERE id = $1`,
+    [scanId],
+  );
+  return rows[0]?.asset_name ?? null;
 }
 
 /** Newest first, keyset-paged on the insertion sequence. */
@@ -138,7 +181,12 @@ export function viewScan(s: ScanRow) {
     format: s.format,
     bytes,
     bytesParsed,
-    progress: s.status === 'completed' ? 1 : bytes > 0 ? Math.min(1, Math.round((bytesParsed / bytes) * 1000) / 1000) : 0,
+    progress:
+      s.status === 'completed'
+        ? 1
+        : bytes > 0
+          ? Math.min(1, Math.round((bytesParsed / bytes) * 1000) / 1000)
+          : 0,
     sha256: s.sha256,
     asset: {
       name: s.asset_name,

@@ -10,7 +10,9 @@ import {
   evidenceRow,
   findingRow,
   uuidV7,
+  type RowScan,
 } from './finding-copy.js';
+import { scanUploadAsset } from './scan-records.js';
 
 /** Options of {@link openScanWriter}. */
 export interface ScanWriterOptions {
@@ -84,6 +86,10 @@ class EncodedRows {
  * stored. `UNIQUE (scan_id, record_index)` still holds: two attempts racing on one scan make
  * one COPY fail and that attempt retry, and never store a record twice. If the rows are somehow
  * not a prefix, they are deleted and the scan is written again from record 0.
+ *
+ * Asset context (DECISIONS §8): the asset the upload named is read from the scan row once, and
+ * findings without a host of their own are stored under it (label and fingerprint, see
+ * {@link findingRow}).
  */
 export async function openScanWriter(
   pool: Pool,
@@ -95,8 +101,10 @@ export async function openScanWriter(
   const client = await pool.connect();
   let broken = false;
   let resumeAt: number;
+  let rowScan: RowScan;
   try {
     resumeAt = await storedPrefix(client, scan.id);
+    rowScan = { ...scan, uploadAsset: await scanUploadAsset(client, scan.id) };
   } catch (err) {
     client.release(true);
     throw err;
@@ -169,7 +177,7 @@ export async function openScanWriter(
       const evidence = new EncodedRows();
       for (const f of fresh) {
         const id = uuidV7();
-        findings.add(findingRow(id, scan, f));
+        findings.add(findingRow(id, rowScan, f));
         evidence.add(evidenceRow(uuidV7(), id, scan.id, f));
       }
       queue.push({

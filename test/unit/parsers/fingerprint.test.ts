@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  attributedAsset,
   canonicalFingerprintString,
   fingerprintFinding,
   type FingerprintInput,
@@ -80,6 +81,90 @@ describe('fingerprintFinding', () => {
     const a = { ...base, ruleId: null, scanner: 'CLI' };
     const b = { ...base, ruleId: null, scanner: 'other-tool', title: 'different' };
     expect(fingerprintFinding(a)).toBe(fingerprintFinding(b));
+  });
+});
+
+describe("the upload's asset (asset= of the upload) in the fingerprint", () => {
+  const sarif: FingerprintInput = {
+    scanner: 'CodeQL',
+    ruleId: 'js/sql-injection',
+    cveIds: [],
+    title: 'SQL injection',
+    asset: { ...asset, file: 'src/db.js', line: 17 },
+    port: null,
+    protocol: null,
+    producerFingerprints: null,
+  };
+  const sca: FingerprintInput = {
+    ...sarif,
+    scanner: 'CycloneDX',
+    ruleId: 'CVE-2021-44228',
+    cveIds: ['CVE-2021-44228'],
+    asset: {
+      ...asset,
+      component: 'log4j-core',
+      componentVersion: '2.14.1',
+      purl: 'pkg:maven/org.apache.logging.log4j/log4j-core@2.14.1',
+    },
+  };
+  const cliWithoutAsset: FingerprintInput = {
+    ...sarif,
+    scanner: 'tool',
+    ruleId: null,
+    cveIds: ['CVE-2024-1'],
+    asset,
+  };
+
+  it('leaves the canonical string of every finding unchanged when the upload names no asset', () => {
+    for (const input of [base, sarif, sca, cliWithoutAsset]) {
+      const before = canonicalFingerprintString(input);
+      for (const uploadAsset of [undefined, null, '', '   ']) {
+        expect(canonicalFingerprintString({ ...input, uploadAsset })).toBe(before);
+      }
+    }
+    expect(canonicalFingerprintString(sarif)).toBe(
+      '["fp1","rule:codeql:js/sql-injection","file:src/db.js","line:17"]',
+    );
+  });
+
+  it.each([
+    ['a SARIF result (file path)', sarif, 'upload:"app-a"/file:src/db.js'],
+    [
+      'a CycloneDX vulnerability (package URL)',
+      sca,
+      'upload:"app-a"/purl:pkg:maven/org.apache.logging.log4j/log4j-core@2.14.1',
+    ],
+    ['a CLI finding without asset', cliWithoutAsset, 'upload:"app-a"/none'],
+  ] as const)('puts the upload asset into the asset part of %s', (_name, input, assetPart) => {
+    const parts = JSON.parse(canonicalFingerprintString({ ...input, uploadAsset: 'app-a' })) as string[];
+    expect(parts[2]).toBe(assetPart);
+    expect(fingerprintFinding({ ...input, uploadAsset: 'app-a' })).not.toBe(fingerprintFinding(input));
+    expect(fingerprintFinding({ ...input, uploadAsset: 'app-a' })).not.toBe(
+      fingerprintFinding({ ...input, uploadAsset: 'app-b' }),
+    );
+    expect(fingerprintFinding({ ...input, uploadAsset: ' app-a ' })).toBe(
+      fingerprintFinding({ ...input, uploadAsset: 'app-a' }),
+    );
+    expect(fingerprintFinding({ ...input, uploadAsset: 'App-A' })).not.toBe(
+      fingerprintFinding({ ...input, uploadAsset: 'app-a' }),
+    );
+  });
+
+  it.each([
+    ['an ip', { ip: '10.0.0.5' }],
+    ['an FQDN', { fqdn: 'db1.example.com' }],
+    ['a hostname', { host: 'db1' }],
+    ['a hostname beside a file', { host: 'db1', file: 'src/db.js' }],
+  ])('ignores the upload asset for a finding with %s of its own', (_name, own) => {
+    const input = { ...sarif, asset: { ...asset, ...own } };
+    expect(attributedAsset(input.asset, 'app-a')).toBeNull();
+    expect(fingerprintFinding({ ...input, uploadAsset: 'app-a' })).toBe(fingerprintFinding(input));
+  });
+
+  it('quotes the upload asset, so no name can pose as another asset and file', () => {
+    const a = { ...sarif, asset: { ...asset, file: 'x/file:y' }, uploadAsset: 'app' };
+    const b = { ...sarif, asset: { ...asset, file: 'y' }, uploadAsset: 'app/file:x' };
+    expect(fingerprintFinding(a)).not.toBe(fingerprintFinding(b));
   });
 });
 
