@@ -1,26 +1,32 @@
 import type { Queryable } from '../db/pool.js';
 import type { InvalidationBus } from './keys/invalidation-bus.js';
 import type { QuotaService } from './usage/quota.js';
+import { failStuckScans, type StuckScanSweepDeps } from './scans/scan-failure.js';
 
 export interface MaintenanceReport {
   reservationsReleased: number;
   keysExpired: number;
   revealsWiped: number;
   trialsEnded: number;
+  /** Scans stuck in `queued`/`parsing` whose job is gone or finished, now `failed`. */
+  scansFailed: number;
 }
 
 /**
  * Housekeeping that makes stored state match what the clock already decides: keys past
  * expiry or grace become `expired` (with an audit event), sealed reveal secrets older
  * than their link are wiped, ended trials are recorded as a plan change to `free`, and
- * quota reservations of crashed processes are given back. Idempotent; safe to run
- * concurrently (each statement is one atomic step).
+ * quota reservations of crashed processes are given back, and scans no job will ever parse are
+ * failed (DECISIONS §8; `failStuckScans`). Idempotent; safe to run concurrently (each statement
+ * is one atomic step, and a scan is failed under its row lock).
  */
 export async function runMaintenance(deps: {
   db: Queryable;
   quota: QuotaService;
   bus: InvalidationBus | null;
   clock: () => Date;
+  /** The stuck-scan sweep's queue probe and storage; the step is skipped without them. */
+  scans?: StuckScanSweepDeps;
 }): Promise<MaintenanceReport> {
   const now = deps.clock();
   const reservationsReleased = await deps.quota.releaseExpired();
@@ -53,10 +59,13 @@ export async function runMaintenance(deps: {
     [now],
   );
   for (const row of trials.rows) await deps.bus?.publish({ kind: 'workspace', id: row.id });
+  // Last: it asks the queue about each candidate, and a queue outage must not hold up the rest.
+  const scansFailed = deps.scans ? await failStuckScans(deps.scans, now) : 0;
   return {
     reservationsReleased,
     keysExpired: expired.rowCount ?? 0,
     revealsWiped: wiped.rowCount ?? 0,
     trialsEnded: trials.rowCount ?? 0,
+    scansFailed,
   };
 }

@@ -5,7 +5,8 @@ import type { QuotaService } from '../domain/usage/quota.js';
 import type { TriageService } from '../domain/triage-service/triage-service.js';
 import { makeWebhookDeliverer } from '../domain/triage-service/webhook.js';
 import { startTriageWorker } from './triage-worker.js';
-import { startScanIngestWorker } from './scan-ingest-worker.js';
+import { scanIngestJobProbe, startScanIngestWorker } from './scan-ingest-worker.js';
+import { createLocalScanStorage } from '../domain/scans/scan-storage.js';
 import {
   ENRICHMENT_QUEUE,
   refreshSources,
@@ -28,9 +29,17 @@ export async function startWorkers(
 ): Promise<{ close(): Promise<void> }> {
   const workers: WorkerHandle[] = [];
   await scheduleMaintenance(infra.queues);
+  const storage = createLocalScanStorage(config.scanStorageDir);
   const maintenance = infra.queues.worker<MaintenancePayload, unknown>(
     MAINTENANCE_QUEUE,
-    async () => runMaintenance({ db: infra.pool, quota: deps.quota, bus: infra.bus, clock: deps.clock }),
+    async () =>
+      runMaintenance({
+        db: infra.pool,
+        quota: deps.quota,
+        bus: infra.bus,
+        clock: deps.clock,
+        scans: { pool: infra.pool, storage, jobs: scanIngestJobProbe(infra.queues) },
+      }),
     { concurrency: 1 },
   );
   maintenance.on('failed', (_job, err) =>

@@ -7,9 +7,16 @@ import { SCAN_INGEST_QUEUE, type ScanIngestPayload } from '../jobs/scan-ingest.j
 import { isParseErrorLike } from '../parsers/index.js';
 import { createParserPool, parseFileInPool, type ParserPool } from './parser-pool.js';
 import { createLocalScanStorage, type ScanStorage } from '../domain/scans/scan-storage.js';
-import { completeScan, failScan, startParsing } from '../domain/scans/findings-store.js';
+import { completeScan, startParsing } from '../domain/scans/findings-store.js';
 import { openScanWriter } from '../domain/scans/scan-writer.js';
 import type { ScanError } from '../domain/scans/scan-records.js';
+import {
+  INGEST_GAVE_UP,
+  INGEST_STALLED,
+  discardRowsOfFailedScan,
+  failScanForGood,
+  type ScanJobProbe,
+} from '../domain/scans/scan-failure.js';
 
 /** Options of {@link startScanIngestWorker}. */
 export interface ScanIngestWorkerDeps {
@@ -41,8 +48,9 @@ export interface ScanIngestWorkerDeps {
  * Failure handling (STYLE §Errors): a broken file (a ParseError, matched by name/code since it
  * crosses a thread boundary) fails the scan with its position and throws UnrecoverableError, so
  * it is not retried; anything else (database, a crash) is rethrown and retried, and because
- * every write is keyed by (scan, record index) a retry never duplicates. A job that runs out
- * of attempts fails its scan too, so no scan stays `parsing` for ever.
+ * every write is keyed by (scan, record index) a retry never duplicates. Every final failure of
+ * a job (attempts used up, unrecoverable, or stalled out: see {@link isFinalFailure}) fails its
+ * scan and removes its file, once (`failScanForGood`), so no scan stays `parsing` for ever.
  */
 export function startScanIngestWorker(deps: ScanIngestWorkerDeps): { close(): Promise<void> } {
   const storage = deps.storage ?? createLocalScanStorage(deps.config.scanStorageDir);
@@ -72,7 +80,10 @@ export function startScanIngestWorker(deps: ScanIngestWorkerDeps): { close(): Pr
       } finally {
         await writer.close();
       }
-      await completeScan(deps.pool, scan.id, { bytes: result.bytes, notes: result.notes });
+      const completed = await completeScan(deps.pool, scan.id, { bytes: result.bytes, notes: result.notes });
+      // Lost the race: the scan was failed (e.g. this job stalled out while still running) or
+      // another attempt completed it. Only a failed scan's late rows are dropped.
+      if (!completed) await discardRowsOfFailedScan(deps.pool, scan.id);
       await storage.remove(scan.storage_path);
       log.info(
         { scanId: scan.id, findings: result.count, bytes: result.bytes, resumedAt: writer.resumeAt },
@@ -82,8 +93,7 @@ export function startScanIngestWorker(deps: ScanIngestWorkerDeps): { close(): Pr
     } catch (err) {
       const broken = brokenFileError(err);
       if (!broken) throw err;
-      await failScan(deps.pool, scan.id, broken);
-      await storage.remove(scan.storage_path);
+      await failScanForGood({ pool: deps.pool, storage }, scan.id, broken);
       log.info({ scanId: scan.id, error: broken }, 'scan failed: unparseable');
       throw new UnrecoverableError(broken.message);
     }
@@ -95,22 +105,32 @@ export function startScanIngestWorker(deps: ScanIngestWorkerDeps): { close(): Pr
     stalledInterval: deps.stalledIntervalMs ?? 30_000,
     maxStalledCount: 3,
   });
+  // Failures whose scan is still being ended; close() waits for them.
+  const ending = new Set<Promise<void>>();
   worker.on('failed', (...args: unknown[]) => {
-    const [job, err] = args as [Job<ScanIngestPayload> | undefined, Error];
-    if (!job || err instanceof UnrecoverableError || err?.name === 'UnrecoverableError') return;
-    const final = job.attemptsMade >= (job.opts.attempts ?? 1);
-    log.warn(
-      { scanId: job.data.scanId, attempt: job.attemptsMade, final, err: err?.message },
-      'scan ingest attempt failed',
-    );
-    if (final) {
-      void failScan(deps.pool, job.data.scanId, {
-        code: 'internal_error',
-        message: 'The scan could not be processed; upload it again, and contact support if it keeps failing.',
-        line: null,
-        column: null,
-      }).catch((e: unknown) => log.error({ err: e }, 'could not mark scan failed'));
+    const [job, err] = args as [Job<ScanIngestPayload> | undefined, Error | undefined];
+    // No job: BullMQ could not even load it; the maintenance sweep ends its scan.
+    if (!job) return;
+    if (!isFinalFailure(job, err)) {
+      log.warn(
+        { scanId: job.data.scanId, attempt: job.attemptsMade, err: err?.message },
+        'scan ingest attempt failed',
+      );
+      return;
     }
+    const reason = err?.message === STALLED_OUT ? INGEST_STALLED : INGEST_GAVE_UP;
+    const done = failScanForGood({ pool: deps.pool, storage }, job.data.scanId, reason)
+      .then((changed) => {
+        // Unchanged when the job itself already failed the scan (a broken file) or completed it.
+        if (!changed) return;
+        log.warn(
+          { scanId: job.data.scanId, attempt: job.attemptsMade, err: err?.message },
+          'scan failed: ingest gave up',
+        );
+      })
+      .catch((e: unknown) => log.error({ err: e, scanId: job.data.scanId }, 'could not mark scan failed'))
+      .finally(() => ending.delete(done));
+    ending.add(done);
   });
   worker.on('error', (...args: unknown[]) =>
     log.warn({ err: (args[0] as Error)?.message }, 'scan ingest worker error'),
@@ -119,6 +139,7 @@ export function startScanIngestWorker(deps: ScanIngestWorkerDeps): { close(): Pr
   return {
     async close() {
       await worker.close();
+      await Promise.allSettled([...ending]);
       if (ownsPool) await parserPool.destroy();
     },
   };
@@ -141,4 +162,32 @@ function brokenFileError(err: unknown): ScanError | null {
     };
   }
   return null;
+}
+
+/** BullMQ's reason for a job that stalled more than `maxStalledCount` times (both backends). */
+const STALLED_OUT = 'job stalled more than allowable limit';
+
+/**
+ * Whether BullMQ moved the job to `failed` for good, as its `Job#shouldRetryJob` decides:
+ * an UnrecoverableError (ours for a broken file, and BullMQ's own for a job that stalled out:
+ * its stalled checker only marks the job, and the next worker to take it fails it with
+ * `UnrecoverableError('job stalled more than allowable limit')` without running it), or the
+ * last attempt. `finishedOn` is set only when the job was moved to failed rather than retried,
+ * which also covers what the first two do not (a backoff that declines, `maxStartedAttempts`).
+ */
+export function isFinalFailure(
+  job: Pick<Job, 'attemptsMade' | 'opts' | 'finishedOn'>,
+  err: unknown,
+): boolean {
+  const name = (err as { name?: unknown } | null | undefined)?.name;
+  const unrecoverable = err instanceof UnrecoverableError || name === 'UnrecoverableError';
+  return unrecoverable || typeof job.finishedOn === 'number' || job.attemptsMade >= (job.opts.attempts ?? 1);
+}
+
+/**
+ * The job-state probe of the maintenance sweep (`failStuckScans`) for the scan-ingest queue. The
+ * BullMQ Queue of either backend has `getJobState`; `QueueHandle` just does not declare it.
+ */
+export function scanIngestJobProbe(queues: QueueKit): ScanJobProbe {
+  return queues.queue<ScanIngestPayload>(SCAN_INGEST_QUEUE) as unknown as ScanJobProbe;
 }

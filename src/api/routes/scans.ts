@@ -19,7 +19,14 @@ export interface ScanRouteDeps {
 }
 
 /** Raw-body content types of DECISIONS §8 (text/xml too: what curl and many CI tools send for XML). */
-const RAW_TYPES = ['application/xml', 'text/xml', 'application/json', 'application/octet-stream', 'application/gzip', 'application/x-ndjson'];
+const RAW_TYPES = [
+  'application/xml',
+  'text/xml',
+  'application/json',
+  'application/octet-stream',
+  'application/gzip',
+  'application/x-ndjson',
+];
 
 /** Room for multipart boundaries and part headers on top of the file itself. */
 const MULTIPART_OVERHEAD = 64 * 1024;
@@ -50,20 +57,31 @@ export function registerScanPipelineRoutes(app: FastifyInstance, deps: ScanRoute
       {
         config: { scope: 'scans:write' },
         schema: { querystring: uploadQuery },
-        // Before the body is touched: refuse what Content-Length already says is too big.
-        preParsing: async (req) => {
+        // Before the body is touched: refuse what Content-Length already says is too big. The
+        // connection is closed after the answer: on keep-alive Node would otherwise read (and
+        // discard) the whole declared body before the socket could serve another request.
+        preParsing: async (req, reply) => {
           const declared = Number(req.headers['content-length'] ?? NaN);
           const limit = req.plan.limits.scanMaxBytes + (req.isMultipart() ? MULTIPART_OVERHEAD : 0);
-          if (Number.isFinite(declared) && declared > limit) throw tooLarge(req.plan.limits.scanMaxBytes);
+          if (Number.isFinite(declared) && declared > limit) {
+            void reply.header('Connection', 'close');
+            throw tooLarge(req.plan.limits.scanMaxBytes);
+          }
         },
       },
       async (req, reply) => {
         const q = req.query as UploadQuery;
         const idempotencyKey = headerValue(req, 'idempotency-key');
         if (idempotencyKey !== null && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
-          throw new AppError('invalid_request', 'The Idempotency-Key header must be 1 to 255 visible ASCII characters.', {
-            errors: [{ path: '/headers/idempotency-key', message: 'must be 1 to 255 visible ASCII characters' }],
-          });
+          throw new AppError(
+            'invalid_request',
+            'The Idempotency-Key header must be 1 to 255 visible ASCII characters.',
+            {
+              errors: [
+                { path: '/headers/idempotency-key', message: 'must be 1 to 255 visible ASCII characters' },
+              ],
+            },
+          );
         }
         const maxBytes = req.plan.limits.scanMaxBytes;
         const body = await uploadStream(req, maxBytes);
@@ -91,10 +109,13 @@ export function registerScanPipelineRoutes(app: FastifyInstance, deps: ScanRoute
               idempotencyKey,
             },
           );
-          return reply.code(202).send({ scanId: scan.id, status: scan.status, statusUrl: `/api/pipeline/scan/${scan.id}` });
+          return reply
+            .code(202)
+            .send({ scanId: scan.id, status: scan.status, statusUrl: `/api/pipeline/scan/${scan.id}` });
         } catch (err) {
           // We stopped reading mid-body: close the connection after answering instead of draining gigabytes.
-          if (err instanceof AppError && err.code === 'payload_too_large') void reply.header('Connection', 'close');
+          if (err instanceof AppError && err.code === 'payload_too_large')
+            void reply.header('Connection', 'close');
           throw err;
         }
       },
@@ -110,11 +131,18 @@ export function registerScanPipelineRoutes(app: FastifyInstance, deps: ScanRoute
 
 /** `GET /api/v1/scans`, mounted with `ext.v1`. */
 export function registerScanListRoutes(app: FastifyInstance, deps: Pick<ScanRouteDeps, 'pool'>): void {
-  app.get('/scans', { config: { scope: 'scans:read' }, schema: { querystring: listScansQuery } }, async (req) => {
-    const q = req.query as { limit?: number; cursor?: string; status?: ScanStatus };
-    const page = await listScans(deps.pool, req.apiKey.workspace.id, { ...q, limit: q.limit ?? DEFAULT_LIMIT });
-    return { object: 'list', data: page.data.map(viewScan), nextCursor: page.nextCursor };
-  });
+  app.get(
+    '/scans',
+    { config: { scope: 'scans:read' }, schema: { querystring: listScansQuery } },
+    async (req) => {
+      const q = req.query as { limit?: number; cursor?: string; status?: ScanStatus };
+      const page = await listScans(deps.pool, req.apiKey.workspace.id, {
+        ...q,
+        limit: q.limit ?? DEFAULT_LIMIT,
+      });
+      return { object: 'list', data: page.data.map(viewScan), nextCursor: page.nextCursor };
+    },
+  );
 
   app.get('/scans/:id', { config: { scope: 'scans:read' }, schema: { params: idParams } }, async (req) => {
     const scan = await getScan(deps.pool, req.apiKey.workspace.id, (req.params as { id: string }).id);

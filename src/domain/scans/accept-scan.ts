@@ -5,7 +5,13 @@ import { AppError } from '../../lib/errors.js';
 import { detectFormat, type ScanFormat } from '../../parsers/index.js';
 import { receiveScan, type ReceivedScan } from './receive-scan.js';
 import type { ScanStorage } from './scan-storage.js';
-import { insertScan, scanByIdempotencyKey, type AssetContext, type ScanRow } from './scan-records.js';
+import {
+  deleteQueuedScan,
+  insertScan,
+  scanByIdempotencyKey,
+  type AssetContext,
+  type ScanRow,
+} from './scan-records.js';
 
 export interface AcceptScanDeps {
   pool: Pool;
@@ -33,10 +39,14 @@ export interface AcceptScanInput {
  *
  * Idempotency: the same `Idempotency-Key` with the same bytes returns the first scan (and
  * re-enqueues it if it is still queued, in case the first request died between insert and
- * enqueue); with other bytes it is a 409. The key is checked after the body is read because
+ * enqueue); with other bytes it is a 409. An upload whose enqueue fails is withdrawn and
+ * answered 503 `overloaded` (see {@link withdraw}). The key is checked after the body is read because
  * the body's hash is what "the same request" means here.
  */
-export async function acceptScan(deps: AcceptScanDeps, input: AcceptScanInput): Promise<{ scan: ScanRow; replayed: boolean }> {
+export async function acceptScan(
+  deps: AcceptScanDeps,
+  input: AcceptScanInput,
+): Promise<{ scan: ScanRow; replayed: boolean }> {
   const scanId = randomUUID();
   const key = `${input.workspaceId}/${scanId}`;
   const write = await deps.storage.create(key);
@@ -84,13 +94,58 @@ export async function acceptScan(deps: AcceptScanDeps, input: AcceptScanInput): 
   if (!scan) {
     await deps.storage.remove(key);
     const first = await scanByIdempotencyKey(deps.pool, input.workspaceId, input.idempotencyKey!);
-    if (!first) throw new AppError('conflict', 'A concurrent upload with the same Idempotency-Key is in progress; retry.');
+    if (!first)
+      throw new AppError(
+        'conflict',
+        'A concurrent upload with the same Idempotency-Key is in progress; retry.',
+      );
     if (first.sha256 !== received.sha256) {
-      throw new AppError('idempotency_conflict', 'This Idempotency-Key was already used with a different file.');
+      throw new AppError(
+        'idempotency_conflict',
+        'This Idempotency-Key was already used with a different file.',
+      );
     }
-    if (first.status === 'queued') await deps.enqueue({ scanId: first.id, workspaceId: first.workspace_id });
+    if (first.status === 'queued') {
+      // Not ours to withdraw: the first request may still be between its insert and enqueue.
+      // If nobody enqueues it, the maintenance sweep fails it (scan-failure.ts).
+      await deps.enqueue({ scanId: first.id, workspaceId: first.workspace_id }).catch((err: unknown) => {
+        throw notQueued(err, 'The scan is stored but could not be queued for parsing; retry the upload.');
+      });
+    }
     return { scan: first, replayed: true };
   }
-  await deps.enqueue({ scanId: scan.id, workspaceId: scan.workspace_id });
+  try {
+    await deps.enqueue({ scanId: scan.id, workspaceId: scan.workspace_id });
+  } catch (err) {
+    await withdraw(deps, scan.id, err);
+  }
   return { scan, replayed: false };
+}
+
+/** 503 for an upload whose parse could not be queued; the caller may simply retry it. */
+function notQueued(
+  cause: unknown,
+  detail = 'The scan could not be queued for parsing and was not kept; retry the upload.',
+): AppError {
+  return new AppError('overloaded', detail, { headers: { 'Retry-After': '5' }, cause });
+}
+
+/**
+ * The enqueue failed after the scan was recorded: withdraw the scan (row and file) and answer
+ * 503, so no scan waits in `queued` for a job that does not exist and a retry with the same
+ * `Idempotency-Key` starts afresh (a failed upload is not replayed, as with Stripe's 5xx).
+ * Returns normally only when a worker has already claimed the scan: the enqueue reached the
+ * queue after all (a timeout after the add, say), so the upload was accepted. When the
+ * withdrawal itself fails the scan stays `queued` and the maintenance sweep fails it later.
+ */
+async function withdraw(deps: AcceptScanDeps, scanId: string, enqueueError: unknown): Promise<void> {
+  let storagePath: string | null;
+  try {
+    storagePath = await deleteQueuedScan(deps.pool, scanId);
+  } catch {
+    throw notQueued(enqueueError);
+  }
+  if (storagePath === null) return;
+  await deps.storage.remove(storagePath).catch(() => undefined);
+  throw notQueued(enqueueError);
 }
