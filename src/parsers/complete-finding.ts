@@ -17,14 +17,16 @@ function completeAsset(a: Partial<FindingAsset> | undefined): FindingAsset {
 }
 
 /**
- * Fills defaults, bounds the excerpt and computes the fingerprint. Every optional field becomes
- * null (or [] / false) so persistence sees one fixed shape whatever the format.
+ * Fills defaults, bounds the excerpt and computes the fingerprint (under the upload's asset for
+ * a finding without a host, see `attributedAsset`). Every optional field becomes null (or [] /
+ * false) so persistence sees one fixed shape whatever the format.
  */
 export function completeFinding(
   draft: FindingDraft,
   format: ScanFormat,
   recordIndex: number,
   maxExcerptBytes: number,
+  uploadAsset: string | null = null,
 ): Finding {
   const asset = completeAsset(draft.asset);
   const partial = {
@@ -39,7 +41,7 @@ export function completeFinding(
   };
   return {
     recordIndex,
-    fingerprint: fingerprintFinding(partial),
+    fingerprint: fingerprintFinding({ ...partial, uploadAsset }),
     format,
     ...partial,
     severity: draft.severity,

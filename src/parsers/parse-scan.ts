@@ -28,6 +28,11 @@ export interface ParseScanOptions {
   xmlEngine?: XmlEngineName;
   /** Where the Qualys asset-report join may spill. @defaultValue os.tmpdir() */
   tmpDir?: string;
+  /**
+   * The asset the upload named (`asset=`, DECISIONS §8): findings without a host of their own
+   * are fingerprinted under it (see `attributedAsset`). @defaultValue null
+   */
+  uploadAsset?: string | null;
 }
 
 /** A running parse: iterate it once for batches; `result` is set after the last batch. */
@@ -75,7 +80,9 @@ export function parseScan(source: ByteSource, options: ParseScanOptions = {}): S
       let pending: Finding[] = [];
       for await (const drafts of FORMAT_PARSERS[format](input.chunks(), ctx)) {
         for (const d of drafts)
-          pending.push(completeFinding(d, format, recordIndex++, limits.maxExcerptBytes));
+          pending.push(
+            completeFinding(d, format, recordIndex++, limits.maxExcerptBytes, options.uploadAsset),
+          );
         while (pending.length >= batchSize) {
           const batch = pending.length === batchSize ? pending : pending.slice(0, batchSize);
           pending = pending.length === batchSize ? [] : pending.slice(batchSize);

@@ -53,7 +53,7 @@ export default async function parseThread(task: ParseThreadTask): Promise<ParseT
  * the port. Shared by every thread entry that speaks this protocol.
  */
 export async function streamBatches(
-  task: Pick<ParseThreadTask, 'port' | 'maxInFlight' | 'batchSize' | 'limits'>,
+  task: Pick<ParseThreadTask, 'port' | 'maxInFlight' | 'batchSize' | 'limits' | 'uploadAsset'>,
   source: AsyncIterable<Buffer>,
   options: { format: ScanFormat | null; gzip: boolean | 'auto' },
   bytesRead: () => number,
@@ -75,6 +75,7 @@ export async function streamBatches(
       gzip: options.gzip,
       batchSize: task.batchSize,
       limits: task.limits,
+      uploadAsset: task.uploadAsset ?? null,
     });
     for await (const findings of parse) {
       while (!aborted && seq - acked > maxInFlight) await new Promise<void>((resolve) => (wake = resolve));

@@ -52,6 +52,8 @@ export interface ParseFileRequest {
   limits?: Partial<ParseLimits>;
   /** Unacknowledged batches allowed in flight. @defaultValue 2 */
   maxInFlight?: number;
+  /** The asset the upload named; see `ParseScanOptions.uploadAsset`. */
+  uploadAsset?: string | null;
 }
 
 type BatchMessage = { type: 'batch'; seq: number; findings: Finding[]; bytesRead: number };

@@ -67,13 +67,23 @@ export function startScanIngestWorker(deps: ScanIngestWorkerDeps): { close(): Pr
       return { skipped: true };
     }
     const file = storage.localPath(scan.storage_path);
-    const writer = await openScanWriter(deps.pool, { id: scan.id, workspaceId: scan.workspace_id });
+    const writer = await openScanWriter(deps.pool, {
+      id: scan.id,
+      workspaceId: scan.workspace_id,
+      uploadAsset: scan.asset_name,
+    });
     try {
       let result;
       try {
         result = await parseFileInPool(
           parserPool,
-          { path: file, format: scan.format, gzip: false, batchSize: deps.batchSize ?? 1000 },
+          {
+            path: file,
+            format: scan.format,
+            gzip: false,
+            batchSize: deps.batchSize ?? 1000,
+            uploadAsset: scan.asset_name,
+          },
           (batch, info) => writer.write(batch, info.bytesRead),
         );
         await writer.flush();

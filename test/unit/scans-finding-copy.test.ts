@@ -1,10 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  assetLabel,
-  evidenceRow,
-  findingRow,
-  storedFingerprint,
-} from '../../src/domain/scans/finding-copy.js';
+import { assetLabel, evidenceRow, findingRow } from '../../src/domain/scans/finding-copy.js';
 import type { Finding } from '../../src/parsers/index.js';
 import { parseFixture } from './parsers/fixture-paths.js';
 
@@ -35,33 +30,44 @@ describe("findings rows under the upload's asset (DECISIONS §8 asset context)",
   it.each(['scans/sarif/flawfinder.sarif', 'scans/cyclonedx/valid-vulnerability-1.4.json'])(
     'labels the hostless findings of %s with the upload asset and keys their fingerprint on it',
     async (fixture) => {
-      const { findings } = await parseFixture(fixture);
+      // The parser fingerprints under the upload's asset; the row labels with the scan's.
+      const parsed = async (uploadAsset: string | null) =>
+        (await parseFixture(fixture, { uploadAsset })).findings;
+      const [findings, underA, underB, underSpacedA] = await Promise.all([
+        parsed(null),
+        parsed('app-a'),
+        parsed('app-b'),
+        parsed(' app-a '),
+      ]);
       expect(findings.length).toBeGreaterThan(0);
-      for (const f of findings) {
+      findings.forEach((f, i) => {
         const plain = cells(findingRow('f', scan(null), f));
-        const a = cells(findingRow('f', scan('app-a'), f));
-        const b = cells(findingRow('f', scan('app-b'), f));
+        const a = cells(findingRow('f', scan('app-a'), underA[i]!));
+        const b = cells(findingRow('f', scan('app-b'), underB[i]!));
         expect(plain[FINGERPRINT]).toBe(f.fingerprint);
         expect(plain[ASSET]).toBe(assetLabel(f.asset) ?? '\\N');
         expect([a[ASSET], b[ASSET]]).toEqual(['app-a', 'app-b']);
-        expect(a[FINGERPRINT]).toBe(storedFingerprint(f, 'app-a'));
+        expect(a[FINGERPRINT]).toBe(underA[i]!.fingerprint);
         expect(new Set([plain[FINGERPRINT], a[FINGERPRINT], b[FINGERPRINT]]).size).toBe(3);
         // Re-attributing is stable: the same upload asset always gives the same case.
-        expect(storedFingerprint(f, ' app-a ')).toBe(a[FINGERPRINT]);
-      }
+        expect(underSpacedA[i]!.fingerprint).toBe(a[FINGERPRINT]);
+      });
       // Distinct cases within one upload stay distinct under an upload asset.
       const distinct = new Set(findings.map((f) => f.fingerprint)).size;
-      expect(new Set(findings.map((f) => storedFingerprint(f, 'app-a'))).size).toBe(distinct);
+      expect(new Set(underA.map((f) => f.fingerprint)).size).toBe(distinct);
     },
   );
 
   it('keeps the own host of network findings as their asset and fingerprint', async () => {
     const { findings } = await parseFixture('scans/nessus/nessus_v_unknown.xml');
-    for (const f of findings) {
-      const row = cells(findingRow('f', scan('dc1'), f));
+    const underDc1 = (await parseFixture('scans/nessus/nessus_v_unknown.xml', { uploadAsset: 'dc1' }))
+      .findings;
+    expect(underDc1).toHaveLength(findings.length);
+    findings.forEach((f, i) => {
+      const row = cells(findingRow('f', scan('dc1'), underDc1[i]!));
       expect(row[FINGERPRINT]).toBe(f.fingerprint);
       expect(row[ASSET]).toBe(assetLabel(f.asset));
       expect(row[ASSET]).not.toBe('dc1');
-    }
+    });
   });
 });

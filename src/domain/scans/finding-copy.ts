@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { attributedAsset, fingerprintFinding, type Finding, type FindingAsset } from '../../parsers/index.js';
+import { attributedAsset, type Finding, type FindingAsset } from '../../parsers/index.js';
 
 /**
  * Rows of `COPY ... FROM STDIN` (text format) for findings and their evidence (DECISIONS §9,
@@ -66,7 +66,11 @@ export const FINDING_COPY_COLUMNS = `id, scan_id, workspace_id, record_index, fi
 /** Evidence columns in the order of {@link evidenceRow}. */
 export const EVIDENCE_COPY_COLUMNS = `id, finding_id, scan_id, raw_excerpt, scanner_output`;
 
-/** The scan a row belongs to, with the asset its upload named (`scans.asset_name`). */
+/**
+ * The scan a row belongs to, with the asset its upload named (`scans.asset_name`): the label of
+ * its findings without a host. Their fingerprint already includes it (the parser's, see
+ * `ParseScanOptions.uploadAsset`).
+ */
 export interface RowScan {
   id: string;
   workspaceId: string;
@@ -74,34 +78,12 @@ export interface RowScan {
   uploadAsset?: string | null;
 }
 
-/**
- * The fingerprint a finding is stored under: the parser's, or, for a finding attributed to the
- * upload's asset, one that includes that asset (DECISIONS §8, §10). Computed here rather than in
- * the parser thread because the scan row, not the job, holds the upload's asset, so a retried
- * job and a job enqueued before this rule existed both store the same identity.
- */
-export function storedFingerprint(f: Finding, uploadAsset: string | null | undefined): string {
-  const upload = attributedAsset(f.asset, uploadAsset);
-  if (upload === null) return f.fingerprint;
-  return fingerprintFinding({
-    scanner: f.scanner,
-    ruleId: f.ruleId,
-    cveIds: f.cveIds,
-    title: f.title,
-    asset: f.asset,
-    port: f.port,
-    protocol: f.protocol,
-    producerFingerprints: f.producerFingerprints,
-    uploadAsset: upload,
-  });
-}
-
 /** One findings row, newline included. */
 export function findingRow(id: string, scan: RowScan, f: Finding): string {
   const a = f.asset;
   const uploadAsset = scan.uploadAsset ?? null;
   return `${id}\t${scan.id}\t${scan.workspaceId}\t${f.recordIndex}\t${[
-    field(storedFingerprint(f, uploadAsset)),
+    field(f.fingerprint),
     field(f.scanner),
     field(f.ruleId),
     field(f.title),

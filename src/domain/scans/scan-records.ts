@@ -132,15 +132,6 @@ export async function getScan(db: Queryable, workspaceId: string, id: string): P
   return rows[0] ?? null;
 }
 
-/** The asset an upload named (`asset=`, DECISIONS §8); null when it named none or the scan is unknown. */
-export async function scanUploadAsset(db: Queryable, scanId: string): Promise<string | null> {
-  const { rows } = await db.query<{ asset_name: string | null }>(
-    `SELECT asset_name FROM scans WHERE id = $1`,
-    [scanId],
-  );
-  return rows[0]?.asset_name ?? null;
-}
-
 /** Newest first, keyset-paged on the insertion sequence. */
 export async function listScans(
   db: Queryable,

@@ -12,7 +12,6 @@ import {
   uuidV7,
   type RowScan,
 } from './finding-copy.js';
-import { scanUploadAsset } from './scan-records.js';
 
 /** Options of {@link openScanWriter}. */
 export interface ScanWriterOptions {
@@ -87,13 +86,13 @@ class EncodedRows {
  * one COPY fail and that attempt retry, and never store a record twice. If the rows are somehow
  * not a prefix, they are deleted and the scan is written again from record 0.
  *
- * Asset context (DECISIONS §8): the asset the upload named is read from the scan row once, and
- * findings without a host of their own are stored under it (label and fingerprint, see
- * {@link findingRow}).
+ * Asset context (DECISIONS §8): `scan.uploadAsset` is the asset the upload named; findings
+ * without a host of their own are labelled with it (their fingerprint already includes it: the
+ * parser computed it, see `ParseScanOptions.uploadAsset`).
  */
 export async function openScanWriter(
   pool: Pool,
-  scan: { id: string; workspaceId: string },
+  scan: RowScan,
   options: ScanWriterOptions = {},
 ): Promise<ScanWriter> {
   const maxQueued = Math.max(1, options.maxQueued ?? 2);
@@ -101,10 +100,8 @@ export async function openScanWriter(
   const client = await pool.connect();
   let broken = false;
   let resumeAt: number;
-  let rowScan: RowScan;
   try {
     resumeAt = await storedPrefix(client, scan.id);
-    rowScan = { ...scan, uploadAsset: await scanUploadAsset(client, scan.id) };
   } catch (err) {
     client.release(true);
     throw err;
@@ -177,7 +174,7 @@ export async function openScanWriter(
       const evidence = new EncodedRows();
       for (const f of fresh) {
         const id = uuidV7();
-        findings.add(findingRow(id, rowScan, f));
+        findings.add(findingRow(id, scan, f));
         evidence.add(evidenceRow(uuidV7(), id, scan.id, f));
       }
       queue.push({
