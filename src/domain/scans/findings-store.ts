@@ -1,7 +1,6 @@
 import type { Pool, Queryable } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
-import type { ScanError, ScanRow } from './scan-records.js';
-import { deleteStoredRows } from './scan-writer.js';
+import type { ScanRow } from './scan-records.js';
 
 /**
  * Persistence of a scan's findings (DECISIONS §8, §10), in three set-based steps:
@@ -14,8 +13,8 @@ import { deleteStoredRows } from './scan-writer.js';
  *    (workspace, fingerprint), derive every counter from the stored findings, and mark the scan
  *    completed. Counters are never incremented per batch, so a half-counted scan cannot exist,
  *    and findings are not rewritten (they reach their case through the fingerprint).
- * 3. {@link failScan} when the file is broken: the scan's stored rows are deleted and the
- *    error (code, message, line, column) is recorded.
+ * 3. `failScanForGood` (scan-failure.ts) when the file is broken or the job is given up: the
+ *    scan's stored rows and file are deleted and the error (code, message, line, column) recorded.
  *
  * Readers only show findings and evidence of completed scans.
  */
@@ -90,22 +89,5 @@ export async function completeScan(
       [scanId, result.bytes, result.notes, upsert.rows[0]!.created],
     );
     return true;
-  });
-}
-
-/** Ends a scan as failed and removes every row it staged: nothing half-stored stays behind. */
-export async function failScan(pool: Pool, scanId: string, error: ScanError): Promise<void> {
-  await withTransaction(pool, async (tx) => {
-    const { rowCount } = await tx.query(
-      `SELECT 1 FROM scans WHERE id = $1 AND status <> 'completed' FOR UPDATE`,
-      [scanId],
-    );
-    if (!rowCount) return;
-    await deleteStoredRows(tx, scanId);
-    await tx.query(
-      `UPDATE scans SET status = 'failed', error = $2, findings_count = 0, new_cases = 0, duplicates = 0,
-                        by_severity = '{}', finished_at = now() WHERE id = $1`,
-      [scanId, JSON.stringify(error)],
-    );
   });
 }

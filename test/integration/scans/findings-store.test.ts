@@ -6,7 +6,8 @@ import { signUp } from '../../helpers/test-app.js';
 import { startScanApp, type ScanTestApp } from '../../helpers/scan-app.js';
 import { parseScanToArray, type Finding } from '../../../src/parsers/index.js';
 import { insertScan } from '../../../src/domain/scans/scan-records.js';
-import { completeScan, failScan, startParsing } from '../../../src/domain/scans/findings-store.js';
+import { completeScan, startParsing } from '../../../src/domain/scans/findings-store.js';
+import { failScanForGood } from '../../../src/domain/scans/scan-failure.js';
 import { openScanWriter } from '../../../src/domain/scans/scan-writer.js';
 import type { Pool } from '../../../src/db/pool.js';
 
@@ -122,7 +123,8 @@ describe('findings store', () => {
     const scanId = await newScan();
     await insertFindingBatch(t.infra.pool, { id: scanId, workspaceId }, findings.slice(0, 20));
     expect((await counts(scanId)).findings).toBe(20);
-    await failScan(t.infra.pool, scanId, { code: 'unparseable_scan', message: 'broken', line: 7, column: 3 });
+    const broken = { code: 'unparseable_scan', message: 'broken', line: 7, column: 3 };
+    expect(await failScanForGood({ pool: t.infra.pool, storage: t.storage }, scanId, broken)).toBe(true);
     expect(await counts(scanId)).toEqual({ findings: 0, evidence: 0 });
     const row = await t.infra.pool.query(`SELECT status, error FROM scans WHERE id = $1`, [scanId]);
     expect(row.rows[0]).toEqual({
