@@ -5,6 +5,7 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signUp } from '../../helpers/test-app.js';
 import { startScanApp, waitForScan, type ScanTestApp } from '../../helpers/scan-app.js';
+import { problemDocument } from '../../helpers/problem.js';
 
 const FIXTURES = path.resolve('../shared/fixtures/scans');
 const nessus = readFileSync(path.join(FIXTURES, 'nessus/nessus_v_unknown.xml'));
@@ -23,15 +24,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await t?.close();
-});
-
-const problem = (status: number, code: string, title: string, detail: string) => ({
-  type: `https://docs.vulntriage.dev/errors/${code}`,
-  title,
-  status,
-  code,
-  detail,
-  requestId: expect.any(String),
 });
 
 /** Files of this workspace left in storage (committed or partial). */
@@ -55,12 +47,25 @@ describe('upload errors', () => {
   it('413 before reading the body when Content-Length is over the plan limit', async () => {
     const res = await upload(nessus);
     expect(res.statusCode).toBe(413);
-    expect(res.json()).toEqual(problem(413, 'payload_too_large', 'Payload too large', `The scan is larger than your plan allows (${LIMIT} bytes).`));
+    expect(res.json()).toEqual(
+      problemDocument(
+        413,
+        'payload_too_large',
+        'Payload too large',
+        `The scan is larger than your plan allows (${LIMIT} bytes).`,
+      ),
+    );
     expect(await storedFiles()).toEqual([]);
   });
 
   it('413 mid-stream when no Content-Length is sent, and the partial file is deleted', async () => {
-    const res = await upload(Readable.from([nessus.subarray(0, 100_000), nessus.subarray(100_000, 300_000), nessus.subarray(300_000)]));
+    const res = await upload(
+      Readable.from([
+        nessus.subarray(0, 100_000),
+        nessus.subarray(100_000, 300_000),
+        nessus.subarray(300_000),
+      ]),
+    );
     expect(res.statusCode).toBe(413);
     expect(res.json().code).toBe('payload_too_large');
     expect(res.headers.connection).toBe('close');
@@ -80,7 +85,7 @@ describe('upload errors', () => {
     const res = await upload('<html><body>not a scan</body></html>');
     expect(res.statusCode).toBe(415);
     expect(res.json()).toEqual(
-      problem(
+      problemDocument(
         415,
         'unsupported_format',
         'Unsupported scan format',
@@ -102,7 +107,12 @@ describe('upload errors', () => {
     expect(empty.json().detail).toBe('The scan file is empty.');
     const badFormat = await upload(small, {}, '?format=pdf');
     expect(badFormat.statusCode).toBe(400);
-    expect(badFormat.json().errors).toEqual([{ path: '/querystring/format', message: 'must be one of nessus, qualys, openvas, sarif, cyclonedx, cli' }]);
+    expect(badFormat.json().errors).toEqual([
+      {
+        path: '/querystring/format',
+        message: 'must be one of nessus, qualys, openvas, sarif, cyclonedx, cli',
+      },
+    ]);
     const badKey = await upload(small, { 'idempotency-key': 'x'.repeat(300) });
     expect(badKey.statusCode).toBe(400);
   });
@@ -120,7 +130,10 @@ describe('broken and hostile files', () => {
     expect(error.line).toBeGreaterThan(1);
     expect(error.column).toBeGreaterThanOrEqual(0);
     expect(done.counts).toMatchObject({ findings: 0, new: 0, duplicate: 0 });
-    const rows = await t.infra.pool.query(`SELECT (SELECT count(*) FROM findings WHERE scan_id = $1)::int AS f, (SELECT count(*) FROM evidence WHERE scan_id = $1)::int AS e`, [res.json().scanId]);
+    const rows = await t.infra.pool.query(
+      `SELECT (SELECT count(*) FROM findings WHERE scan_id = $1)::int AS f, (SELECT count(*) FROM evidence WHERE scan_id = $1)::int AS e`,
+      [res.json().scanId],
+    );
     expect(rows.rows[0]).toEqual({ f: 0, e: 0 });
     expect(await storedFiles()).toEqual([]);
   });
@@ -137,7 +150,9 @@ describe('broken and hostile files', () => {
     if (done.status === 'failed') {
       expect((done.error as { code: string }).code).toBe('unparseable_scan');
     } else {
-      const f = await t.infra.pool.query(`SELECT description FROM findings WHERE scan_id = $1`, [res.json().scanId]);
+      const f = await t.infra.pool.query(`SELECT description FROM findings WHERE scan_id = $1`, [
+        res.json().scanId,
+      ]);
       for (const r of f.rows) expect(String(r.description)).not.toContain('root:');
     }
   });
@@ -171,6 +186,11 @@ describe('broken and hostile files', () => {
     const res = await upload('{"runs": []}', {}, '?format=nessus');
     const done = await waitForScan(t.app, key, res.json().scanId);
     expect(done.status).toBe('failed');
-    expect(done.error).toMatchObject({ code: 'unparseable_scan', message: 'The file is JSON, not XML.', line: 1, column: 1 });
+    expect(done.error).toMatchObject({
+      code: 'unparseable_scan',
+      message: 'The file is JSON, not XML.',
+      line: 1,
+      column: 1,
+    });
   });
 });

@@ -11,6 +11,7 @@ import { signUp } from '../../helpers/test-app.js';
 import { startScanApp, type ScanTestApp } from '../../helpers/scan-app.js';
 import { acceptScan } from '../../../src/domain/scans/accept-scan.js';
 import { startParsing } from '../../../src/domain/scans/findings-store.js';
+import { problemDocument } from '../../helpers/problem.js';
 
 const backends = [
   { name: 'PostgreSQL', redisUrl: undefined as string | undefined },
@@ -22,15 +23,6 @@ if (!backends[1]!.redisUrl)
 /** The plan limit of these apps: SCAN_MAX_BYTES caps every plan. */
 const LIMIT = 200_000;
 const SCAN = readFileSync(path.resolve('../shared/fixtures/scans/openvas/one_vuln.xml'));
-
-const problem = (status: number, code: string, title: string, detail: string) => ({
-  type: `https://docs.vulntriage.dev/errors/${code}`,
-  title,
-  status,
-  code,
-  detail,
-  requestId: expect.any(String),
-});
 
 interface RawResponse {
   status: number;
@@ -141,7 +133,7 @@ describe.each(backends)('upload refusals on $name', ({ name, redisUrl }) => {
       expect(res.headers.connection).toBe('close');
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
       expect(JSON.parse(res.body)).toEqual(
-        problem(
+        problemDocument(
           413,
           'payload_too_large',
           'Payload too large',
@@ -175,7 +167,7 @@ describe.each(backends)('upload refusals on $name', ({ name, redisUrl }) => {
         expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
         expect(refused.headers['retry-after']).toBe('5');
         expect(refused.json()).toEqual(
-          problem(
+          problemDocument(
             503,
             'overloaded',
             'Overloaded',

@@ -191,28 +191,21 @@ describe('batch limits', () => {
   it('under concurrency, exactly the monthly limit of single calls succeeds', async () => {
     const { t } = await appWithWorker(null, { PLANS_FILE: 'test/fixtures/foundation/tight-plans.json' });
     const s = await signUp(t.app, { plan: 'trial' }); // service limits in this file: 10 AI calls, 8 requests/min
-    const results = await Promise.all(
-      Array.from({ length: 8 }, () =>
-        t.app.inject({
-          method: 'POST',
-          url: '/api/v1/triage',
-          headers: { 'x-api-key': s.key },
-          payload: item(2),
-        }),
-      ),
-    );
+    const eightCalls = () =>
+      Promise.all(
+        Array.from({ length: 8 }, () =>
+          t.app.inject({
+            method: 'POST',
+            url: '/api/v1/triage',
+            headers: { 'x-api-key': s.key },
+            payload: item(2),
+          }),
+        ),
+      );
+    const results = await eightCalls();
     expect(results.filter((r) => r.statusCode === 200)).toHaveLength(8);
     t.clock.advance(61_000);
-    const more = await Promise.all(
-      Array.from({ length: 8 }, () =>
-        t.app.inject({
-          method: 'POST',
-          url: '/api/v1/triage',
-          headers: { 'x-api-key': s.key },
-          payload: item(2),
-        }),
-      ),
-    );
+    const more = await eightCalls();
     expect(more.filter((r) => r.statusCode === 200)).toHaveLength(2);
     expect(
       more.filter((r) => r.statusCode === 429 && r.json().code === 'monthly_limit_exceeded'),

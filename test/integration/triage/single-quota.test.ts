@@ -40,6 +40,16 @@ async function remoteConfig(fake: FakeServer): Promise<Record<string, string>> {
   };
 }
 
+/** One `POST /api/v1/triage` of {@link finding} with `key`. */
+function triage(t: TestApp, key: string) {
+  return t.app.inject({
+    method: 'POST',
+    url: '/api/v1/triage',
+    headers: { 'x-api-key': key },
+    payload: finding,
+  });
+}
+
 async function counts(t: TestApp, workspaceId: string) {
   const r = await t.infra.pool.query(
     `SELECT (SELECT count(*) FROM triage_results WHERE workspace_id = $1)::int AS results,
@@ -66,13 +76,7 @@ describe.each([
     });
     opened.push(t);
     const s = await signUp(t.app, { plan: 'trial' });
-    const send = () =>
-      t.app.inject({
-        method: 'POST',
-        url: '/api/v1/triage',
-        headers: { 'x-api-key': s.key },
-        payload: finding,
-      });
+    const send = () => triage(t, s.key);
 
     const first = await Promise.all(Array.from({ length: 6 }, send));
     expect(first.map((r) => r.statusCode)).toEqual([200, 200, 200, 200, 200, 200]);
@@ -128,13 +132,7 @@ describe('a remote request that gets no answer', () => {
     opened.push(t);
     const s = await signUp(t.app, { plan: 'trial' });
     // No CVE, so no enrichment the policy could answer from: every tier fails, nothing is served.
-    const send = () =>
-      t.app.inject({
-        method: 'POST',
-        url: '/api/v1/triage',
-        headers: { 'x-api-key': s.key },
-        payload: finding,
-      });
+    const send = () => triage(t, s.key);
     for (const res of await Promise.all([send(), send(), send()])) {
       expect(res.statusCode, res.body).toBe(503);
       expect(res.json()).toMatchObject({ code: 'triage_unavailable', status: 503 });
