@@ -1,7 +1,15 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { scrubUrl } from '../../lib/logger.js';
-import { AppError, INVALID_FIELDS_DETAIL, ERROR_STATUS, ERROR_TITLES, type ErrorCode, type FieldError } from '../../lib/errors.js';
+import { patternMessage } from '../../lib/schema-patterns.js';
+import {
+  AppError,
+  INVALID_FIELDS_DETAIL,
+  ERROR_STATUS,
+  ERROR_TITLES,
+  type ErrorCode,
+  type FieldError,
+} from '../../lib/errors.js';
 
 /**
  * Every error leaves as an RFC 9457 problem document (DECISIONS §2). This is the only
@@ -20,7 +28,12 @@ export interface ProblemDocument {
   errors?: FieldError[];
 }
 
-export function problemOf(code: ErrorCode, detail: string, requestId: string, errors?: FieldError[]): ProblemDocument {
+export function problemOf(
+  code: ErrorCode,
+  detail: string,
+  requestId: string,
+  errors?: FieldError[],
+): ProblemDocument {
   return {
     type: `${PROBLEM_TYPE_BASE}${code}`,
     title: ERROR_TITLES[code],
@@ -53,9 +66,16 @@ export function fieldErrors(validation: AjvError[], part: string): FieldError[] 
     } else if (e.keyword === 'required') {
       path += `/${String(e.params.missingProperty)}`;
       message = 'is required';
+    } else if (e.keyword === 'pattern') {
+      message = patternMessage(String(e.params.pattern));
     } else if (e.keyword === 'enum') {
       message = `must be one of ${(e.params.allowedValues as unknown[]).map(String).join(', ')}`;
-    } else if (e.keyword === 'errorMessage' || e.keyword === 'if' || e.keyword === 'anyOf' || e.keyword === 'oneOf') {
+    } else if (
+      e.keyword === 'errorMessage' ||
+      e.keyword === 'if' ||
+      e.keyword === 'anyOf' ||
+      e.keyword === 'oneOf'
+    ) {
       if (out.length > 0) continue;
     }
     const key = `${path}\u0000${message}`;
@@ -74,36 +94,75 @@ function send(reply: FastifyReply, problem: ProblemDocument, headers?: Record<st
 
 export const problemPlugin = fp(
   async (app: FastifyInstance) => {
-    app.setErrorHandler((err: FastifyError & { validationContext?: string }, req: FastifyRequest, reply: FastifyReply) => {
-      if (err instanceof AppError) {
-        return send(reply, problemOf(err.code, err.detail, req.id, err.options.errors), err.options.headers);
-      }
-      if (err.validation) {
-        const errors = fieldErrors(err.validation as unknown as AjvError[], err.validationContext ?? 'body');
-        return send(reply, problemOf('invalid_request', INVALID_FIELDS_DETAIL, req.id, errors));
-      }
-      switch (err.code) {
-        case 'FST_ERR_CTP_BODY_TOO_LARGE':
-          return send(reply, problemOf('payload_too_large', 'The request body is larger than this route accepts.', req.id));
-        case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-          return send(reply, problemOf('unsupported_media_type', 'Send this route a body of Content-Type application/json.', req.id));
-        case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-          return send(reply, problemOf('invalid_request', 'The JSON body is empty.', req.id));
-        case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-          return send(reply, problemOf('invalid_request', 'Content-Length does not match the body.', req.id));
-      }
-      if (err instanceof SyntaxError || err.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
-        return send(reply, problemOf('invalid_request', 'The body is not valid JSON.', req.id));
-      }
-      if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
-        const code: ErrorCode = err.statusCode === 413 ? 'payload_too_large' : err.statusCode === 415 ? 'unsupported_media_type' : 'invalid_request';
-        return send(reply, problemOf(code, 'The request could not be read.', req.id));
-      }
-      req.log.error({ err }, 'unhandled error');
-      return send(reply, problemOf('internal_error', 'Something went wrong on our side; the request id helps us find it.', req.id));
-    });
+    app.setErrorHandler(
+      (err: FastifyError & { validationContext?: string }, req: FastifyRequest, reply: FastifyReply) => {
+        if (err instanceof AppError) {
+          return send(
+            reply,
+            problemOf(err.code, err.detail, req.id, err.options.errors),
+            err.options.headers,
+          );
+        }
+        if (err.validation) {
+          const errors = fieldErrors(
+            err.validation as unknown as AjvError[],
+            err.validationContext ?? 'body',
+          );
+          return send(reply, problemOf('invalid_request', INVALID_FIELDS_DETAIL, req.id, errors));
+        }
+        switch (err.code) {
+          case 'FST_ERR_CTP_BODY_TOO_LARGE':
+            return send(
+              reply,
+              problemOf('payload_too_large', 'The request body is larger than this route accepts.', req.id),
+            );
+          case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+            return send(
+              reply,
+              problemOf(
+                'unsupported_media_type',
+                'Send this route a body of Content-Type application/json.',
+                req.id,
+              ),
+            );
+          case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+            return send(reply, problemOf('invalid_request', 'The JSON body is empty.', req.id));
+          case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+            return send(
+              reply,
+              problemOf('invalid_request', 'Content-Length does not match the body.', req.id),
+            );
+        }
+        if (err instanceof SyntaxError || err.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
+          return send(reply, problemOf('invalid_request', 'The body is not valid JSON.', req.id));
+        }
+        if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
+          const code: ErrorCode =
+            err.statusCode === 413
+              ? 'payload_too_large'
+              : err.statusCode === 415
+                ? 'unsupported_media_type'
+                : 'invalid_request';
+          return send(reply, problemOf(code, 'The request could not be read.', req.id));
+        }
+        req.log.error({ err }, 'unhandled error');
+        return send(
+          reply,
+          problemOf(
+            'internal_error',
+            'Something went wrong on our side; the request id helps us find it.',
+            req.id,
+          ),
+        );
+      },
+    );
 
-    app.setNotFoundHandler((req, reply) => send(reply, problemOf('not_found', `No route ${req.method} ${scrubUrl(req.url.split('?')[0] ?? '')}.`, req.id)));
+    app.setNotFoundHandler((req, reply) =>
+      send(
+        reply,
+        problemOf('not_found', `No route ${req.method} ${scrubUrl(req.url.split('?')[0] ?? '')}.`, req.id),
+      ),
+    );
   },
   { name: 'problem' },
 );

@@ -1,5 +1,12 @@
+import { describedPattern } from '../../lib/schema-patterns.js';
+
 /** Request schemas of the console JSON API (DECISIONS §3). */
-const email = { type: 'string', minLength: 3, maxLength: 254, pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$' } as const;
+const email = {
+  type: 'string',
+  minLength: 3,
+  maxLength: 254,
+  pattern: describedPattern('^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$', 'must be an email address'),
+} as const;
 
 export const signupBody = {
   type: 'object',
@@ -8,7 +15,12 @@ export const signupBody = {
   properties: {
     email,
     password: { type: 'string', minLength: 10, maxLength: 256 },
-    workspaceName: { type: 'string', minLength: 1, maxLength: 120, pattern: '\\S' },
+    workspaceName: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 120,
+      pattern: describedPattern('\\S', 'must not be blank'),
+    },
     plan: { type: 'string', enum: ['free', 'trial'] },
   },
 } as const;
@@ -30,5 +42,10 @@ export const planBody = {
 export const statementQuery = {
   type: 'object',
   additionalProperties: false,
-  properties: { month: { type: 'string', pattern: '^\\d{4}-(0[1-9]|1[0-2])$' } },
+  properties: {
+    month: {
+      type: 'string',
+      pattern: describedPattern('^\\d{4}-(0[1-9]|1[0-2])$', 'must be a month as YYYY-MM'),
+    },
+  },
 } as const;

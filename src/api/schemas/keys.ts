@@ -1,3 +1,4 @@
+import { describedPattern } from '../../lib/schema-patterns.js';
 import { SCOPES } from '../../domain/keys/scopes.js';
 import { EXPIRY_DAYS, MAX_GRACE_HOURS } from '../../domain/keys/key-lifecycle.js';
 
@@ -8,13 +9,23 @@ export const createKeyBody = {
   required: ['label', 'scopes'],
   properties: {
     label: { type: 'string', minLength: 1, maxLength: 100 },
-    scopes: { type: 'array', minItems: 1, maxItems: SCOPES.length, uniqueItems: true, items: { type: 'string', enum: [...SCOPES] } },
+    scopes: {
+      type: 'array',
+      minItems: 1,
+      maxItems: SCOPES.length,
+      uniqueItems: true,
+      items: { type: 'string', enum: [...SCOPES] },
+    },
     expiresIn: {
       description: '"never", a number of days, or a future ISO 8601 date',
       anyOf: [
         { type: 'string', enum: ['never'] },
         { type: 'integer', enum: [...EXPIRY_DAYS] },
-        { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}', maxLength: 40 },
+        {
+          type: 'string',
+          pattern: describedPattern('^\\d{4}-\\d{2}-\\d{2}', 'must be an ISO 8601 date'),
+          maxLength: 40,
+        },
         { type: 'null' },
       ],
     },

@@ -1,3 +1,4 @@
+import { describedPattern } from '../../lib/schema-patterns.js';
 import { SCAN_FORMATS } from '../../parsers/index.js';
 
 /** Request schemas of the scan, finding and case routes (DECISIONS §8, §10). */
@@ -48,17 +49,28 @@ export const listScansQuery = {
   properties: { ...paging, status: { type: 'string', enum: ['queued', 'parsing', 'completed', 'failed'] } },
 } as const;
 
-const cve = { type: 'string', pattern: '^[Cc][Vv][Ee]-\\d{4}-\\d{4,}$', maxLength: 30 } as const;
+const cve = {
+  type: 'string',
+  pattern: describedPattern('^[Cc][Vv][Ee]-\\d{4}-\\d{4,}$', 'must be a CVE id such as CVE-2021-44228'),
+  maxLength: 30,
+} as const;
+
+/** A comma-separated list of `values`, e.g. `HIGH,CRITICAL`. */
+const listOf = (values: readonly string[]) =>
+  describedPattern(
+    `^(${values.join('|')})(,(${values.join('|')}))*$`,
+    `must be one or more of ${values.join(', ')}, separated by commas`,
+  );
 
 /** Filters shared by findings and cases (DECISIONS §10). `severity` and `status` take comma-separated lists. */
 const filters = {
-  severity: { type: 'string', pattern: `^(${SEVERITIES.join('|')})(,(${SEVERITIES.join('|')}))*$` },
+  severity: { type: 'string', pattern: listOf(SEVERITIES) },
   cve,
   asset: { type: 'string', minLength: 1, maxLength: 300 },
   scan: { type: 'string', maxLength: 100 },
   kev: { type: 'boolean' },
   /** A finding's status is its case's. */
-  status: { type: 'string', pattern: `^(${CASE_STATUSES.join('|')})(,(${CASE_STATUSES.join('|')}))*$` },
+  status: { type: 'string', pattern: listOf(CASE_STATUSES) },
 } as const;
 
 export const listFindingsQuery = {
