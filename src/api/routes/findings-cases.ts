@@ -2,13 +2,32 @@ import type { FastifyInstance } from 'fastify';
 import type { Pool } from '../../db/pool.js';
 import { notFound } from '../../lib/errors.js';
 import { getFinding, listFindings, viewFinding } from '../../domain/scans/finding-queries.js';
-import { caseDetail, changeCaseStatus, getCase, listCases, viewCase, viewEvidence, viewHistory } from '../../domain/scans/case-queries.js';
+import {
+  caseDetail,
+  changeCaseStatus,
+  getCase,
+  listCaseEvidence,
+  listCases,
+  viewCase,
+  viewCaseDetail,
+  viewEvidence,
+} from '../../domain/scans/case-queries.js';
 import { splitList } from '../../domain/scans/list-filters.js';
-import { DEFAULT_LIMIT, idParams, listCasesQuery, listFindingsQuery, patchCaseBody, type ListQuery, type PatchCaseBody } from '../schemas/scans.js';
+import {
+  DEFAULT_LIMIT,
+  idParams,
+  listCasesQuery,
+  listEvidenceQuery,
+  listFindingsQuery,
+  patchCaseBody,
+  type ListQuery,
+  type PatchCaseBody,
+} from '../schemas/scans.js';
 
 /**
  * Findings and cases under `/api/v1` (DECISIONS §10), mounted with `ext.v1`: lists with filters
- * and cursor paging, a case with its evidence and history, and status changes. Ids of another
+ * and cursor paging, a case with its newest evidence and its history, all of a case's evidence
+ * page by page, and status changes. Ids of another
  * workspace are 404 like unknown ones (DECISIONS §2).
  */
 export function registerFindingCaseRoutes(app: FastifyInstance, deps: { pool: Pool }): void {
@@ -33,20 +52,42 @@ export function registerFindingCaseRoutes(app: FastifyInstance, deps: { pool: Po
 
   app.get('/cases', { config: read, schema: { querystring: listCasesQuery } }, async (req) => {
     const q = req.query as ListQuery;
-    const page = await listCases(deps.pool, req.apiKey.workspace.id, { ...filtersOf(q), limit: q.limit ?? DEFAULT_LIMIT, cursor: q.cursor });
+    const page = await listCases(deps.pool, req.apiKey.workspace.id, {
+      ...filtersOf(q),
+      limit: q.limit ?? DEFAULT_LIMIT,
+      cursor: q.cursor,
+    });
     return { object: 'list', data: page.data.map(viewCase), nextCursor: page.nextCursor };
   });
 
   app.get('/cases/:id', { config: read, schema: { params: idParams } }, async (req) => {
     const c = await getCase(deps.pool, req.apiKey.workspace.id, (req.params as { id: string }).id);
     if (!c) throw notFound('case');
-    const detail = await caseDetail(deps.pool, c);
-    return { ...viewCase(c), evidence: detail.evidence.map(viewEvidence), history: detail.history.map(viewHistory) };
+    return viewCaseDetail(c, await caseDetail(deps.pool, c));
   });
+
+  app.get(
+    '/cases/:id/evidence',
+    { config: read, schema: { params: idParams, querystring: listEvidenceQuery } },
+    async (req) => {
+      const c = await getCase(deps.pool, req.apiKey.workspace.id, (req.params as { id: string }).id);
+      if (!c) throw notFound('case');
+      const q = req.query as ListQuery;
+      const page = await listCaseEvidence(deps.pool, c, {
+        limit: q.limit ?? DEFAULT_LIMIT,
+        cursor: q.cursor,
+      });
+      return { object: 'list', data: page.data.map(viewEvidence), nextCursor: page.nextCursor };
+    },
+  );
 
   app.patch(
     '/cases/:id',
-    { config: { scope: 'scans:write' }, bodyLimit: 16 * 1024, schema: { params: idParams, body: patchCaseBody } },
+    {
+      config: { scope: 'scans:write' },
+      bodyLimit: 16 * 1024,
+      schema: { params: idParams, body: patchCaseBody },
+    },
     async (req) => {
       const body = req.body as PatchCaseBody;
       const updated = await changeCaseStatus(deps.pool, {
@@ -57,8 +98,7 @@ export function registerFindingCaseRoutes(app: FastifyInstance, deps: { pool: Po
         actor: `key:${req.apiKey.id}`,
       });
       if (!updated) throw notFound('case');
-      const detail = await caseDetail(deps.pool, updated);
-      return { ...viewCase(updated), evidence: detail.evidence.map(viewEvidence), history: detail.history.map(viewHistory) };
+      return viewCaseDetail(updated, await caseDetail(deps.pool, updated));
     },
   );
 }

@@ -79,6 +79,8 @@ export const listFindingsQuery = {
   properties: { ...paging, ...filters, case: { type: 'string', maxLength: 100 } },
 } as const;
 
+export const listEvidenceQuery = { type: 'object', additionalProperties: false, properties: paging } as const;
+
 export const listCasesQuery = {
   type: 'object',
   additionalProperties: false,

@@ -84,28 +84,61 @@ export interface HistoryRow {
   at: Date;
 }
 
-/** The newest sightings of a case (bounded) and its whole status history. */
+/**
+ * A case's sightings, newest first, a page at a time: each finding of the case's fingerprint in a
+ * completed scan with its evidence, paged on the finding's insertion sequence.
+ */
+export async function listCaseEvidence(
+  db: Queryable,
+  c: Pick<CaseRow, 'workspace_id' | 'fingerprint'>,
+  q: { limit: number; cursor?: string },
+): Promise<Page<EvidenceRow>> {
+  const params: unknown[] = [c.workspace_id, c.fingerprint];
+  let after = '';
+  if (q.cursor) {
+    params.push(seqCursor(q.cursor));
+    after = `AND f.seq < $${params.length}::bigint`;
+  }
+  params.push(q.limit + 1);
+  const { rows } = await db.query<EvidenceRow & { seq: string }>(
+    `SELECT e.id, e.scan_id, e.finding_id, e.raw_excerpt, e.scanner_output, e.seen_at, f.seq
+     FROM findings f
+     JOIN scans s ON s.id = f.scan_id AND s.status = 'completed'
+     JOIN evidence e ON e.finding_id = f.id
+     WHERE f.workspace_id = $1 AND f.fingerprint = $2 ${after}
+     ORDER BY f.seq DESC LIMIT $${params.length}`,
+    params,
+  );
+  const more = rows.length > q.limit;
+  const data = more ? rows.slice(0, q.limit) : rows;
+  const last = data[data.length - 1];
+  return { data, nextCursor: more && last ? encodeCursor({ s: String(last.seq) }) : null };
+}
+
+/** The first page of a case's sightings (the rest through `listCaseEvidence`) and its whole status history. */
 export async function caseDetail(
   db: Queryable,
   c: Pick<CaseRow, 'id' | 'workspace_id' | 'fingerprint'>,
   evidenceLimit = 50,
-): Promise<{ evidence: EvidenceRow[]; history: HistoryRow[] }> {
+): Promise<{ evidence: Page<EvidenceRow>; history: HistoryRow[] }> {
   const [evidence, history] = await Promise.all([
-    db.query<EvidenceRow>(
-      `SELECT e.id, e.scan_id, e.finding_id, e.raw_excerpt, e.scanner_output, e.seen_at
-       FROM findings f
-       JOIN scans s ON s.id = f.scan_id AND s.status = 'completed'
-       JOIN evidence e ON e.finding_id = f.id
-       WHERE f.workspace_id = $1 AND f.fingerprint = $2
-       ORDER BY f.seq DESC LIMIT $3`,
-      [c.workspace_id, c.fingerprint, evidenceLimit],
-    ),
+    listCaseEvidence(db, c, { limit: evidenceLimit }),
     db.query<HistoryRow>(
       `SELECT from_status, to_status, actor, note, at FROM case_status_history WHERE case_id = $1 ORDER BY id`,
       [c.id],
     ),
   ]);
-  return { evidence: evidence.rows, history: history.rows };
+  return { evidence, history: history.rows };
+}
+
+/** A case as `GET /api/v1/cases/:id` shows it: the case, its newest sightings and its history. */
+export function viewCaseDetail(c: CaseRow, detail: { evidence: Page<EvidenceRow>; history: HistoryRow[] }) {
+  return {
+    ...viewCase(c),
+    evidence: detail.evidence.data.map(viewEvidence),
+    evidenceNextCursor: detail.evidence.nextCursor,
+    history: detail.history.map(viewHistory),
+  };
 }
 
 /**

@@ -135,3 +135,67 @@ describe('GET /api/v1/findings cursor paging', () => {
     expect(all).toEqual(await ids('/api/v1/findings?status=open&limit=200'));
   });
 });
+
+describe('GET /api/v1/cases/:id/evidence', () => {
+  interface EvidenceView {
+    id: string;
+    findingId: string;
+    rawExcerpt: string;
+  }
+  /** The case with the most sightings and its findings' ids. */
+  async function busiestCase(): Promise<[string, string[]]> {
+    const all = ((await get('/api/v1/findings?limit=200')).json() as Page).data;
+    const perCase = new Map<string, string[]>();
+    for (const f of all) perCase.set(f.caseId, [...(perCase.get(f.caseId) ?? []), f.id]);
+    return [...perCase].sort((a, b) => b[1].length - a[1].length)[0]!;
+  }
+
+  it("pages every sighting of a case once, newest first, as the case's detail starts it", async () => {
+    const [caseId, sightings] = await busiestCase();
+    expect(sightings.length).toBeGreaterThan(2);
+    const seen: EvidenceView[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const res = await get(`/api/v1/cases/${caseId}/evidence?limit=1${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(res.statusCode).toBe(200);
+      const page = res.json() as { object: string; data: EvidenceView[]; nextCursor: string | null };
+      expect(page.object).toBe('list');
+      expect(page.data).toHaveLength(1);
+      seen.push(...page.data);
+      cursor = page.nextCursor;
+      pages++;
+    } while (cursor !== null);
+    expect(pages).toBe(sightings.length);
+    expect(seen.map((e) => e.findingId).sort()).toEqual([...sightings].sort());
+    expect(seen.every((e) => e.rawExcerpt.length > 0)).toBe(true);
+
+    const detail = (await get(`/api/v1/cases/${caseId}`)).json() as {
+      evidence: EvidenceView[];
+      evidenceNextCursor: string | null;
+    };
+    expect(detail.evidence.map((e) => e.id)).toEqual(seen.map((e) => e.id));
+    expect(detail.evidenceNextCursor).toBeNull();
+  });
+
+  it('is 404 for another workspace, and 400 for a tampered cursor or an unknown parameter', async () => {
+    const [caseId] = await busiestCase();
+    const other = await signUp(t.app);
+    const foreign = await t.app.inject({
+      method: 'GET',
+      url: `/api/v1/cases/${caseId}/evidence`,
+      headers: { 'x-api-key': other.key },
+    });
+    expect(foreign.statusCode).toBe(404);
+    expect(foreign.json()).toMatchObject({ code: 'not_found' });
+    const tampered = await get(
+      `/api/v1/cases/${caseId}/evidence?cursor=${Buffer.from('{"s":"1; DROP"}').toString('base64url')}`,
+    );
+    expect(tampered.statusCode).toBe(400);
+    expect(tampered.json()).toMatchObject({ code: 'invalid_request', errors: [{ path: '/query/cursor' }] });
+    const unknown = await get(`/api/v1/cases/${caseId}/evidence?order=asc`);
+    expect(unknown.statusCode).toBe(400);
+    expect((await get(`/api/v1/cases/${caseId}/evidence?limit=0`)).statusCode).toBe(400);
+    expect((await get('/api/v1/cases/not-a-uuid/evidence')).statusCode).toBe(404);
+  });
+});
