@@ -1,6 +1,13 @@
 import { boundExcerpt } from './format-parser.js';
 import { fingerprintFinding } from './fingerprint.js';
-import type { Finding, FindingAsset, FindingDraft, ScanFormat } from './types.js';
+import {
+  MAX_TITLE_BYTES,
+  type Finding,
+  type FindingAsset,
+  type FindingDraft,
+  type ParseLimits,
+  type ScanFormat,
+} from './types.js';
 
 function completeAsset(a: Partial<FindingAsset> | undefined): FindingAsset {
   return {
@@ -16,16 +23,19 @@ function completeAsset(a: Partial<FindingAsset> | undefined): FindingAsset {
   };
 }
 
+const boundText = (text: string | null | undefined, maxBytes: number): string | null =>
+  text == null ? null : boundExcerpt(text, maxBytes);
+
 /**
- * Fills defaults, bounds the excerpt and computes the fingerprint (under the upload's asset for
- * a finding without a host, see `attributedAsset`). Every optional field becomes null (or [] /
+ * Fills defaults, bounds the excerpt, the title and the long texts (`limits`), and computes the
+ * fingerprint (under the upload's asset for a finding without a host, see `attributedAsset`). Every optional field becomes null (or [] /
  * false) so persistence sees one fixed shape whatever the format.
  */
 export function completeFinding(
   draft: FindingDraft,
   format: ScanFormat,
   recordIndex: number,
-  maxExcerptBytes: number,
+  limits: Pick<ParseLimits, 'maxExcerptBytes' | 'maxFieldBytes'>,
   uploadAsset: string | null = null,
 ): Finding {
   const asset = completeAsset(draft.asset);
@@ -33,7 +43,7 @@ export function completeFinding(
     scanner: draft.scanner,
     ruleId: draft.ruleId ?? null,
     cveIds: draft.cveIds ?? [],
-    title: draft.title,
+    title: boundExcerpt(draft.title, MAX_TITLE_BYTES),
     asset,
     port: draft.port ?? null,
     protocol: draft.protocol ?? null,
@@ -52,12 +62,12 @@ export function completeFinding(
     cvssV3Vector: draft.cvssV3Vector ?? null,
     cvssV2Score: draft.cvssV2Score ?? null,
     cvssV2Vector: draft.cvssV2Vector ?? null,
-    description: draft.description ?? null,
-    solution: draft.solution ?? null,
-    evidence: draft.evidence ?? null,
+    description: boundText(draft.description, limits.maxFieldBytes),
+    solution: boundText(draft.solution, limits.maxFieldBytes),
+    evidence: boundText(draft.evidence, limits.maxFieldBytes),
     exploitAvailable: draft.exploitAvailable ?? null,
     confidence: draft.confidence ?? null,
     suppressed: draft.suppressed ?? false,
-    rawExcerpt: boundExcerpt(draft.rawExcerpt ?? '', maxExcerptBytes),
+    rawExcerpt: boundExcerpt(draft.rawExcerpt ?? '', limits.maxExcerptBytes),
   };
 }

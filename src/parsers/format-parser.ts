@@ -20,16 +20,20 @@ export type FormatParser = (
   ctx: ParserContext,
 ) => AsyncGenerator<FindingDraft[], void, undefined>;
 
-/** Cuts `text` to at most `maxBytes` UTF-8 bytes (approximately, by characters) with a marker. */
+/** Cuts `text` to its longest prefix that fits `maxBytes` UTF-8 bytes with the marker, on a character boundary. */
 export function boundExcerpt(text: string, maxBytes: number): string {
-  if (Buffer.byteLength(text, 'utf8') <= maxBytes) return text;
-  let cut = Math.max(0, maxBytes - Buffer.byteLength(EXCERPT_TRUNCATION_MARKER, 'utf8'));
-  let out = text.slice(0, cut);
-  while (Buffer.byteLength(out, 'utf8') > cut && cut > 0) {
-    cut = Math.floor(cut * 0.9);
-    out = text.slice(0, cut);
-  }
-  return out + EXCERPT_TRUNCATION_MARKER;
+  // Most texts are short: a character is at most 3 UTF-8 bytes per UTF-16 unit.
+  if (text.length * 3 <= maxBytes || Buffer.byteLength(text, 'utf8') <= maxBytes) return text;
+  const budget = Math.max(0, maxBytes - Buffer.byteLength(EXCERPT_TRUNCATION_MARKER, 'utf8'));
+  // The kept prefix has at most `budget` characters (each is at least one byte).
+  let chars = budget;
+  const last = text.charCodeAt(chars - 1);
+  if (last >= 0xd800 && last <= 0xdbff) chars--; // not half a surrogate pair
+  const head = Buffer.from(text.slice(0, chars), 'utf8');
+  let end = Math.min(budget, head.length);
+  // Back to the start of a character: never cut a multi-byte sequence.
+  if (end < head.length) while (end > 0 && (head[end]! & 0xc0) === 0x80) end--;
+  return head.subarray(0, end).toString('utf8') + EXCERPT_TRUNCATION_MARKER;
 }
 
 /** Unique, trimmed, non-empty strings in first-seen order. */

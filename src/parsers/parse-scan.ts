@@ -81,7 +81,7 @@ export function parseScan(source: ByteSource, options: ParseScanOptions = {}): S
       for await (const drafts of FORMAT_PARSERS[format](input.chunks(), ctx)) {
         for (const d of drafts)
           pending.push(
-            completeFinding(d, format, recordIndex++, limits.maxExcerptBytes, options.uploadAsset),
+            completeFinding(d, format, recordIndex++, limits, options.uploadAsset),
           );
         while (pending.length >= batchSize) {
           const batch = pending.length === batchSize ? pending : pending.slice(0, batchSize);

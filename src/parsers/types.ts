@@ -94,6 +94,12 @@ export interface ParseLimits {
   maxTextBytes: number;
   /** Size bound of `rawExcerpt`. @defaultValue 4 KiB */
   maxExcerptBytes: number;
+  /**
+   * Size bound of each stored text of a finding (`description`, `solution`, `evidence`), cut with
+   * {@link EXCERPT_TRUNCATION_MARKER}: a scanner's 8 MiB plugin output is kept as its first 64 KiB,
+   * not stored in full for every sighting. Titles are bounded at 1 KiB. @defaultValue 64 KiB
+   */
+  maxFieldBytes: number;
 }
 
 /** Defaults for {@link ParseLimits}. */
@@ -101,7 +107,11 @@ export const DEFAULT_LIMITS: Readonly<ParseLimits> = Object.freeze({
   maxDepth: 256,
   maxTextBytes: 8 * 1024 * 1024,
   maxExcerptBytes: 4 * 1024,
+  maxFieldBytes: 64 * 1024,
 });
+
+/** Size bound of a finding's title. */
+export const MAX_TITLE_BYTES = 1024;
 
 /** Summary known once the stream has been fully consumed. */
 export interface ParseResult {

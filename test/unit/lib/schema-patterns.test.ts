@@ -1,4 +1,4 @@
-import Ajv from 'ajv';
+import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { fieldErrors } from '../../../src/api/plugins/problem.js';
 import { listCasesQuery } from '../../../src/api/schemas/scans.js';
