@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 import type { Pool } from '../../db/pool.js';
 import { AppError, notFound } from '../../lib/errors.js';
@@ -28,6 +28,17 @@ const RAW_TYPES = [
   'application/x-ndjson',
 ];
 
+/**
+ * Any media type with the `+json` or `+xml` structured-syntax suffix (RFC 6839), such as
+ * `application/sarif+json` or `application/vnd.cyclonedx+xml`: the registered types of the very
+ * formats we take, and JSON or XML underneath like the types above. Fastify tests it against the
+ * normalised `type/subtype; params` string, so the suffix must end the subtype.
+ */
+const STRUCTURED_SUFFIX = /^[\w!#$%&'*.^`|~-]+\/[\w!#$%&'*+.^`|~-]+\+(?:json|xml)(?:;|$)/;
+
+const ACCEPTED_TYPES =
+  'application/xml, text/xml, application/json, application/x-ndjson, any +xml or +json type (such as application/vnd.cyclonedx+json), application/octet-stream, application/gzip or multipart/form-data (field "file")';
+
 /** Room for multipart boundaries and part headers on top of the file itself. */
 const MULTIPART_OVERHEAD = 64 * 1024;
 
@@ -43,11 +54,12 @@ export function registerScanPipelineRoutes(app: FastifyInstance, deps: ScanRoute
     scope.removeAllContentTypeParsers();
     await scope.register(multipart, { limits: { files: 1, fields: 10, parts: 12 } });
     scope.addContentTypeParser(RAW_TYPES, (_req, payload, done) => done(null, payload));
+    scope.addContentTypeParser(STRUCTURED_SUFFIX, (_req, payload, done) => done(null, payload));
     scope.addContentTypeParser('*', (req, _payload, done) =>
       done(
         new AppError(
           'unsupported_media_type',
-          `Send the scan as application/xml, application/json, application/octet-stream or multipart/form-data (field "file"), not ${String(req.headers['content-type'] ?? 'no Content-Type')}.`,
+          `Send the scan as ${ACCEPTED_TYPES}, not ${String(req.headers['content-type'] ?? 'no Content-Type')}.`,
         ),
       ),
     );
@@ -84,7 +96,7 @@ export function registerScanPipelineRoutes(app: FastifyInstance, deps: ScanRoute
           );
         }
         const maxBytes = req.plan.limits.scanMaxBytes;
-        const body = await uploadStream(req, maxBytes);
+        const body = await uploadStream(req, reply, maxBytes);
         const encoding = (headerValue(req, 'content-encoding') ?? 'identity').toLowerCase();
         if (encoding !== 'identity' && encoding !== 'gzip' && encoding !== 'x-gzip') {
           throw new AppError('unsupported_media_type', 'Content-Encoding may be gzip or absent.');
@@ -157,20 +169,51 @@ function headerValue(req: FastifyRequest, name: string): string | null {
   return s === undefined || s === '' ? null : s;
 }
 
-/** The file's byte stream: the raw body, or the multipart part named `file`. */
-async function uploadStream(req: FastifyRequest, maxBytes: number): Promise<Readable> {
+/**
+ * The file's byte stream: the raw body, or the multipart part named `file`. A multipart body
+ * refused here has not been read to its end, so the connection is closed after the answer
+ * rather than drained (as for a 413).
+ */
+async function uploadStream(req: FastifyRequest, reply: FastifyReply, maxBytes: number): Promise<Readable> {
   if (req.isMultipart()) {
-    const part = await req.file({ limits: { fileSize: maxBytes + 1, files: 1 }, throwFileSizeLimit: false });
-    if (!part || part.fieldname !== 'file') {
-      throw new AppError('invalid_request', 'Send the scan in the multipart field "file".', {
-        errors: [{ path: '/file', message: 'is required' }],
-      });
+    try {
+      const part = await req
+        .file({ limits: { fileSize: maxBytes + 1, files: 1 }, throwFileSizeLimit: false })
+        .catch((err: unknown) => {
+          throw malformedMultipart(err);
+        });
+      if (!part || part.fieldname !== 'file') {
+        throw new AppError(
+          'invalid_request',
+          'Send the scan as a file in the multipart field "file" (curl -F file=@scan.xml).',
+          { errors: [{ path: '/file', message: 'is required' }] },
+        );
+      }
+      return part.file;
+    } catch (err) {
+      void reply.header('Connection', 'close');
+      throw err;
     }
-    return part.file;
   }
   const body = req.body as Readable | undefined;
   if (!body || typeof (body as Partial<Readable>).pipe !== 'function') {
     throw new AppError('invalid_request', 'The scan file is empty.');
   }
   return body;
+}
+
+/**
+ * What busboy throws for a body that is not multipart at all (no boundary, no part headers) is
+ * a plain Error with no status, which would otherwise be answered 500. The plugin's own errors
+ * (parts or fields over the limits) carry a 4xx status and keep it.
+ */
+function malformedMultipart(err: unknown): unknown {
+  if (err instanceof AppError) return err;
+  const status = (err as { statusCode?: unknown } | null)?.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) return err;
+  return new AppError(
+    'invalid_request',
+    'The multipart/form-data body could not be read (no boundary, malformed part headers or cut short).',
+    { cause: err },
+  );
 }

@@ -28,6 +28,18 @@ export interface ReceiveOptions {
 export const tooLarge = (maxBytes: number): AppError =>
   new AppError('payload_too_large', `The scan is larger than your plan allows (${maxBytes} bytes).`);
 
+/**
+ * The body stream itself failed: the client went away mid-upload, or a multipart body broke
+ * off before its closing boundary. That is the client's doing, not a server error: it is
+ * answered 400 (if anyone is still listening) and not logged as an unhandled error.
+ */
+export const uploadInterrupted = (cause: unknown): AppError =>
+  new AppError(
+    'invalid_request',
+    'The upload ended before the whole body arrived (connection closed or multipart body cut short).',
+    { cause },
+  );
+
 const GZIP_MAGIC = [0x1f, 0x8b];
 
 /**
@@ -38,7 +50,11 @@ const GZIP_MAGIC = [0x1f, 0x8b];
  * The source is read with `destroyOnReturn: false`: when we stop early (too large) the request
  * socket stays open long enough for the 413 to reach the client.
  */
-export async function receiveScan(source: Readable, sink: Writable, options: ReceiveOptions): Promise<ReceivedScan> {
+export async function receiveScan(
+  source: Readable,
+  sink: Writable,
+  options: ReceiveOptions,
+): Promise<ReceivedScan> {
   const hash = createHash('sha256');
   const headParts: Buffer[] = [];
   let headBytes = 0;
@@ -68,7 +84,9 @@ export async function receiveScan(source: Readable, sink: Writable, options: Rec
       for await (const out of gunzip as AsyncIterable<Buffer>) yield out;
     } catch (err) {
       if (err instanceof AppError) throw err;
-      throw new AppError('invalid_request', 'The gzip-compressed body is corrupt or truncated.', { cause: err });
+      throw new AppError('invalid_request', 'The gzip-compressed body is corrupt or truncated.', {
+        cause: err,
+      });
     }
   }
 
@@ -86,7 +104,13 @@ export async function receiveScan(source: Readable, sink: Writable, options: Rec
     }
   }
 
-  const input = source.iterator({ destroyOnReturn: false })[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  const body = source.iterator({ destroyOnReturn: false })[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  const input: AsyncIterator<Buffer> = {
+    next: () =>
+      body.next().catch((err: unknown) => {
+        throw err instanceof AppError ? err : uploadInterrupted(err);
+      }),
+  };
   await pipeline(Readable.from(measure(decode(input))), sink);
   return { bytes, sha256: hash.digest('hex'), head: Buffer.concat(headParts), gunzipped };
 }

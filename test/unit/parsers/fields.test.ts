@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseFixture } from './fixture-paths.js';
+import { detectFormat } from '../../../src/parsers/index.js';
+import { fixturePath, parseFixture } from './fixture-paths.js';
 
 /* Field-by-field checks of chosen findings; values read from the files by hand. */
 
@@ -199,6 +201,67 @@ describe('CycloneDX and CLI fields', () => {
       cweIds: ['CWE-1333'],
       solution: 'Upgrade semver to 7.5.2',
     });
+  });
+
+  it('reads a CycloneDX 1.6 BOM: tools as components, CVSS v4 beside v3.1, multi-component affects, VEX', async () => {
+    expect(detectFormat(readFileSync(fixturePath('own:cyclonedx-1.6.json')))).toBe('cyclonedx');
+    const { findings, result } = await parseFixture('own:cyclonedx-1.6.json');
+    expect(result).toMatchObject({ format: 'cyclonedx', count: 4, notes: [] });
+    expect(
+      findings.map((f) => [
+        f.title,
+        f.ruleId,
+        f.severity,
+        f.asset.component,
+        f.asset.componentVersion,
+        f.asset.purl,
+      ]),
+    ).toEqual([
+      [
+        'CVE-2024-45296 in path-to-regexp@0.1.7',
+        'CVE-2024-45296',
+        'HIGH',
+        'path-to-regexp',
+        '0.1.7',
+        'pkg:npm/path-to-regexp@0.1.7',
+      ],
+      [
+        'CVE-2024-47764 in cookie@0.5.0',
+        'GHSA-pxg6-pf52-xh8x',
+        'LOW',
+        'cookie',
+        '0.5.0',
+        'pkg:npm/cookie@0.5.0',
+      ],
+      [
+        'CVE-2024-47764 in cookie@0.6.0',
+        'GHSA-pxg6-pf52-xh8x',
+        'LOW',
+        'cookie',
+        '0.6.0',
+        'pkg:npm/cookie@0.6.0',
+      ],
+      [
+        'CVE-2024-43796 in express@4.18.2',
+        'CVE-2024-43796',
+        'MEDIUM',
+        'express',
+        '4.18.2',
+        'pkg:npm/express@4.18.2',
+      ],
+    ]);
+    // The CVSS v3.1 rating is the v3 score even when a CVSS v4 rating comes first.
+    expect(findings[0]).toMatchObject({
+      scanner: 'osv-scanner',
+      cveIds: ['CVE-2024-45296'],
+      cweIds: ['CWE-1333'],
+      cvssV3Score: 7.5,
+      cvssV3Vector: 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:N/I:N/A:H',
+      solution: 'Upgrade path-to-regexp to 0.1.10 or later (express 4.20.0 or later).',
+      suppressed: false,
+    });
+    expect(findings[1]).toMatchObject({ cveIds: ['CVE-2024-47764'], cweIds: ['CWE-74'], cvssScore: null });
+    expect(findings[3]).toMatchObject({ cweIds: ['CWE-79'], cvssV3Score: 5, suppressed: true });
   });
 
   it('marks VEX not_affected as suppressed and reads the 1.x extension score', async () => {
