@@ -78,7 +78,8 @@ export function cdxFindings(
   components: ComponentIndex,
   scanner: string,
 ): FindingDraft[] {
-  const v3 = pickRating(v.ratings, 'CVSSV3') ?? pickRating(v.ratings, 'CVSSV4');
+  const v3 = pickRating(v.ratings, 'CVSSV3');
+  const v4 = pickRating(v.ratings, 'CVSSV4');
   const v2 = pickRating(v.ratings, 'CVSSV2');
   const anyScore = v.ratings.find((r) => r.score !== null)?.score ?? null;
   const v3Vector = v3?.vector ? (v3.vector.startsWith('CVSS:') ? v3.vector : `CVSS:3.0/${v3.vector}`) : null;
@@ -92,8 +93,10 @@ export function cdxFindings(
     severity: worstSeverity(v.ratings),
     cveIds,
     cweIds: uniq(v.cwes.map((c) => normaliseCwe(c))),
-    cvssScore: v3?.score ?? v2?.score ?? anyScore,
-    cvssVector: v3 ? v3Vector : (v2?.vector ?? null),
+    // The headline score: v3 (what most tools and policies still speak), else v4, else v2. A v4
+    // score is never stored as a v3 one.
+    cvssScore: v3?.score ?? v4?.score ?? v2?.score ?? anyScore,
+    cvssVector: v3 ? v3Vector : v4 ? (v4.vector ?? null) : (v2?.vector ?? null),
     cvssV3Score: v3?.score ?? null,
     cvssV3Vector: v3Vector,
     cvssV2Score: v2?.score ?? null,

@@ -156,8 +156,9 @@ export class XmlWalker {
         .split('\n')[0]!
         .replace(/^[^:]*:\d+:\d+: /, '')
         .replace(/^\d+:\d+: /, '');
-      const detail = /entity/i.test(raw)
-        ? `it references an undefined entity (${raw.replace(/\.$/, '')}); DTD-declared entities are never expanded`
+      // saxes does not name the entity; only the five XML entities and character references are known.
+      const detail = /undefined entity/i.test(raw)
+        ? 'it references an undefined entity (only &lt; &gt; &amp; &apos; &quot; and character references are known); DTD-declared entities are never expanded'
         : raw.replace(/\.$/, '');
       throw this.at(`The XML is not well-formed: ${detail}`);
     }

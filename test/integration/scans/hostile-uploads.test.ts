@@ -111,7 +111,7 @@ describe('DTDs and entities are never fetched or expanded', () => {
     const doc = nessusWith(`<!DOCTYPE NessusClientData_v2 SYSTEM "${dtdUrl}">`, '&exfil;');
     const at = positionAfter(doc, '&exfil;');
     await expectFailsCleanly(doc, {
-      message: `The XML is not well-formed: it references an undefined entity (undefined entity); DTD-declared entities are never expanded (line ${at.line}, column ${at.column}).`,
+      message: `The XML is not well-formed: it references an undefined entity (only &lt; &gt; &amp; &apos; &quot; and character references are known); DTD-declared entities are never expanded (line ${at.line}, column ${at.column}).`,
       line: at.line,
       column: at.column,
     });

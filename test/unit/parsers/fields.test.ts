@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { detectFormat } from '../../../src/parsers/index.js';
+import { Readable } from 'node:stream';
+import { detectFormat, parseScan } from '../../../src/parsers/index.js';
 import { fixturePath, parseFixture } from './fixture-paths.js';
 
 /* Field-by-field checks of chosen findings; values read from the files by hand. */
@@ -262,6 +263,39 @@ describe('CycloneDX and CLI fields', () => {
     });
     expect(findings[1]).toMatchObject({ cveIds: ['CVE-2024-47764'], cweIds: ['CWE-74'], cvssScore: null });
     expect(findings[3]).toMatchObject({ cweIds: ['CWE-79'], cvssV3Score: 5, suppressed: true });
+  });
+
+  it('keeps a CVSS v4-only rating as the headline score, never as a v3 one', async () => {
+    const bom = {
+      bomFormat: 'CycloneDX',
+      specVersion: '1.6',
+      components: [{ 'bom-ref': 'c1', name: 'lib', version: '1.0', purl: 'pkg:npm/lib@1.0' }],
+      vulnerabilities: [
+        {
+          id: 'CVE-2025-0001',
+          ratings: [
+            {
+              method: 'CVSSv4',
+              score: 8.7,
+              severity: 'high',
+              vector: 'CVSS:4.0/AV:N/AC:L/AT:N/PR:N/UI:N/VC:H/VI:H/VA:H/SC:N/SI:N/SA:N',
+            },
+          ],
+          affects: [{ ref: 'c1' }],
+        },
+      ],
+    };
+    const findings = [];
+    for await (const batch of parseScan(Readable.from([Buffer.from(JSON.stringify(bom))])))
+      findings.push(...batch);
+    expect(findings).toHaveLength(1);
+    expect(findings[0]).toMatchObject({
+      severity: 'HIGH',
+      cvssScore: 8.7,
+      cvssVector: 'CVSS:4.0/AV:N/AC:L/AT:N/PR:N/UI:N/VC:H/VI:H/VA:H/SC:N/SI:N/SA:N',
+      cvssV3Score: null,
+      cvssV3Vector: null,
+    });
   });
 
   it('marks VEX not_affected as suppressed and reads the 1.x extension score', async () => {
