@@ -9,10 +9,30 @@ export interface TriageItemPayload {
 }
 
 /**
+ * How an item's job is retried after an error that is not the item's own (the database or the
+ * queue was unreachable, a bug): an item's own errors are recorded on it and never retried. Once
+ * the attempts are spent, the triage worker fails the item with `internal_error`, so its batch
+ * still finishes (`workers/triage-worker.ts`).
+ */
+export interface ItemRetry {
+  /** Runs of an item's job, the first included. @defaultValue 5 */
+  attempts: number;
+  /** Wait before the first retry, doubled before each next one. @defaultValue 1000 ms */
+  backoffMs: number;
+}
+
+export const DEFAULT_ITEM_RETRY: Readonly<ItemRetry> = Object.freeze({ attempts: 5, backoffMs: 1000 });
+
+/**
  * Enqueues every item of a batch. Job ids are derived from the batch and index, so enqueuing
  * the same batch twice adds nothing. Items are added in chunks to bound each round trip.
  */
-export async function enqueueBatchItems(queues: QueueKit, batchId: string, total: number): Promise<void> {
+export async function enqueueBatchItems(
+  queues: QueueKit,
+  batchId: string,
+  total: number,
+  retry: ItemRetry = DEFAULT_ITEM_RETRY,
+): Promise<void> {
   const queue = queues.queue<TriageItemPayload>(TRIAGE_QUEUE);
   for (let start = 0; start < total; start += 500) {
     const jobs = [];
@@ -20,7 +40,13 @@ export async function enqueueBatchItems(queues: QueueKit, batchId: string, total
       jobs.push({
         name: 'item',
         data: { batchId, index },
-        opts: { jobId: `${batchId}-${index}`, attempts: 5, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: 1000, removeOnFail: 5000 },
+        opts: {
+          jobId: `${batchId}-${index}`,
+          attempts: retry.attempts,
+          backoff: { type: 'exponential', delay: retry.backoffMs },
+          removeOnComplete: 1000,
+          removeOnFail: 5000,
+        },
       });
     }
     await queue.addBulk(jobs);

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DEFAULT_ITEM_RETRY } from '../jobs/triage-batch.js';
 
 /**
  * The one validated configuration of a process (DECISIONS §1). `loadConfig` is the
@@ -60,6 +61,12 @@ export interface Config {
    * request, the exact count at the price of a round trip. @defaultValue 25
    */
   aiCallLeaseMax: number;
+  /**
+   * Runs of a batch item's job before its item is failed with `internal_error`, and the wait
+   * before the first retry (doubled each time): for errors that are not the item's own.
+   * @defaultValue 5 runs, 1,000 ms
+   */
+  batchItemRetry: { attempts: number; backoffMs: number };
   parserThreads: number;
   trialDays: number;
   plans: { free: PlanLimits; service: PlanLimits };
@@ -159,6 +166,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     cookieSecure: read.bool('COOKIE_SECURE', publicBase?.startsWith('https:') ?? false),
     workerConcurrency: read.int('WORKER_CONCURRENCY', 32, 1, 1024),
     aiCallLeaseMax: read.int('AI_CALL_LEASE_MAX', 25, 1, 1000),
+    batchItemRetry: {
+      attempts: read.int('BATCH_ITEM_ATTEMPTS', DEFAULT_ITEM_RETRY.attempts, 1, 50),
+      backoffMs: read.int('BATCH_ITEM_BACKOFF_MS', DEFAULT_ITEM_RETRY.backoffMs, 0, 600_000),
+    },
     parserThreads: read.int('PARSER_THREADS', 2, 1, 64),
     trialDays: plansJson?.trialDays ?? 14,
     plans: plansFromFile(plansJson, scanMaxBytes, problems),

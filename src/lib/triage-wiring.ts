@@ -95,6 +95,7 @@ export async function buildTriage(deps: {
     catalog: deps.config.models,
     clock: deps.clock,
     shadow,
+    logger: deps.logger,
     leases: createAiCallLeases(deps.quota, {
       clock: deps.clock,
       size: (limit) => leaseSize(limit, deps.config.aiCallLeaseMax),

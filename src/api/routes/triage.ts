@@ -61,7 +61,7 @@ export function triageRoutes(app: FastifyInstance, deps: AppDeps): void {
           webhookKeySealed: webhookUrl ? sealSecret(deps.pepper, webhookSigningKey(secret, batchId)) : null,
           at: deps.clock(),
         });
-        await enqueueBatchItems(deps.queues, batchId, items.length);
+        await enqueueBatchItems(deps.queues, batchId, items.length, deps.config.batchItemRetry);
       } catch (err) {
         await deps.quota.release(reserved.reservation.id).catch(() => undefined);
         await deps.pool.query(`DELETE FROM triage_batches WHERE id = $1`, [batchId]).catch(() => undefined);

@@ -4,6 +4,7 @@ import { M002Enrichment } from './m002-enrichment.js';
 import { M004Triage } from './m004-triage.js';
 import { M003Scans } from './m003-scans.js';
 import { M005ScanWritePath } from './m005-scan-write-path.js';
+import { M006TriageUnanswered } from './m006-triage-unanswered.js';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list runs from
@@ -15,4 +16,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'm004-triage', class: M004Triage },
   { name: 'm003-scans', class: M003Scans },
   { name: 'm005-scan-write-path', class: M005ScanWritePath },
+  { name: 'm006-triage-unanswered', class: M006TriageUnanswered },
 ];

@@ -28,6 +28,8 @@ import {
   type RecordOutcome,
   type TriageRecord,
 } from './record-triage.js';
+import { recordUnanswered } from './record-unanswered.js';
+import type { Logger } from '../../lib/logger.js';
 
 /** A second engine whose answers are stored beside the served one, never returned (DECISIONS §6). */
 export interface ShadowEngine {
@@ -60,13 +62,16 @@ export interface TriageServiceDeps {
   itemsPerCommit?: number;
   /** Where single requests to remote providers take their AI call. @defaultValue leases of `quota` */
   leases?: AiCallLeases;
+  /** Told when the hops of an unanswered request could not be kept (the caller still gets its 503). */
+  logger?: Pick<Logger, 'warn'>;
 }
 
 /**
  * One triage, end to end (DECISIONS §3, §5, §6): enrichment, the input-size check against
  * the catalog `max`, one AI call reserved from the monthly quota, routing, then the ledger
  * rows and the stored result in one transaction, and the reservation committed. A request
- * that gets no answer releases its reservation and is not billed.
+ * that gets no answer releases its reservation and is not billed; its hops are kept apart for
+ * our own cost accounting (`record-unanswered.ts`).
  */
 export function createTriageService(deps: TriageServiceDeps) {
   // The chain may escalate to any of its tiers, so the strictest `max` among them applies.
@@ -151,6 +156,23 @@ export function createTriageService(deps: TriageServiceDeps) {
       signal,
     });
     if (!routed.ok) {
+      // Tokens spent on answers we could not use are our cost, not the caller's: kept apart
+      // from the ledger, so the request is neither billed nor counted as an AI call.
+      // Best effort: losing this row costs our accounting, not the caller's answer (a 503 stays a 503).
+      if (routed.hops.length > 0) {
+        await recordUnanswered(deps.db, {
+          workspaceId: caller.workspaceId,
+          keyId: caller.keyId,
+          requestId: caller.requestId,
+          hops: routed.hops,
+          at: deps.clock(),
+        }).catch((err: unknown) =>
+          deps.logger?.warn(
+            { err: (err as Error)?.message, requestId: caller.requestId },
+            'could not record the hops of an unanswered triage request',
+          ),
+        );
+      }
       throw new AppError(
         'triage_unavailable',
         'No model could answer and no safe answer could be formed from enrichment; retry later.',

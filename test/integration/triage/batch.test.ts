@@ -3,9 +3,8 @@ import { createHmac } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startTestApp, signUp, type TestApp } from '../../helpers/test-app.js';
 import { testRedisUrl } from '../../helpers/db.js';
-import { startTriageWorker } from '../../../src/workers/triage-worker.js';
+import { pollBatch, startTriageTestWorker } from '../../helpers/triage-setup.js';
 import type { WorkerHandle } from '../../../src/jobs/queue-kit.js';
-import { makeWebhookDeliverer } from '../../../src/domain/triage-service/webhook.js';
 
 const redisUrl = testRedisUrl();
 if (!redisUrl) console.warn('[batch.test] Redis not reachable: the Redis batch case is SKIPPED.');
@@ -24,17 +23,7 @@ async function appWithWorker(
     // The webhook receiver is on 127.0.0.1: both test-only settings are needed to reach it.
     env: { WEBHOOK_ALLOW_LOOPBACK_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_HOSTS: 'true', ...env },
   });
-  const worker = startTriageWorker(
-    t.infra.queues,
-    {
-      db: t.infra.pool,
-      triage: t.deps.triage,
-      pepper: t.infra.pepper,
-      clock: t.clock,
-      deliver: makeWebhookDeliverer(t.deps.config),
-    },
-    { concurrency: 16, logger: t.deps.logger },
-  );
+  const worker = startTriageTestWorker(t, {}, 16);
   opened.push(t);
   opened.push(worker);
   return { t, worker };
@@ -44,20 +33,6 @@ function item(i: number) {
   return i % 3 === 0
     ? { cveIds: ['CVE-2021-44228'], title: `Log4Shell #${i}`, severity: 'CRITICAL', cvssScore: 10 }
     : { title: `Weak TLS cipher #${i}`, severity: 'LOW', description: 'TLS 1.0 enabled on an internal host' };
-}
-
-async function poll(t: TestApp, key: string, id: string, timeoutMs = 120_000) {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await t.app.inject({
-      method: 'GET',
-      url: `/api/v1/triage/batch/${id}?limit=500`,
-      headers: { 'x-api-key': key },
-    });
-    const body = res.json();
-    if (['completed', 'failed', 'partial'].includes(body.status) || Date.now() > until) return body;
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 describe.each([
@@ -88,7 +63,7 @@ describe.each([
         total: 500,
         statusUrl: `/api/v1/triage/batch/${accepted.batchId}`,
       });
-      const done = await poll(t, s.key, accepted.batchId);
+      const done = await pollBatch(t, s.key, accepted.batchId);
       expect(done).toMatchObject({
         status: 'completed',
         total: 500,

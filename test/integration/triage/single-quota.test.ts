@@ -1,11 +1,8 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startTestApp, signUp, type TestApp } from '../../helpers/test-app.js';
 import { startOpenAiFake } from '../../helpers/fake-providers/openai-fake.js';
 import { startAnthropicFake } from '../../helpers/fake-providers/anthropic-fake.js';
-import type { FakeServer } from '../../helpers/fake-providers/fake-server.js';
+import { remoteTriageEnv, triageCounts } from '../../helpers/triage-setup.js';
 
 /**
  * The monthly AI-call limit on single requests, on both accounting paths: with a provider
@@ -25,21 +22,6 @@ const finding = {
   description: 'TLS 1.0 enabled on an internal host',
 };
 
-async function remoteConfig(fake: FakeServer): Promise<Record<string, string>> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'quota-config-'));
-  const base = JSON.parse(readFileSync('config/triage.json', 'utf8'));
-  for (const p of Object.values(base.providers) as { requestsPerMinute: number; tokensPerMinute: number }[]) {
-    p.requestsPerMinute = 100_000;
-    p.tokensPerMinute = 100_000_000;
-  }
-  writeFileSync(path.join(dir, 'triage.json'), JSON.stringify(base));
-  return {
-    OPENAI_API_KEY: 'sk-test-quota',
-    OPENAI_BASE_URL: `${fake.url}/v1`,
-    TRIAGE_CONFIG_FILE: path.join(dir, 'triage.json'),
-  };
-}
-
 /** One `POST /api/v1/triage` of {@link finding} with `key`. */
 function triage(t: TestApp, key: string) {
   return t.app.inject({
@@ -48,17 +30,6 @@ function triage(t: TestApp, key: string) {
     headers: { 'x-api-key': key },
     payload: finding,
   });
-}
-
-async function counts(t: TestApp, workspaceId: string) {
-  const r = await t.infra.pool.query(
-    `SELECT (SELECT count(*) FROM triage_results WHERE workspace_id = $1)::int AS results,
-            (SELECT count(*) FROM usage_ledger WHERE workspace_id = $1 AND ai_call)::int AS calls,
-            (SELECT coalesce(sum(used), 0) FROM ai_call_quota WHERE workspace_id = $1)::int AS used,
-            (SELECT coalesce(sum(reserved), 0) FROM ai_call_quota WHERE workspace_id = $1)::int AS reserved`,
-    [workspaceId],
-  );
-  return r.rows[0];
 }
 
 describe.each([
@@ -71,7 +42,7 @@ describe.each([
     const t = await startTestApp({
       env: {
         PLANS_FILE: 'test/fixtures/foundation/tight-plans.json',
-        ...(fake ? await remoteConfig(fake) : {}),
+        ...(fake ? remoteTriageEnv(fake) : {}),
       },
     });
     opened.push(t);
@@ -87,7 +58,13 @@ describe.each([
     expect(refused).toHaveLength(4);
     for (const r of refused) expect(r.json()).toMatchObject({ code: 'monthly_limit_exceeded', status: 429 });
 
-    expect(await counts(t, s.workspaceId)).toEqual({ results: 10, calls: 10, used: 10, reserved: 0 });
+    expect(await triageCounts(t, s.workspaceId)).toEqual({
+      results: 10,
+      calls: 10,
+      used: 10,
+      reserved: 0,
+      reservations: 0,
+    });
     if (fake) expect(fake.requests.length).toBe(10); // no provider call was paid for past the limit
     expect(second.find((r) => r.statusCode === 200)!.json().model).toMatch(remote ? /^openai:/ : /^local:/);
   });
@@ -99,7 +76,7 @@ describe('a provider answer with text PostgreSQL cannot store', () => {
       { kind: 'success', answer: { reasoning: 'Exploited\u0000 in the wild \ud800.' } },
     ]);
     opened.push(fake);
-    const t = await startTestApp({ env: await remoteConfig(fake) });
+    const t = await startTestApp({ env: remoteTriageEnv(fake) });
     opened.push(t);
     const s = await signUp(t.app, { plan: 'trial' });
     const res = await t.app.inject({
@@ -111,23 +88,31 @@ describe('a provider answer with text PostgreSQL cannot store', () => {
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().reasoning).toBe('Exploited in the wild \uFFFD. [policy:STORABLE_TEXT]');
     // The trial's 50,000 calls a month are leased 25 at a time; the unused 24 go back on close.
-    expect(await counts(t, s.workspaceId)).toEqual({ results: 1, calls: 1, used: 1, reserved: 24 });
+    expect(await triageCounts(t, s.workspaceId)).toEqual({
+      results: 1,
+      calls: 1,
+      used: 1,
+      reserved: 24,
+      reservations: 1,
+    });
     await t.deps.triage.close();
-    expect(await counts(t, s.workspaceId)).toEqual({ results: 1, calls: 1, used: 1, reserved: 0 });
+    expect(await triageCounts(t, s.workspaceId)).toEqual({
+      results: 1,
+      calls: 1,
+      used: 1,
+      reserved: 0,
+      reservations: 0,
+    });
   });
 });
 
 describe('a remote request that gets no answer', () => {
-  it('is 503 triage_unavailable, stores and bills nothing, and its AI call goes back', async () => {
+  it('is 503 triage_unavailable, stores no result, bills nothing, and its AI call goes back', async () => {
     const openai = await startOpenAiFake([{ kind: 'auth' }]);
     const anthropic = await startAnthropicFake([{ kind: 'server_error' }]);
     opened.push(openai, anthropic);
     const t = await startTestApp({
-      env: {
-        ...(await remoteConfig(openai)),
-        ANTHROPIC_API_KEY: 'sk-ant-test',
-        ANTHROPIC_BASE_URL: anthropic.url,
-      },
+      env: remoteTriageEnv(openai, anthropic),
     });
     opened.push(t);
     const s = await signUp(t.app, { plan: 'trial' });
@@ -141,9 +126,21 @@ describe('a remote request that gets no answer', () => {
     expect(openai.requests.length).toBeGreaterThanOrEqual(6); // both OpenAI tiers, three requests
     expect(anthropic.requests.length).toBeGreaterThanOrEqual(3);
     // One lease of 25 was reserved; the three calls went back to it, none was used.
-    expect(await counts(t, s.workspaceId)).toEqual({ results: 0, calls: 0, used: 0, reserved: 25 });
+    expect(await triageCounts(t, s.workspaceId)).toEqual({
+      results: 0,
+      calls: 0,
+      used: 0,
+      reserved: 25,
+      reservations: 1,
+    });
     await t.deps.triage.close();
-    expect(await counts(t, s.workspaceId)).toEqual({ results: 0, calls: 0, used: 0, reserved: 0 });
+    expect(await triageCounts(t, s.workspaceId)).toEqual({
+      results: 0,
+      calls: 0,
+      used: 0,
+      reserved: 0,
+      reservations: 0,
+    });
     const ledger = await t.infra.pool.query(
       `SELECT count(*)::int AS n FROM usage_ledger WHERE workspace_id = $1`,
       [s.workspaceId],

@@ -44,5 +44,14 @@ describe('configuration', () => {
     const c = loadConfig({});
     expect(c).toMatchObject({ port: 3000, host: '127.0.0.1', databaseUrl: null, redisUrl: null, scanMaxBytes: 2 * 1024 ** 3 });
     expect(c.models.map((m) => m.id)).toEqual(['svc-triage-v1', 'svc-triage-routine']);
+    expect(c.batchItemRetry).toEqual({ attempts: 5, backoffMs: 1000 });
+  });
+
+  it('reads the batch item retry, within bounds', () => {
+    expect(loadConfig({ BATCH_ITEM_ATTEMPTS: '2', BATCH_ITEM_BACKOFF_MS: '250' }).batchItemRetry).toEqual({
+      attempts: 2,
+      backoffMs: 250,
+    });
+    expect(() => loadConfig({ BATCH_ITEM_ATTEMPTS: '0' })).toThrowError(/BATCH_ITEM_ATTEMPTS/);
   });
 });
