@@ -2,6 +2,11 @@ import type { Queryable } from '../db/pool.js';
 import type { InvalidationBus } from './keys/invalidation-bus.js';
 import type { QuotaService } from './usage/quota.js';
 import { failStuckScans, type StuckScanSweepDeps } from './scans/scan-failure.js';
+import {
+  failStuckBatches,
+  type BatchSweepReport,
+  type StuckBatchSweepDeps,
+} from './triage-service/batch-sweep.js';
 
 export interface MaintenanceReport {
   reservationsReleased: number;
@@ -10,14 +15,17 @@ export interface MaintenanceReport {
   trialsEnded: number;
   /** Scans stuck in `queued`/`parsing` whose job is gone or finished, now `failed`. */
   scansFailed: number;
+  /** Batches nothing else would finish (`failStuckBatches`); zeros when the step is skipped. */
+  batches: BatchSweepReport;
 }
 
 /**
  * Housekeeping that makes stored state match what the clock already decides: keys past
  * expiry or grace become `expired` (with an audit event), sealed reveal secrets older
  * than their link are wiped, ended trials are recorded as a plan change to `free`, and
- * quota reservations of crashed processes are given back, and scans no job will ever parse are
- * failed (DECISIONS §8; `failStuckScans`). Idempotent; safe to run concurrently (each statement
+ * quota reservations of crashed processes are given back, scans no job will ever parse are
+ * failed (DECISIONS §8; `failStuckScans`), and batches nothing else would finish are finished
+ * (DECISIONS §7; `failStuckBatches`). Idempotent; safe to run concurrently (each statement
  * is one atomic step, and a scan is failed under its row lock).
  */
 export async function runMaintenance(deps: {
@@ -27,6 +35,8 @@ export async function runMaintenance(deps: {
   clock: () => Date;
   /** The stuck-scan sweep's queue probe and storage; the step is skipped without them. */
   scans?: StuckScanSweepDeps;
+  /** The stuck-batch sweep's queue probe and webhook delivery; the step is skipped without them. */
+  batches?: StuckBatchSweepDeps;
 }): Promise<MaintenanceReport> {
   const now = deps.clock();
   const reservationsReleased = await deps.quota.releaseExpired();
@@ -61,11 +71,15 @@ export async function runMaintenance(deps: {
   for (const row of trials.rows) await deps.bus?.publish({ kind: 'workspace', id: row.id });
   // Last: it asks the queue about each candidate, and a queue outage must not hold up the rest.
   const scansFailed = deps.scans ? await failStuckScans(deps.scans, now) : 0;
+  const batches = deps.batches
+    ? await failStuckBatches(deps.batches, now)
+    : { itemsFailed: 0, batchesFinished: 0, webhooksResent: 0 };
   return {
     reservationsReleased,
     keysExpired: expired.rowCount ?? 0,
     revealsWiped: wiped.rowCount ?? 0,
     trialsEnded: trials.rowCount ?? 0,
     scansFailed,
+    batches,
   };
 }

@@ -4,7 +4,7 @@ import type { Infrastructure } from '../lib/infrastructure.js';
 import type { QuotaService } from '../domain/usage/quota.js';
 import type { TriageService } from '../domain/triage-service/triage-service.js';
 import { makeWebhookDeliverer } from '../domain/triage-service/webhook.js';
-import { startTriageWorker } from './triage-worker.js';
+import { startTriageWorker, triageJobProbe } from './triage-worker.js';
 import { scanIngestJobProbe, startScanIngestWorker } from './scan-ingest-worker.js';
 import { createLocalScanStorage } from '../domain/scans/scan-storage.js';
 import {
@@ -30,6 +30,7 @@ export async function startWorkers(
   const workers: WorkerHandle[] = [];
   await scheduleMaintenance(infra.queues);
   const storage = createLocalScanStorage(config.scanStorageDir);
+  const webhooks = makeWebhookDeliverer(config);
   const maintenance = infra.queues.worker<MaintenancePayload, unknown>(
     MAINTENANCE_QUEUE,
     async () =>
@@ -39,6 +40,13 @@ export async function startWorkers(
         bus: infra.bus,
         clock: deps.clock,
         scans: { pool: infra.pool, storage, jobs: scanIngestJobProbe(infra.queues) },
+        batches: {
+          db: infra.pool,
+          pepper: deps.pepper,
+          clock: deps.clock,
+          deliver: webhooks,
+          jobs: triageJobProbe(infra.queues),
+        },
       }),
     { concurrency: 1 },
   );
@@ -78,7 +86,7 @@ export async function startWorkers(
         triage: deps.triage,
         pepper: deps.pepper,
         clock: deps.clock,
-        deliver: makeWebhookDeliverer(config),
+        deliver: webhooks,
       },
       { concurrency: config.workerConcurrency, logger: deps.logger },
     ),

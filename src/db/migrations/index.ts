@@ -5,6 +5,7 @@ import { M004Triage } from './m004-triage.js';
 import { M003Scans } from './m003-scans.js';
 import { M005ScanWritePath } from './m005-scan-write-path.js';
 import { M006TriageUnanswered } from './m006-triage-unanswered.js';
+import { M007SweepIndexes } from './m007-sweep-indexes.js';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list runs from
@@ -17,4 +18,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'm003-scans', class: M003Scans },
   { name: 'm005-scan-write-path', class: M005ScanWritePath },
   { name: 'm006-triage-unanswered', class: M006TriageUnanswered },
+  { name: 'm007-sweep-indexes', class: M007SweepIndexes },
 ];

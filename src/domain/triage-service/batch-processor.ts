@@ -75,13 +75,17 @@ export async function processBatchItem(
  * An item's job failed for good (its attempts spent on errors that were not the item's own):
  * the item is recorded as failed with `internal_error`, so its batch still finishes.
  */
-export async function failBatchItem(deps: BatchProcessorDeps, batchId: string, index: number): Promise<void> {
+export async function failBatchItem(deps: BatchFinishDeps, batchId: string, index: number): Promise<void> {
   const error = { code: 'internal_error', detail: 'This item could not be triaged after several attempts.' };
   const outcome = await recordItemError(deps.db, batchId, index, error, deps.clock());
   if (outcome.finished) await finish(deps, batchId);
 }
 
-async function finish(deps: BatchProcessorDeps, batchId: string): Promise<void> {
+/** What finishing a batch and sending its webhook need: no triage. */
+export type BatchFinishDeps = Pick<BatchProcessorDeps, 'db' | 'pepper' | 'clock' | 'deliver'>;
+
+/** Finishes a batch whose items are all recorded (once: see `finishBatch`), then sends its webhook. */
+export async function finish(deps: BatchFinishDeps, batchId: string): Promise<void> {
   const batch = await finishBatch(deps.db, batchId, deps.clock());
   if (batch?.webhookStatus === 'pending') await notify(deps, batch);
 }
@@ -92,7 +96,8 @@ async function resume(deps: BatchProcessorDeps, batch: BatchRow): Promise<void> 
   else if (batch.finishedAt && batch.webhookStatus === 'pending') await notify(deps, batch);
 }
 
-async function notify(deps: BatchProcessorDeps, batch: BatchRow): Promise<void> {
+/** Delivers a finished batch's webhook and records how it went (at least once: see above). */
+export async function notify(deps: BatchFinishDeps, batch: BatchRow): Promise<void> {
   if (!batch.webhookUrl || !batch.webhookKeySealed) return;
   const key = unsealSecret(deps.pepper, batch.webhookKeySealed!);
   const status = await (deps.deliver ?? deliverWebhook)(batch.webhookUrl!, key, {

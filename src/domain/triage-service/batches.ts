@@ -95,6 +95,12 @@ export async function findBatch(
   return res.rows[0] ? toBatch(res.rows[0]) : null;
 }
 
+/** A batch by id alone, for housekeeping (no caller's workspace to check it against). */
+export async function findBatchById(db: Queryable, batchId: string): Promise<BatchRow | null> {
+  const res = await db.query(`SELECT * FROM triage_batches WHERE id = $1`, [batchId]);
+  return res.rows[0] ? toBatch(res.rows[0]) : null;
+}
+
 export async function loadItem(
   db: Queryable,
   batchId: string,

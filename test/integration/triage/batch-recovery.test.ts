@@ -8,6 +8,9 @@ import {
 } from '../../../src/domain/triage-service/batch-processor.js';
 import { sealSecret } from '../../../src/domain/keys/key-secrets.js';
 import type { TriageRequest } from '../../../src/domain/triage/types.js';
+import { failStuckBatches } from '../../../src/domain/triage-service/batch-sweep.js';
+import { runMaintenance } from '../../../src/domain/maintenance.js';
+import { triageJobProbe } from '../../../src/workers/triage-worker.js';
 
 /**
  * What a batch's last job leaves undone when its process dies, and items whose jobs fail for
@@ -161,5 +164,114 @@ describe('batch recovery', () => {
       error: { code: 'internal_error', detail: 'This item could not be triaged after several attempts.' },
     });
     expect(deliveredFor(id)).toHaveLength(1);
+  });
+});
+
+describe('the stuck-batch sweep (maintenance)', () => {
+  const MIN = 60_000;
+  /** Job states as the sweep's probe reports them; a job not listed is active. */
+  const jobStates = new Map<string, string>();
+  const probe = { getJobState: async (jobId: string) => jobStates.get(jobId) ?? 'active' };
+  const sweep = (jobs = probe) => failStuckBatches({ ...deps, jobs }, t.clock());
+
+  it('fails an item whose job is gone or failed, once the batch is 15 minutes old, and the batch finishes', async () => {
+    const id = await batch();
+    const before = (await state(id)).quota;
+    expect(await processBatchItem(deps, id, 0)).toBe('done');
+    jobStates.set(`${id}-1`, 'failed'); // failed by the stalled checker: no worker saw a `failed` event
+
+    t.clock.advance(14 * MIN);
+    expect(await sweep()).toEqual({ itemsFailed: 0, batchesFinished: 0, webhooksResent: 0 });
+    expect(await state(id)).toMatchObject({ status: 'running', finished: false });
+
+    t.clock.advance(2 * MIN);
+    expect(await sweep()).toEqual({ itemsFailed: 1, batchesFinished: 0, webhooksResent: 0 });
+    const after = await state(id);
+    expect(after).toMatchObject({
+      status: 'partial',
+      completed: 1,
+      failed: 1,
+      finished: true,
+      webhook_status: 'delivered',
+    });
+    expect(after.quota).toEqual({
+      used: before.used + 1,
+      reserved: before.reserved - 2,
+      reservations: before.reservations - 1,
+    });
+    expect(deliveredFor(id)).toHaveLength(1);
+    expect(await sweep()).toEqual({ itemsFailed: 0, batchesFinished: 0, webhooksResent: 0 });
+  });
+
+  it('never touches an item whose job is waiting, delayed or active, however old', async () => {
+    const id = await batch();
+    jobStates.set(`${id}-0`, 'waiting');
+    jobStates.set(`${id}-1`, 'delayed');
+    t.clock.advance(3 * 60 * MIN);
+    expect(await sweep()).toEqual({ itemsFailed: 0, batchesFinished: 0, webhooksResent: 0 });
+    expect(await state(id)).toMatchObject({ status: 'queued', completed: 0, failed: 0, finished: false });
+
+    // Its jobs run at last: the batch finishes the ordinary way, and the sweep has nothing to do.
+    await processBatchItem(deps, id, 0);
+    await processBatchItem(deps, id, 1);
+    expect(await state(id)).toMatchObject({
+      status: 'completed',
+      finished: true,
+      webhook_status: 'delivered',
+    });
+    expect(await sweep()).toEqual({ itemsFailed: 0, batchesFinished: 0, webhooksResent: 0 });
+  });
+
+  it('finishes a batch whose items were all stored by a process that died before finishing it', async () => {
+    const id = await batch();
+    await storeOnly(id, 0);
+    await storeOnly(id, 1); // and the process dies; no job will run again
+    t.clock.advance(16 * MIN);
+    expect(await sweep()).toEqual({ itemsFailed: 0, batchesFinished: 1, webhooksResent: 0 });
+    expect(await state(id)).toMatchObject({
+      status: 'completed',
+      finished: true,
+      webhook_status: 'delivered',
+    });
+    expect(deliveredFor(id)).toHaveLength(1);
+  });
+
+  it('sends again a webhook its sender left pending, 15 minutes after the batch finished', async () => {
+    const id = await batch();
+    await storeOnly(id, 0);
+    await storeOnly(id, 1);
+    await finishBatch(t.infra.pool, id, t.clock()); // and the process dies while sending
+    t.clock.advance(10 * MIN);
+    expect(await sweep()).toEqual({ itemsFailed: 0, batchesFinished: 0, webhooksResent: 0 });
+    t.clock.advance(6 * MIN);
+    expect(await sweep()).toEqual({ itemsFailed: 0, batchesFinished: 0, webhooksResent: 1 });
+    expect(await state(id)).toMatchObject({ webhook_status: 'delivered' });
+    expect(deliveredFor(id)).toHaveLength(1);
+    expect(await sweep()).toEqual({ itemsFailed: 0, batchesFinished: 0, webhooksResent: 0 });
+  });
+
+  it('asks the real triage queue: items of a batch whose jobs were never enqueued are failed', async () => {
+    const id = await batch(); // the web process died between storing the batch and enqueuing it
+    const before = (await state(id)).quota;
+    t.clock.advance(16 * MIN);
+    const report = await runMaintenance({
+      db: t.infra.pool,
+      quota: t.deps.quota,
+      bus: null,
+      clock: t.clock,
+      batches: { ...deps, jobs: triageJobProbe(t.infra.queues) },
+    });
+    expect(report.batches).toEqual({ itemsFailed: 2, batchesFinished: 0, webhooksResent: 0 });
+    const after = await state(id);
+    expect(after).toMatchObject({
+      status: 'failed',
+      completed: 0,
+      failed: 2,
+      finished: true,
+      webhook_status: 'delivered',
+    });
+    // Nothing answered: the whole reservation is back (maintenance may also have released expired ones).
+    expect(after.quota.used).toBe(before.used);
+    expect(after.quota.reservations).toBe(before.reservations - 1);
   });
 });

@@ -1,0 +1,84 @@
+import { failBatchItem, finish, notify, type BatchFinishDeps } from './batch-processor.js';
+import { findBatchById } from './batches.js';
+
+/**
+ * Where the sweep asks about an item's job: the `triage` queue. `Queue#getJobState` answers on
+ * both backends, with `'unknown'` for a job that does not exist.
+ */
+export interface BatchJobProbe {
+  getJobState(jobId: string): Promise<string>;
+}
+
+export interface StuckBatchSweepDeps extends BatchFinishDeps {
+  jobs: BatchJobProbe;
+  /** How old an unfinished batch, or a finished one whose webhook is `pending`, must be. @defaultValue 15 minutes */
+  stuckAfterMs?: number;
+  /** Batches examined per run, for each of the two checks; the oldest first. @defaultValue 100 */
+  limit?: number;
+}
+
+export interface BatchSweepReport {
+  /** Items left `queued` whose job is gone or failed for good, now failed with `internal_error`. */
+  itemsFailed: number;
+  /** Batches whose items were all recorded but which nobody finished. */
+  batchesFinished: number;
+  /** Webhooks left `pending` by a process that died while sending them, sent again. */
+  webhooksResent: number;
+}
+
+export const STUCK_BATCH_AFTER_MS = 15 * 60_000;
+
+/** Job states after which no worker will run the job again (short of an operator retrying it). */
+const OVER = new Set(['unknown', 'failed', 'completed']);
+
+/**
+ * Makes batches that nothing else would finish, finish (DECISIONS §7). The worker's `failed`
+ * listener fails an item whose job spent its attempts, and a job run again completes what its
+ * process left undone; this covers what neither sees: a job failed by BullMQ's stalled checker
+ * (its worker died mid-job too often: no `failed` event reaches a worker), a job lost between the
+ * batch's insert and its enqueue, a process that died between recording a batch's last item and
+ * finishing it, or while sending its webhook. An item whose job is waiting, delayed or active is
+ * never touched, however old: a backlog is not a failure. Idempotent and safe to run
+ * concurrently: every step is guarded in SQL (an item fails once, a batch finishes once); a
+ * webhook may be sent twice, which its at-least-once contract allows.
+ */
+export async function failStuckBatches(deps: StuckBatchSweepDeps, now: Date): Promise<BatchSweepReport> {
+  const cutoff = new Date(now.getTime() - (deps.stuckAfterMs ?? STUCK_BATCH_AFTER_MS));
+  const limit = deps.limit ?? 100;
+  const report: BatchSweepReport = { itemsFailed: 0, batchesFinished: 0, webhooksResent: 0 };
+
+  const unfinished = await deps.db.query<{ id: string; done: boolean }>(
+    `SELECT id, completed + failed = total AS done FROM triage_batches
+      WHERE finished_at IS NULL AND created_at < $1 ORDER BY created_at LIMIT $2`,
+    [cutoff, limit],
+  );
+  for (const batch of unfinished.rows) {
+    if (batch.done) {
+      await finish(deps, batch.id);
+      report.batchesFinished++;
+      continue;
+    }
+    const queued = await deps.db.query<{ index: number }>(
+      `SELECT index FROM triage_batch_items WHERE batch_id = $1 AND status = 'queued' ORDER BY index`,
+      [batch.id],
+    );
+    for (const { index } of queued.rows) {
+      if (!OVER.has(await deps.jobs.getJobState(`${batch.id}-${index}`))) continue;
+      await failBatchItem(deps, batch.id, index); // finishes the batch with its last item
+      report.itemsFailed++;
+    }
+  }
+
+  const pending = await deps.db.query<{ id: string }>(
+    `SELECT id FROM triage_batches WHERE webhook_status = 'pending' AND finished_at < $1
+      ORDER BY finished_at LIMIT $2`,
+    [cutoff, limit],
+  );
+  for (const { id } of pending.rows) {
+    const batch = await findBatchById(deps.db, id);
+    if (batch?.webhookStatus !== 'pending') continue;
+    await notify(deps, batch);
+    report.webhooksResent++;
+  }
+  return report;
+}
