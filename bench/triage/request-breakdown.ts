@@ -15,14 +15,13 @@
  * The baseline in the same run is the framework + auth line; the figures explain the HTTP
  * bench's overhead (`http-overhead.ts`), they do not replace it.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { startOpenAiFake } from '../../test/helpers/fake-providers/openai-fake.js';
 import { signUp, startTestApp } from '../../test/helpers/test-app.js';
+import { remoteTriageEnv } from '../../test/helpers/triage-setup.js';
 import { createBenchDatabase } from '../lib/bench-db.js';
 
 const { values } = parseArgs({ options: { requests: { type: 'string', default: '1000' } } });
@@ -58,16 +57,6 @@ const median = (xs: number[]) => {
 const ms = (x: number) => +x.toFixed(3);
 
 const fake = await startOpenAiFake();
-const dir = mkdtempSync(path.join(tmpdir(), 'bench-breakdown-'));
-const triageConfig = JSON.parse(readFileSync('config/triage.json', 'utf8'));
-for (const p of Object.values(triageConfig.providers) as {
-  requestsPerMinute: number;
-  tokensPerMinute: number;
-}[]) {
-  p.requestsPerMinute = 1_000_000;
-  p.tokensPerMinute = 1_000_000_000;
-}
-writeFileSync(path.join(dir, 'triage.json'), JSON.stringify(triageConfig));
 
 const payload = {
   title: 'Outdated OpenSSL on an internal host',
@@ -77,15 +66,8 @@ const payload = {
 const rows: Record<string, string | number>[] = [];
 for (const [engine, env] of [
   ['local engine', {}],
-  [
-    'fake provider (answers at once)',
-    {
-      OPENAI_API_KEY: 'sk-bench',
-      OPENAI_BASE_URL: `${fake.url}/v1`,
-      TRIAGE_CONFIG_FILE: path.join(dir, 'triage.json'),
-    },
-  ],
-] as const) {
+  ['fake provider (answers at once)', remoteTriageEnv(fake)],
+] as [string, Record<string, string>][]) {
   const db = await createBenchDatabase('bench_breakdown');
   const t = await startTestApp({
     databaseUrl: db.url,
