@@ -36,3 +36,18 @@ export async function createTestDatabase(): Promise<{ url: string; drop: () => P
 export function testRedisUrl(): string {
   return inject('redisUrl');
 }
+
+/**
+ * The two queue backends a suite runs on: PostgreSQL always, Redis when reachable. Without
+ * Redis, `suite` says plainly in the output that its Redis cases are skipped.
+ */
+export function queueBackends(
+  suite: string,
+): { name: 'PostgreSQL' | 'Redis'; redisUrl: string | undefined }[] {
+  const redisUrl = testRedisUrl() || undefined;
+  if (!redisUrl) console.warn(`[${suite}] Redis not reachable: the Redis backend cases are SKIPPED.`);
+  return [
+    { name: 'PostgreSQL', redisUrl: undefined },
+    { name: 'Redis', redisUrl },
+  ];
+}

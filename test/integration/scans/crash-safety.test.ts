@@ -2,16 +2,12 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { testRedisUrl } from '../../helpers/db.js';
+import { queueBackends } from '../../helpers/db.js';
 import { signUp, TEST_PEPPER } from '../../helpers/test-app.js';
 import { startScanApp, waitForScan, writeLargeNessus, type ScanTestApp } from '../../helpers/scan-app.js';
 import { startScanWorkerProcess, type ScanWorkerProcess } from '../../helpers/scan-worker-process.js';
 
-const backends = [
-  { name: 'PostgreSQL', redisUrl: undefined as string | undefined },
-  { name: 'Redis', redisUrl: testRedisUrl() || undefined },
-];
-if (!backends[1]!.redisUrl) console.warn('[scans/crash-safety] Redis not reachable: the Redis backend case is SKIPPED.');
+const backends = queueBackends('scans/crash-safety');
 
 const cleanups: (() => Promise<void>)[] = [];
 afterAll(async () => {
@@ -58,13 +54,18 @@ describe.each(backends)('crash safety on $name', ({ name, redisUrl }) => {
       // Kill it once a good part, but not all, of the file is stored.
       let staged = 0;
       for (let i = 0; i < 600; i++) {
-        const r = await t.infra.pool.query(`SELECT count(*)::int AS n FROM findings WHERE scan_id = $1`, [scanId]);
+        const r = await t.infra.pool.query(`SELECT count(*)::int AS n FROM findings WHERE scan_id = $1`, [
+          scanId,
+        ]);
         staged = r.rows[0].n;
         if (staged >= items / 5) break;
         await sleep(50);
       }
       await worker.kill('SIGKILL');
-      const mid = await t.infra.pool.query(`SELECT status, bytes_parsed::int AS parsed, findings_count FROM scans WHERE id = $1`, [scanId]);
+      const mid = await t.infra.pool.query(
+        `SELECT status, bytes_parsed::int AS parsed, findings_count FROM scans WHERE id = $1`,
+        [scanId],
+      );
       expect(mid.rows[0].status, worker.output()).toBe('parsing');
       // Progress is recorded per batch: findings so far and the bytes the parser thread has read.
       expect(mid.rows[0].findings_count).toBeGreaterThan(0);
@@ -73,7 +74,11 @@ describe.each(backends)('crash safety on $name', ({ name, redisUrl }) => {
       expect(staged).toBeGreaterThan(0);
       expect(staged).toBeLessThan(items);
       // Nothing of a scan in progress is visible to readers.
-      const visible = await t.app.inject({ method: 'GET', url: `/api/v1/findings?scan=${scanId}`, headers: { 'x-api-key': key } });
+      const visible = await t.app.inject({
+        method: 'GET',
+        url: `/api/v1/findings?scan=${scanId}`,
+        headers: { 'x-api-key': key },
+      });
       expect(visible.json().data).toEqual([]);
 
       worker = await startScanWorkerProcess(env);
@@ -92,7 +97,13 @@ describe.each(backends)('crash safety on $name', ({ name, redisUrl }) => {
                 (SELECT coalesce(sum(sightings), 0) FROM cases)::int AS sightings`,
         [scanId],
       );
-      expect(rows.rows[0]).toEqual({ findings: items, distinct_records: items, evidence: items, cases: items, sightings: items });
+      expect(rows.rows[0]).toEqual({
+        findings: items,
+        distinct_records: items,
+        evidence: items,
+        cases: items,
+        sightings: items,
+      });
       await worker.kill('SIGTERM');
     },
     240_000,

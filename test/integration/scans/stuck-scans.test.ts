@@ -4,7 +4,7 @@ import { createReadStream, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { UnrecoverableError } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testRedisUrl } from '../../helpers/db.js';
+import { queueBackends } from '../../helpers/db.js';
 import { signUp } from '../../helpers/test-app.js';
 import { startScanApp, waitForScan, type ScanTestApp } from '../../helpers/scan-app.js';
 import { parseScanToArray, type Finding } from '../../../src/parsers/index.js';
@@ -28,12 +28,7 @@ const SCAN = readFileSync(path.join(FIXTURES, 'one_vuln.xml'));
 const STALLED_OUT = 'job stalled more than allowable limit';
 const HOUR = 3_600_000;
 
-const backends = [
-  { name: 'PostgreSQL', redisUrl: undefined as string | undefined },
-  { name: 'Redis', redisUrl: testRedisUrl() || undefined },
-];
-if (!backends[1]!.redisUrl)
-  console.warn('[scans/stuck-scans] Redis not reachable: the Redis backend case is SKIPPED.');
+const backends = queueBackends('scans/stuck-scans');
 
 describe('isFinalFailure', () => {
   const job = (attemptsMade: number, attempts: number | undefined, finishedOn?: number) => ({

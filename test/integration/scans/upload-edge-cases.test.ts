@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testRedisUrl } from '../../helpers/db.js';
+import { queueBackends } from '../../helpers/db.js';
 import { signUp } from '../../helpers/test-app.js';
 import { problemDocument } from '../../helpers/problem.js';
 import {
@@ -65,12 +65,7 @@ const TOO_LARGE = problemDocument(
   `The scan is larger than your plan allows (${LIMIT} bytes).`,
 );
 
-const backends = [
-  { name: 'PostgreSQL', redisUrl: undefined as string | undefined },
-  { name: 'Redis', redisUrl: testRedisUrl() || undefined },
-];
-if (!backends[1]!.redisUrl)
-  console.warn('[scans/upload-edge-cases] Redis not reachable: the Redis backend cases are SKIPPED.');
+const backends = queueBackends('scans/upload-edge-cases');
 
 describe.each(backends)('upload edge cases on $name', ({ name, redisUrl }) => {
   const skip = name === 'Redis' && !redisUrl;

@@ -1,7 +1,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testRedisUrl } from '../../helpers/db.js';
+import { queueBackends } from '../../helpers/db.js';
 import { signUp } from '../../helpers/test-app.js';
 import { problemDocument } from '../../helpers/problem.js';
 import { startScanApp, uploadScan, waitForScan, type ScanTestApp } from '../../helpers/scan-app.js';
@@ -95,12 +95,7 @@ const bySeverity = (findings: CliFinding[]) => {
   return counts;
 };
 
-const backends = [
-  { name: 'PostgreSQL', redisUrl: undefined as string | undefined },
-  { name: 'Redis', redisUrl: testRedisUrl() || undefined },
-];
-if (!backends[1]!.redisUrl)
-  console.warn('[scans/upload-formats] Redis not reachable: the Redis backend cases are SKIPPED.');
+const backends = queueBackends('scans/upload-formats');
 
 describe.each(backends)('upload formats and media types on $name', ({ name, redisUrl }) => {
   const skip = name === 'Redis' && !redisUrl;

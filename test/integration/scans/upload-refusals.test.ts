@@ -6,19 +6,14 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { testRedisUrl } from '../../helpers/db.js';
+import { queueBackends } from '../../helpers/db.js';
 import { signUp } from '../../helpers/test-app.js';
 import { startScanApp, type ScanTestApp } from '../../helpers/scan-app.js';
 import { acceptScan } from '../../../src/domain/scans/accept-scan.js';
 import { startParsing } from '../../../src/domain/scans/findings-store.js';
 import { problemDocument } from '../../helpers/problem.js';
 
-const backends = [
-  { name: 'PostgreSQL', redisUrl: undefined as string | undefined },
-  { name: 'Redis', redisUrl: testRedisUrl() || undefined },
-];
-if (!backends[1]!.redisUrl)
-  console.warn('[scans/upload-refusals] Redis not reachable: the Redis backend cases are SKIPPED.');
+const backends = queueBackends('scans/upload-refusals');
 
 /** The plan limit of these apps: SCAN_MAX_BYTES caps every plan. */
 const LIMIT = 200_000;
