@@ -26,8 +26,13 @@ const benches: { name: string; file: string; args: string[] }[] = [
     file: 'bench/triage/http-overhead.ts',
     args: ['--seconds', '5'],
   },
-  { name: 'scan parsers (100 MB)', file: 'bench/parsers/bench.ts', args: [] },
+  { name: 'scan parsers (100 MB, every format)', file: 'bench/parsers/bench.ts', args: [] },
   { name: 'parser memory bound (500 MB Nessus)', file: 'bench/parsers/memory-check.ts', args: [] },
+  {
+    name: 'parser memory bound through the parser pool (500 MB Nessus)',
+    file: 'bench/parsers/memory-check.ts',
+    args: ['--pool'],
+  },
 ];
 
 let failed = 0;

@@ -11,8 +11,14 @@
  * `ingest-bench.ts` runs server, worker and client in ONE process (the client's `fetch` of a
  * large file inflates that process's RSS); this bench keeps them apart, as production does.
  *
- *   npx tsx bench/ingest/upload-process.ts [--size 1GB] [--format nessus|qualys|openvas] [--compiled]   (--compiled: `npm run build` first;
- *   the server runs `dist/src/main.js` as `npm start` does, without tsx in its memory)
+ *   npx tsx bench/ingest/upload-process.ts [--size 1GB] [--format nessus] [--compiled]
+ *
+ * `--format`: any generated format (`bench/parsers/formats.ts`): nessus, qualys, openvas, sarif,
+ * cyclonedx-json, cyclonedx-xml, cli (JSON Lines), or a comma-separated list, measured one after
+ * the other on the same server. The upload's Content-Type is the format's (application/xml,
+ * application/json, application/x-ndjson); the format itself is detected by the service, as for
+ * a user who does not pass `format=`. `--compiled`: `npm run build` first; the server runs
+ * `dist/src/main.js` as `npm start` does, without tsx in its memory.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
@@ -20,7 +26,7 @@ import { parseArgs } from 'node:util';
 import { createParserPool, parseFileInPool } from '../../src/workers/parser-pool.js';
 import { signUpOverHttp, startServerProcess } from '../../test/helpers/server-process.js';
 import { createBenchDatabase } from '../lib/bench-db.js';
-import { generate, parseSize } from '../parsers/generate.js';
+import { FORMATS, generate, parseFormats, parseSize } from '../parsers/generate.js';
 
 const { values } = parseArgs({
   options: {
@@ -29,9 +35,9 @@ const { values } = parseArgs({
     compiled: { type: 'boolean', default: false },
   },
 });
-const format = values.format as 'nessus' | 'qualys' | 'openvas';
-const file = await generate(format, parseSize(values.size!), values.size!.toLowerCase());
-const bytes = statSync(file).size;
+const formats = parseFormats(values.format!);
+const files = new Map<string, string>();
+for (const f of formats) files.set(f, await generate(f, parseSize(values.size!), values.size!.toLowerCase()));
 
 const mib = (kb: string) => Math.round(Number(kb) / 1024);
 function memoryOf(pid: number): { rssMiB: number; peakMiB: number } {
@@ -58,57 +64,75 @@ try {
   const { key } = await signUpOverHttp(server.url);
   const pid = server.child.pid!;
   const idle = memoryOf(pid);
+  const rows: Record<string, unknown>[] = [];
+  for (const format of formats) {
+    const file = files.get(format)!;
+    const bytes = statSync(file).size;
+    const t0 = performance.now();
+    const answer = execFileSync('curl', [
+      '-sS',
+      '-X',
+      'POST',
+      '-T',
+      file,
+      '-H',
+      `X-API-Key: ${key}`,
+      '-H',
+      `Content-Type: ${FORMATS[format].contentType}`,
+      `${server.url}/api/pipeline/scan?name=bench-${format}`,
+    ]).toString();
+    const uploadS = (performance.now() - t0) / 1000;
+    const { scanId } = JSON.parse(answer) as { scanId: string };
+    let scan: {
+      status: string;
+      format?: string;
+      counts?: { findings?: number; new?: number };
+      error?: unknown;
+    };
+    for (;;) {
+      const res = await fetch(`${server.url}/api/pipeline/scan/${scanId}`, { headers: { 'x-api-key': key } });
+      scan = (await res.json()) as typeof scan;
+      if (scan.status === 'completed' || scan.status === 'failed') break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    const totalS = (performance.now() - t0) / 1000;
+    if (scan.status !== 'completed') throw new Error(`scan ${scan.status}: ${JSON.stringify(scan.error)}`);
+    const after = memoryOf(pid);
 
-  const t0 = performance.now();
-  const answer = execFileSync('curl', [
-    '-sS',
-    '-X',
-    'POST',
-    '-T',
-    file,
-    '-H',
-    `X-API-Key: ${key}`,
-    '-H',
-    'Content-Type: application/xml',
-    `${server.url}/api/pipeline/scan?name=bench`,
-  ]).toString();
-  const uploadS = (performance.now() - t0) / 1000;
-  const { scanId } = JSON.parse(answer) as { scanId: string };
-  let scan: { status: string; counts?: { findings?: number }; findingsSoFar?: number; error?: unknown };
-  for (;;) {
-    const res = await fetch(`${server.url}/api/pipeline/scan/${scanId}`, { headers: { 'x-api-key': key } });
-    scan = (await res.json()) as typeof scan;
-    if (scan.status === 'completed' || scan.status === 'failed') break;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  const totalS = (performance.now() - t0) / 1000;
-  if (scan.status !== 'completed') throw new Error(`scan ${scan.status}: ${JSON.stringify(scan.error)}`);
-  const after = memoryOf(pid);
-
-  // Baseline: parse only, same file, a parser pool in this process.
-  const pool = createParserPool({ maxThreads: 1 });
-  const p0 = performance.now();
-  let parsed = 0;
-  await parseFileInPool(pool, { path: file, format, gzip: false, batchSize: 1000 }, async (b) => {
-    parsed += b.length;
-  });
-  const parseS = (performance.now() - p0) / 1000;
-  await pool.destroy();
-
-  console.log(
-    `\nscan ingestion, server in its own process (${values.compiled ? 'compiled' : 'tsx'}), ${values.size} ${format} (${(bytes / 2 ** 20).toFixed(0)} MiB, ${parsed} findings)`,
-  );
-  console.table([
-    {
+    // Baseline: parse only, same file, a parser pool in this process.
+    const pool = createParserPool({ maxThreads: 1 });
+    const p0 = performance.now();
+    let parsed = 0;
+    const scanFormat = FORMATS[format].scanFormat;
+    await parseFileInPool(
+      pool,
+      { path: file, format: scanFormat, gzip: false, batchSize: 1000 },
+      async (b) => {
+        parsed += b.length;
+      },
+    );
+    const parseS = (performance.now() - p0) / 1000;
+    await pool.destroy();
+    const stored = scan.counts?.findings ?? parsed;
+    rows.push({
+      format: `${format} (detected ${scan.format})`,
+      MiB: Math.round(bytes / 2 ** 20),
+      'findings stored': stored,
+      'new cases': scan.counts?.new ?? null,
       'upload s': +uploadS.toFixed(1),
       'upload → completed s': +totalS.toFixed(1),
-      'findings/s': Math.round(parsed / totalS),
+      'findings stored/s': Math.round(stored / totalS),
+      'parsed (baseline)': parsed,
       'parse only s (baseline)': +parseS.toFixed(1),
       'completed ÷ parse only': +(totalS / parseS).toFixed(2),
-      'server RSS idle MiB': idle.rssMiB,
-      'server RSS peak MiB': after.peakMiB,
-    },
-  ]);
+      'server RSS peak MiB (so far)': after.peakMiB,
+    });
+    console.log(JSON.stringify(rows[rows.length - 1]));
+  }
+  console.log(
+    `\nscan ingestion, server in its own process (${values.compiled ? 'compiled' : 'tsx'}), ${values.size} files, server RSS idle ${idle.rssMiB} MiB`,
+  );
+  console.table(rows);
 } finally {
   await server.stop();
   await db.drop();

@@ -1,55 +1,23 @@
 /**
- * Generates large scan files for the parser bench by repeating the hosts of real fixtures with
- * new addresses. Output goes to bench/.data/ (gitignored).
+ * Generates large scan files for the parser and ingest benches by repeating the records of real
+ * fixtures with new hosts, files and packages (`formats.ts`). Output goes to bench/.data/
+ * (gitignored).
  *
- *   npx tsx bench/parsers/generate.ts                 # 100 MB each of nessus, qualys, openvas
- *   npx tsx bench/parsers/generate.ts --size 1GB      # 1 GB each
+ *   npx tsx bench/parsers/generate.ts                        # 100 MB of every format
+ *   npx tsx bench/parsers/generate.ts --size 1GB             # 1 GB each
  *   npx tsx bench/parsers/generate.ts --size 500MB --format nessus
+ *   npx tsx bench/parsers/generate.ts --format sarif,cyclonedx-json,cyclonedx-xml,cli
  */
-import { createWriteStream, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { BENCH_FORMATS, FORMATS, type BenchFormat } from './formats.js';
+import type { Layout } from './layouts.js';
+
+export { BENCH_FORMATS, FORMATS, type BenchFormat } from './formats.js';
 
 export const DATA_DIR = fileURLToPath(new URL('../.data/', import.meta.url));
-const FIXTURES = fileURLToPath(new URL('../../../shared/fixtures/scans/', import.meta.url));
-
-/** A fixture split into the part before the repeated records, the records, and the rest. */
-interface Template {
-  source: string;
-  /** Regex matching one repeatable record (a host block or a result). */
-  record: RegExp;
-  /** Rewrites one record for copy `n` so it describes a new host. */
-  rewrite: (record: string, n: number) => string;
-}
-
-const ip = (n: number): string => `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
-
-export const TEMPLATES: Readonly<Record<'nessus' | 'qualys' | 'openvas', Template>> = {
-  nessus: {
-    source: 'nessus/nessus_v_unknown.xml',
-    record: /<ReportHost [\s\S]*?<\/ReportHost>\s*/g,
-    rewrite: (r, n) =>
-      r
-        .replace(/<ReportHost name="[^"]*"/, `<ReportHost name="host${n}.bench.example"`)
-        .replace(/<tag name="host-ip">[^<]*<\/tag>/, `<tag name="host-ip">${ip(n)}</tag>`)
-        .replace(/<tag name="host-fqdn">[^<]*<\/tag>/, `<tag name="host-fqdn">host${n}.bench.example</tag>`),
-  },
-  // The asset data report: hosts first, GLOSSARY after, so the bench exercises the spill join.
-  qualys: {
-    source: 'qualys/Qualys_Sample_Report.xml',
-    record: /<HOST>[\s\S]*?<\/HOST>\s*/g,
-    rewrite: (r, n) =>
-      r
-        .replace(/<IP>[^<]*<\/IP>/, `<IP>${ip(n)}</IP>`)
-        .replace(/<DNS><!\[CDATA\[[^\]]*\]\]><\/DNS>/, `<DNS><![CDATA[host${n}.bench.example]]></DNS>`),
-  },
-  openvas: {
-    source: 'openvas/many_vuln.xml',
-    record: /<result id="[\s\S]*?<\/result>\s*/g,
-    rewrite: (r, n) => r.replace(/<host>[^<]*/, `<host>${ip(n >> 3)}`),
-  },
-};
 
 /** Parses "100MB", "1GB", "500mb" into bytes. */
 export function parseSize(text: string): number {
@@ -59,33 +27,52 @@ export function parseSize(text: string): number {
   return Math.round(Number(m[1]) * (unit === 'GB' ? 1024 ** 3 : unit === 'MB' ? 1024 ** 2 : 1024));
 }
 
-/** Writes `<format>-<label>.xml` of at least `bytes` unless it already exists at that size; returns its path. */
-export async function generate(
-  format: keyof typeof TEMPLATES,
-  bytes: number,
-  label: string,
-): Promise<string> {
+/** `all`, one format or a comma-separated list, checked. */
+export function parseFormats(text: string): BenchFormat[] {
+  if (text === 'all') return [...BENCH_FORMATS];
+  return text.split(',').map((f) => {
+    if (!(BENCH_FORMATS as readonly string[]).includes(f))
+      throw new Error(`unknown format ${f}; one of ${BENCH_FORMATS.join(', ')}`);
+    return f as BenchFormat;
+  });
+}
+
+/** The path {@link generate} writes for a format and size label. */
+export function dataFile(format: BenchFormat, label: string): string {
+  return `${DATA_DIR}${format}-${label}.${FORMATS[format].ext}`;
+}
+
+/**
+ * Steps needed for the file to reach `bytes`. With one section the record that crosses the size
+ * is the last; with several (CycloneDX: components, then vulnerabilities) every section gets the
+ * same number of steps, so the count is found before writing.
+ */
+function countSteps(layout: Layout, bytes: number): number {
+  let total = layout.parts.reduce((s, p) => s + Buffer.byteLength(p), 0);
+  let n = 0;
+  for (; total < bytes; n++) {
+    for (const s of layout.sections) total += Buffer.byteLength(s.step(n)) + (n > 0 ? s.separator.length : 0);
+  }
+  return Math.max(1, n);
+}
+
+/** Writes `<format>-<label>.<ext>` of at least `bytes` unless it already exists at that size; returns its path. */
+export async function generate(format: BenchFormat, bytes: number, label: string): Promise<string> {
   mkdirSync(DATA_DIR, { recursive: true });
-  const out = `${DATA_DIR}${format}-${label}.xml`;
+  const out = dataFile(format, label);
   if (existsSync(out) && statSync(out).size >= bytes) return out;
-  const t = TEMPLATES[format];
-  const text = readFileSync(`${FIXTURES}${t.source}`, 'utf8');
-  const records = [...text.matchAll(t.record)];
-  if (records.length === 0) throw new Error(`no records in ${t.source}`);
-  const head = text.slice(0, records[0]!.index);
-  const last = records[records.length - 1]!;
-  const tail = text.slice(last.index + last[0].length);
+  const layout = await FORMATS[format].layout();
+  const steps = countSteps(layout, bytes);
   const ws = createWriteStream(out);
-  let written = 0;
   const write = async (s: string) => {
-    written += Buffer.byteLength(s);
     if (!ws.write(s)) await once(ws, 'drain');
   };
-  await write(head);
-  for (let n = 0; written + tail.length < bytes; n++) {
-    await write(t.rewrite(records[n % records.length]![0], n));
+  for (const [i, section] of layout.sections.entries()) {
+    await write(layout.parts[i]!);
+    for (let n = 0; n < steps; n++)
+      await write(n > 0 ? section.separator + section.step(n) : section.step(0));
   }
-  await write(tail);
+  await write(layout.parts[layout.parts.length - 1]!);
   ws.end();
   await once(ws, 'finish');
   return out;
@@ -95,13 +82,11 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const { values } = parseArgs({
     options: { size: { type: 'string', default: '100MB' }, format: { type: 'string', default: 'all' } },
   });
-  const formats =
-    values.format === 'all'
-      ? (Object.keys(TEMPLATES) as (keyof typeof TEMPLATES)[])
-      : [values.format as keyof typeof TEMPLATES];
   const bytes = parseSize(values.size!);
-  for (const f of formats) {
+  for (const f of parseFormats(values.format!)) {
+    const t0 = performance.now();
     const path = await generate(f, bytes, values.size!.toLowerCase());
-    console.log(`${f}: ${path} (${(statSync(path).size / 1024 ** 2).toFixed(1)} MiB)`);
+    const s = ((performance.now() - t0) / 1000).toFixed(1);
+    console.log(`${f}: ${path} (${(statSync(path).size / 1024 ** 2).toFixed(1)} MiB, ${s} s)`);
   }
 }

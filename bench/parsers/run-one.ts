@@ -1,14 +1,21 @@
 /**
  * One measurement in a fresh process, so peak RSS belongs to that measurement alone. Prints a
- * JSON line. Used by bench.ts and memory-check.ts; not meant to be run by hand.
+ * JSON line. Used by bench.ts and memory-check.ts; by hand, to profile one mode.
  *
- *   npx tsx bench/parsers/run-one.ts --mode stream|pool|split|dom --file F [--engine saxes|sax] [--tasks 2]
+ *   npx tsx bench/parsers/run-one.ts --mode stream|pool|split|dom|tokens --file F
+ *     [--format nessus|...|cli (default: from the file name)] [--engine saxes|sax] [--tasks 2]
+ *
+ * Modes: `stream` parseScan in this thread with full extraction; `pool` `--tasks` files at once
+ * through the Piscina pool; `split` one file cut over `--tasks` threads; `dom` the whole-document
+ * baseline and `tokens` the tokenizer floor (`baselines.ts`).
  */
-import { createReadStream, readFileSync, statSync } from 'node:fs';
+import { basename } from 'node:path';
+import { createReadStream, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { XMLParser } from 'fast-xml-parser';
 import { parseScan, type XmlEngineName } from '../../src/parsers/index.js';
 import { createParserPool, parseFileInPool } from '../../src/workers/parser-pool.js';
+import { tokenizerOnly, wholeDocument } from './baselines.js';
+import { BENCH_FORMATS, FORMATS, type BenchFormat } from './formats.js';
 import { parseFileSplitInPool } from './split-parse.js';
 
 const { values } = parseArgs({
@@ -17,10 +24,15 @@ const { values } = parseArgs({
     file: { type: 'string' },
     engine: { type: 'string', default: 'saxes' },
     tasks: { type: 'string', default: '1' },
+    format: { type: 'string' },
   },
 });
 const file = values.file!;
 const size = statSync(file).size;
+const format = (values.format ??
+  [...BENCH_FORMATS].sort((a, b) => b.length - a.length).find((f) => basename(file).startsWith(`${f}-`))) as
+  BenchFormat | undefined;
+if (!format || !FORMATS[format]) throw new Error(`pass --format (one of ${BENCH_FORMATS.join(', ')})`);
 
 async function streamOnce(): Promise<number> {
   let count = 0;
@@ -66,36 +78,19 @@ async function poolRun(tasks: number): Promise<number> {
   }
 }
 
-/** Counts elements named `name` anywhere in a fast-xml-parser result. */
-function countDeep(node: unknown, name: string): number {
-  if (Array.isArray(node)) return node.reduce((s: number, n) => s + countDeep(n, name), 0);
-  if (typeof node !== 'object' || node === null) return 0;
-  let n = 0;
-  for (const [k, v] of Object.entries(node)) {
-    if (k === name) n += Array.isArray(v) ? v.length : 1;
-    n += countDeep(v, name);
-  }
-  return n;
-}
-
-function domOnce(): number {
-  const text = readFileSync(file, 'utf8');
-  const doc = new XMLParser({ ignoreAttributes: false, processEntities: false }).parse(text) as unknown;
-  const record = file.includes('nessus') ? 'ReportItem' : file.includes('qualys') ? 'VULN_INFO' : 'result';
-  return countDeep(doc, record);
-}
-
 const started = performance.now();
 const cpuStart = process.cpuUsage();
 const tasks = Number(values.tasks);
 const count =
   values.mode === 'dom'
-    ? domOnce()
-    : values.mode === 'pool'
-      ? await poolRun(tasks)
-      : values.mode === 'split'
-        ? await splitRun(tasks)
-        : await streamOnce();
+    ? await wholeDocument(format, file)
+    : values.mode === 'tokens'
+      ? await tokenizerOnly(format, file)
+      : values.mode === 'pool'
+        ? await poolRun(tasks)
+        : values.mode === 'split'
+          ? await splitRun(tasks)
+          : await streamOnce();
 const seconds = (performance.now() - started) / 1000;
 // CPU time (all threads of the process) is reported next to wall time because wall time is
 // unreliable on a shared, loaded machine.
@@ -105,7 +100,8 @@ const bytes = values.mode === 'pool' ? size * tasks : size;
 console.log(
   JSON.stringify({
     mode: values.mode,
-    engine: values.engine,
+    format,
+    engine: FORMATS[format].ext === 'xml' ? values.engine : null,
     tasks,
     count,
     seconds: Number(seconds.toFixed(2)),

@@ -45,10 +45,10 @@ interface SegmentRun {
 }
 
 /**
- * Like {@link parseFileInPool}, but a large plain Nessus, OpenVAS or Qualys host-list file is cut
- * at record boundaries (`src/parsers/split-plan.ts`) and up to `threads` segments are parsed at
- * once. Batches still reach `onBatch` in file order with the recordIndex a single-thread parse
- * gives. Segments ahead of the one being delivered are buffered here (at most `threads - 1`
+ * Like {@link parseFileInPool}, but a large plain Nessus, OpenVAS or Qualys host-list file, or
+ * CLI JSON Lines, is cut at record boundaries (`split-plan.ts`) and up to `threads` segments are
+ * parsed at once. Batches still reach `onBatch` in file order with the recordIndex a single-thread
+ * parse gives. Segments ahead of the one being delivered are buffered here (at most `threads - 1`
  * segments of findings); the one being delivered is paced by `onBatch` as usual. If any segment
  * fails, the others are stopped and the whole file is parsed on one thread, skipping the findings
  * already delivered, so errors carry their true line and column. Other files go to

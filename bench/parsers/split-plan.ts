@@ -3,7 +3,8 @@ import { SaxesParser } from 'saxes';
 import { detectFormat, DETECT_HEAD_BYTES } from '../../src/parsers/detect.js';
 
 /**
- * Splitting one large XML scan at record boundaries so several threads can parse it.
+ * Splitting one large XML scan, or a JSON Lines file, at record boundaries so several threads can
+ * parse it. (JSON Lines needs no head or tail: every line is a record and a document of its own.)
  *
  * Glossary:
  * - head: the bytes before the first record (declaration, DOCTYPE, root and container open tags,
@@ -48,7 +49,7 @@ export interface SplitSegment {
 
 /** A file cut into segments; parse them in order and concatenate their findings. */
 export interface SplitPlan {
-  format: 'nessus' | 'openvas' | 'qualys';
+  format: 'nessus' | 'openvas' | 'qualys' | 'cli';
   size: number;
   segments: SplitSegment[];
 }
@@ -114,9 +115,56 @@ function openElementsAt(text: string): string[] | null {
   return probed;
 }
 
+/** Offset just after the first newline at or after `target`, or -1 (reads a window at a time). */
+async function nextLineStart(fh: FileHandle, target: number, size: number): Promise<number> {
+  for (let at = target; at < size; at += WINDOW) {
+    const i = (await read(fh, at, WINDOW)).indexOf(0x0a);
+    if (i >= 0) return at + i + 1;
+  }
+  return -1;
+}
+
+/** CLI findings as JSON Lines: the first line is a whole object and the next line starts another. */
+function isJsonLines(head: Buffer): boolean {
+  const text = head.toString('utf8');
+  const nl = text.indexOf('\n');
+  if (
+    nl < 0 ||
+    !text
+      .slice(nl + 1)
+      .trimStart()
+      .startsWith('{')
+  )
+    return false;
+  try {
+    const first = JSON.parse(text.slice(0, nl)) as unknown;
+    return typeof first === 'object' && first !== null && !Array.isArray(first);
+  } catch {
+    return false;
+  }
+}
+
+/** Segments of whole lines; each is parsed on its own (`format: 'cli'` sees JSON Lines in every one). */
+async function planLines(fh: FileHandle, size: number, segmentBytes: number): Promise<SplitPlan | null> {
+  const count = Math.max(1, Math.round(size / segmentBytes));
+  const cuts = [0];
+  for (let k = 1; k < count; k++) {
+    const cut = await nextLineStart(fh, Math.round((size * k) / count), size);
+    if (cut > cuts[cuts.length - 1]! && cut < size) cuts.push(cut);
+  }
+  cuts.push(size);
+  if (cuts.length < 3) return null;
+  const segments = cuts.slice(0, -1).map((from, k): SplitSegment => {
+    const to = cuts[k + 1]!;
+    return { ranges: [[from, to]], start: from, end: to };
+  });
+  return { format: 'cli', size, segments };
+}
+
 /**
  * Plans segments of about `segmentBytes` for a plain (not gzip) Nessus, OpenVAS or Qualys
- * host-list file; null when the file is small, of another format or layout, or compressed.
+ * host-list file, or CLI JSON Lines; null when the file is small, of another format or layout,
+ * or compressed.
  */
 export async function planSplit(path: string, options: SplitOptions = {}): Promise<SplitPlan | null> {
   const segmentBytes = options.segmentBytes ?? 16 * 1024 * 1024;
@@ -127,6 +175,10 @@ export async function planSplit(path: string, options: SplitOptions = {}): Promi
     const head = await read(fh, 0, Math.min(size, MAX_EDGE_BYTES));
     if (head[0] === 0x1f && head[1] === 0x8b) return null;
     const format = detectFormat(head.subarray(0, DETECT_HEAD_BYTES));
+    if (format === 'cli')
+      return isJsonLines(head.subarray(0, DETECT_HEAD_BYTES))
+        ? await planLines(fh, size, segmentBytes)
+        : null;
     if (format !== 'nessus' && format !== 'openvas' && format !== 'qualys') return null;
     const kind = recordKind(head);
     if (!kind) return null;
