@@ -33,18 +33,46 @@ export interface CdxVulnerability {
   rawExcerpt: string;
 }
 
+/** Components indexed per BOM: memory stays bounded (~65 MB) whatever the BOM's size. */
+export const MAX_INDEXED_COMPONENTS = 100_000;
+
+/**
+ * A copy of `s` that does not keep the input chunk it was cut from alive (V8 slices substrings
+ * of long strings, so a kept 20-character name can pin a 64 KiB chunk).
+ */
+const own = (s: string | null): string | null =>
+  s === null ? null : Buffer.from(s, 'utf8').toString('utf8');
+
 /**
  * bom-ref → component, compact (four short strings per component). Vulnerabilities refer to
  * components by bom-ref, and purl strings double as refs in older BOMs, so both are indexed.
+ * Past `max` components the rest are counted, not indexed: a finding on one of them names the
+ * component by its ref (a purl ref stays a purl), and the parse says so in its notes.
  */
 export class ComponentIndex {
   private readonly byRef = new Map<string, CdxComponent>();
   count = 0;
+  /** Components past the bound, not indexed. */
+  dropped = 0;
+
+  constructor(private readonly max = MAX_INDEXED_COMPONENTS) {}
 
   add(ref: string | null | undefined, c: CdxComponent): void {
     this.count++;
-    if (ref) this.byRef.set(ref, c);
-    if (c.purl && !this.byRef.has(c.purl)) this.byRef.set(c.purl, c);
+    if (this.count > this.max) {
+      this.dropped++;
+      return;
+    }
+    const kept = { name: own(c.name), group: own(c.group), version: own(c.version), purl: own(c.purl) };
+    if (ref) this.byRef.set(own(ref)!, kept);
+    if (kept.purl && !this.byRef.has(kept.purl)) this.byRef.set(kept.purl, kept);
+  }
+
+  /** The note a parse adds when components went unindexed, else null. */
+  boundNote(): string | null {
+    return this.dropped === 0
+      ? null
+      : `BOM has ${this.count} components; past the first ${this.max}, findings name a component by its bom-ref only`;
   }
 
   get(ref: string): CdxComponent | undefined {

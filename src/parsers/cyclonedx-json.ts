@@ -57,6 +57,8 @@ export class CyclonedxJsonHandler implements JsonHandler {
 
   end(): void {
     for (const v of this.held.splice(0)) this.out.push(...cdxFindings(v, this.components, this.scanner));
+    const bound = this.components.boundNote();
+    if (bound) this.ctx.notes.push(bound);
     if (this.vulnerabilities === 0) {
       this.ctx.notes.push(
         this.components.count > 0

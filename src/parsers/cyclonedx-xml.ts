@@ -105,6 +105,8 @@ export class CyclonedxXmlHandler implements XmlHandler {
 
   /** Called when the root closes: records the components-only note. */
   private end(): void {
+    const bound = this.components.boundNote();
+    if (bound) this.ctx.notes.push(bound);
     if (this.vulnerabilities === 0) {
       this.ctx.notes.push(
         this.components.count > 0
