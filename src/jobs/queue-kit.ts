@@ -20,8 +20,14 @@ export interface QueueHandle<D> {
   name: string;
   add(jobName: string, data: D, opts?: JobsOptions): Promise<{ id?: string | undefined }>;
   addBulk(jobs: { name: string; data: D; opts?: JobsOptions }[]): Promise<unknown>;
-  upsertJobScheduler(id: string, repeat: { every: number }, template: { name: string; data: D }): Promise<unknown>;
+  upsertJobScheduler(
+    id: string,
+    repeat: { every: number },
+    template: { name: string; data: D },
+  ): Promise<unknown>;
   getJobCounts(...types: string[]): Promise<Record<string, number>>;
+  /** `'unknown'` for a job that does not exist (see `lib/job-state.ts`). */
+  getJobState(jobId: string): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -73,31 +79,49 @@ export function createQueueKit(opts: QueueKitOptions): QueueKit {
     return {
       kind: 'redis',
       queue: <D>(name: string) => track(new Queue(name, { connection, prefix })) as unknown as QueueHandle<D>,
-      worker: (name, processor, wopts) => track(new Worker(name, processor, { connection, prefix, ...wopts })) as unknown as WorkerHandle,
+      worker: (name, processor, wopts) =>
+        track(new Worker(name, processor, { connection, prefix, ...wopts })) as unknown as WorkerHandle,
       async ping() {
         pingQueue ??= track(new Queue('health', { connection, prefix }));
         await pingQueue.getJobCounts('waiting');
       },
       async close() {
-        await Promise.allSettled(open.splice(0).reverse().map((x) => x.close()));
+        await Promise.allSettled(
+          open
+            .splice(0)
+            .reverse()
+            .map((x) => x.close()),
+        );
       },
     };
   }
 
   const pg = withBackend(createPostgresBackend);
-  const connection = { connectionString: opts.databaseUrl, schema: opts.namespace ?? 'bullmq', migrate: true, max: 5 };
+  const connection = {
+    connectionString: opts.databaseUrl,
+    schema: opts.namespace ?? 'bullmq',
+    migrate: true,
+    max: 5,
+  };
   let pingQueue: { getJobCounts(...t: string[]): Promise<unknown>; close(): Promise<void> } | null = null;
   return {
     kind: 'postgres',
     queue: <D>(name: string) => track(new pg.Queue(name, { connection })) as unknown as QueueHandle<D>,
     worker: (name, processor, wopts) =>
-      track(new pg.Worker(name, processor as never, { connection, ...wopts } as never)) as unknown as WorkerHandle,
+      track(
+        new pg.Worker(name, processor as never, { connection, ...wopts } as never),
+      ) as unknown as WorkerHandle,
     async ping() {
       pingQueue ??= track(new pg.Queue('health', { connection }));
       await pingQueue.getJobCounts('waiting');
     },
     async close() {
-      await Promise.allSettled(open.splice(0).reverse().map((x) => x.close()));
+      await Promise.allSettled(
+        open
+          .splice(0)
+          .reverse()
+          .map((x) => x.close()),
+      );
     },
   };
 }

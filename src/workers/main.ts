@@ -4,8 +4,8 @@ import type { Infrastructure } from '../lib/infrastructure.js';
 import type { QuotaService } from '../domain/usage/quota.js';
 import type { TriageService } from '../domain/triage-service/triage-service.js';
 import { makeWebhookDeliverer } from '../domain/triage-service/webhook.js';
-import { startTriageWorker, triageJobProbe } from './triage-worker.js';
-import { scanIngestJobProbe, startScanIngestWorker } from './scan-ingest-worker.js';
+import { startTriageWorker } from './triage-worker.js';
+import { startScanIngestWorker } from './scan-ingest-worker.js';
 import { createLocalScanStorage } from '../domain/scans/scan-storage.js';
 import {
   ENRICHMENT_QUEUE,
@@ -17,6 +17,8 @@ import { refreshEnrichment } from '../domain/enrichment/index.js';
 import { runMaintenance } from '../domain/maintenance.js';
 import { MAINTENANCE_QUEUE, scheduleMaintenance, type MaintenancePayload } from '../jobs/maintenance-job.js';
 import type { WorkerHandle } from '../jobs/queue-kit.js';
+import { SCAN_INGEST_QUEUE } from '../jobs/scan-ingest.js';
+import { TRIAGE_QUEUE } from '../jobs/triage-batch.js';
 
 /**
  * The `worker` process role: BullMQ workers over the domain. Later features (scan
@@ -39,13 +41,13 @@ export async function startWorkers(
         quota: deps.quota,
         bus: infra.bus,
         clock: deps.clock,
-        scans: { pool: infra.pool, storage, jobs: scanIngestJobProbe(infra.queues) },
+        scans: { pool: infra.pool, storage, jobs: infra.queues.queue(SCAN_INGEST_QUEUE) },
         batches: {
           db: infra.pool,
           pepper: deps.pepper,
           clock: deps.clock,
           deliver: webhooks,
-          jobs: triageJobProbe(infra.queues),
+          jobs: infra.queues.queue(TRIAGE_QUEUE),
         },
       }),
     { concurrency: 1 },

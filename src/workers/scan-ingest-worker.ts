@@ -15,7 +15,6 @@ import {
   INGEST_STALLED,
   discardRowsOfFailedScan,
   failScanForGood,
-  type ScanJobProbe,
 } from '../domain/scans/scan-failure.js';
 
 /** Options of {@link startScanIngestWorker}. */
@@ -192,12 +191,4 @@ export function isFinalFailure(
   const name = (err as { name?: unknown } | null | undefined)?.name;
   const unrecoverable = err instanceof UnrecoverableError || name === 'UnrecoverableError';
   return unrecoverable || typeof job.finishedOn === 'number' || job.attemptsMade >= (job.opts.attempts ?? 1);
-}
-
-/**
- * The job-state probe of the maintenance sweep (`failStuckScans`) for the scan-ingest queue. The
- * BullMQ Queue of either backend has `getJobState`; `QueueHandle` just does not declare it.
- */
-export function scanIngestJobProbe(queues: QueueKit): ScanJobProbe {
-  return queues.queue<ScanIngestPayload>(SCAN_INGEST_QUEUE) as unknown as ScanJobProbe;
 }

@@ -8,12 +8,6 @@ import {
 import type { Logger } from '../lib/logger.js';
 import { createCoalescer } from '../lib/coalescer.js';
 import { loadItems } from '../domain/triage-service/batches.js';
-import type { BatchJobProbe } from '../domain/triage-service/batch-sweep.js';
-
-/** The `triage` queue, asked by the stuck-batch sweep about an item's job. */
-export function triageJobProbe(queues: QueueKit): BatchJobProbe {
-  return queues.queue<TriageItemPayload>(TRIAGE_QUEUE) as unknown as BatchJobProbe;
-}
 
 /**
  * The batch-triage worker: bounded concurrency per process; the provider limiters inside the

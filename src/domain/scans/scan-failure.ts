@@ -1,4 +1,5 @@
 import type { Pool } from '../../db/pool.js';
+import { jobIsOver, type JobStateProbe } from '../../lib/job-state.js';
 import { withTransaction } from '../../db/pool.js';
 import type { ScanError, ScanStatus } from './scan-records.js';
 import type { ScanStorage } from './scan-storage.js';
@@ -90,27 +91,17 @@ export async function discardRowsOfFailedScan(pool: Pool, scanId: string): Promi
   });
 }
 
-/**
- * What the sweep asks the queue about a scan's job (the job id is the scan id). BullMQ's
- * `Queue#getJobState` answers it on both backends, with `'unknown'` for a job that does not exist.
- */
-export interface ScanJobProbe {
-  getJobState(jobId: string): Promise<string>;
-}
-
 /** Options of {@link failStuckScans}. */
 export interface StuckScanSweepDeps {
   pool: Pool;
   storage: ScanStorage;
-  jobs: ScanJobProbe;
+  /** The scan-ingest queue (a scan's job id is the scan id). */
+  jobs: JobStateProbe;
   /** How long a scan may be `queued`/`parsing` before the sweep looks at its job. @defaultValue 15 minutes */
   stuckAfterMs?: number;
   /** Scans examined per run; the oldest first. @defaultValue 200 */
   limit?: number;
 }
-
-/** Job states after which no worker will ever run the job again (short of an operator retrying it). */
-const OVER = new Set(['unknown', 'failed', 'completed']);
 
 export const STUCK_SCAN_AFTER_MS = 15 * 60_000;
 
@@ -132,7 +123,7 @@ export async function failStuckScans(deps: StuckScanSweepDeps, now: Date): Promi
   let failed = 0;
   for (const { id } of rows) {
     const state = await deps.jobs.getJobState(id);
-    if (!OVER.has(state)) continue;
+    if (!jobIsOver(state)) continue;
     const reason = state === 'unknown' ? INGEST_ABANDONED : INGEST_GAVE_UP;
     if (await failScanForGood(deps, id, reason)) failed++;
   }

@@ -1,16 +1,10 @@
+import { jobIsOver, type JobStateProbe } from '../../lib/job-state.js';
 import { failBatchItem, finish, notify, type BatchFinishDeps } from './batch-processor.js';
 import { findBatchById } from './batches.js';
 
-/**
- * Where the sweep asks about an item's job: the `triage` queue. `Queue#getJobState` answers on
- * both backends, with `'unknown'` for a job that does not exist.
- */
-export interface BatchJobProbe {
-  getJobState(jobId: string): Promise<string>;
-}
-
 export interface StuckBatchSweepDeps extends BatchFinishDeps {
-  jobs: BatchJobProbe;
+  /** The `triage` queue (an item's job id is `<batchId>-<index>`). */
+  jobs: JobStateProbe;
   /** How old an unfinished batch, or a finished one whose webhook is `pending`, must be. @defaultValue 15 minutes */
   stuckAfterMs?: number;
   /** Batches examined per run, for each of the two checks; the oldest first. @defaultValue 100 */
@@ -27,9 +21,6 @@ export interface BatchSweepReport {
 }
 
 export const STUCK_BATCH_AFTER_MS = 15 * 60_000;
-
-/** Job states after which no worker will run the job again (short of an operator retrying it). */
-const OVER = new Set(['unknown', 'failed', 'completed']);
 
 /**
  * Makes batches that nothing else would finish, finish (DECISIONS §7). The worker's `failed`
@@ -63,7 +54,7 @@ export async function failStuckBatches(deps: StuckBatchSweepDeps, now: Date): Pr
       [batch.id],
     );
     for (const { index } of queued.rows) {
-      if (!OVER.has(await deps.jobs.getJobState(`${batch.id}-${index}`))) continue;
+      if (!jobIsOver(await deps.jobs.getJobState(`${batch.id}-${index}`))) continue;
       await failBatchItem(deps, batch.id, index); // finishes the batch with its last item
       report.itemsFailed++;
     }

@@ -17,11 +17,12 @@ import {
   INGEST_STALLED,
   discardRowsOfFailedScan,
   failScanForGood,
-  type ScanJobProbe,
 } from '../../../src/domain/scans/scan-failure.js';
 import { enqueueScanIngest } from '../../../src/jobs/scan-ingest.js';
 import { runMaintenance } from '../../../src/domain/maintenance.js';
-import { isFinalFailure, scanIngestJobProbe } from '../../../src/workers/scan-ingest-worker.js';
+import { isFinalFailure } from '../../../src/workers/scan-ingest-worker.js';
+import { SCAN_INGEST_QUEUE } from '../../../src/jobs/scan-ingest.js';
+import type { JobStateProbe } from '../../../src/lib/job-state.js';
 
 const FIXTURES = path.resolve('../shared/fixtures/scans/openvas');
 const SCAN = readFileSync(path.join(FIXTURES, 'one_vuln.xml'));
@@ -186,9 +187,9 @@ describe('ending scans', () => {
 
   it('the maintenance sweep fails old scans whose job is gone or failed, and never one whose job is waiting or active', async () => {
     const queue = t.deps.scans.queue;
-    const real = scanIngestJobProbe(t.infra.queues);
+    const real = t.infra.queues.queue(SCAN_INGEST_QUEUE);
     const forced = new Map<string, string>();
-    const jobs: ScanJobProbe = { getJobState: async (id) => forced.get(id) ?? real.getJobState(id) };
+    const jobs: JobStateProbe = { getJobState: async (id) => forced.get(id) ?? real.getJobState(id) };
 
     const lost = await storedScan({ status: 'queued', ageMs: HOUR });
     const failedJob = await storedScan({ status: 'parsing', staged: true, ageMs: HOUR });
@@ -270,7 +271,7 @@ describe.each(backends)('a job that stalled out on $name', ({ name, redisUrl }) 
       const done = await waitForScan(t.app, key, scanId);
       expect(done).toMatchObject({ status: 'failed', error: INGEST_STALLED, counts: { findings: 0 } });
       expect(await t.storage.size(`${workspaceId}/${scanId}`)).toBeNull();
-      expect(await scanIngestJobProbe(t.infra.queues).getJobState(scanId)).toBe('failed');
+      expect(await t.infra.queues.queue(SCAN_INGEST_QUEUE).getJobState(scanId)).toBe('failed');
     },
   );
 });

@@ -10,7 +10,7 @@ import { sealSecret } from '../../../src/domain/keys/key-secrets.js';
 import type { TriageRequest } from '../../../src/domain/triage/types.js';
 import { failStuckBatches } from '../../../src/domain/triage-service/batch-sweep.js';
 import { runMaintenance } from '../../../src/domain/maintenance.js';
-import { triageJobProbe } from '../../../src/workers/triage-worker.js';
+import { TRIAGE_QUEUE } from '../../../src/jobs/triage-batch.js';
 
 /**
  * What a batch's last job leaves undone when its process dies, and items whose jobs fail for
@@ -259,7 +259,7 @@ describe('the stuck-batch sweep (maintenance)', () => {
       quota: t.deps.quota,
       bus: null,
       clock: t.clock,
-      batches: { ...deps, jobs: triageJobProbe(t.infra.queues) },
+      batches: { ...deps, jobs: t.infra.queues.queue(TRIAGE_QUEUE) },
     });
     expect(report.batches).toEqual({ itemsFailed: 2, batchesFinished: 0, webhooksResent: 0 });
     const after = await state(id);
