@@ -3,6 +3,7 @@ import type { Pool, Queryable } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
 import type { TriageRequest, TriageResponse } from '../triage/types.js';
 import type { RecordOutcome } from './record-triage.js';
+import { settleReservationCtes } from '../usage/quota.js';
 
 /**
  * Batch triage records (DECISIONS §7): a batch row with counters, one row per item. An item
@@ -187,13 +188,7 @@ export async function finishBatch(db: Queryable, batchId: string, at: Date): Pro
               webhook_status = CASE WHEN webhook_url IS NOT NULL THEN 'pending' ELSE webhook_status END
         WHERE id = $1 AND completed + failed = total AND finished_at IS NULL
         RETURNING *
-     ), r AS (
-       DELETE FROM quota_reservations q USING b WHERE q.id = b.reservation_id
-       RETURNING q.workspace_id, q.month, q.amount, LEAST(q.amount, b.completed) AS used
-     ), c AS (
-       UPDATE ai_call_quota c SET reserved = c.reserved - r.amount, used = c.used + r.used
-         FROM r WHERE c.workspace_id = r.workspace_id AND c.month = r.month
-     )
+     ), ${settleReservationCtes({ reservation: '(SELECT reservation_id FROM b)', count: 'NULL::int', used: 'LEAST(q_r.n, (SELECT completed FROM b))' })}
      SELECT * FROM b`,
     values: [batchId, at],
   });

@@ -67,7 +67,7 @@ WITH take AS (
 ), sh AS (
   INSERT INTO triage_shadow_answers (triage_result_id, engine, model_version, answer, agrees)
   SELECT $1::uuid, $21, $22, $23::jsonb, $24 FROM go WHERE $23::jsonb IS NOT NULL
-), ${settleReservationCtes({ reservation: '$11::uuid', count: '1', asUsed: 'true' })}
+), ${settleReservationCtes({ reservation: '$11::uuid', count: '1', used: 'q_r.n' })}
 SELECT (SELECT count(*) FROM go)::int AS recorded`;
 
 /** A single request's answer; see {@link TriageRecord}. */

@@ -55,7 +55,7 @@ export function createQuotaService(
   async function settle(reservationId: string, count: number | undefined, asUsed: boolean): Promise<void> {
     await db.query({
       name: 'quota-settle',
-      text: `WITH ${settleReservationCtes({ reservation: '$1::uuid', count: '$2::int', asUsed: '$3::boolean' })} SELECT 1`,
+      text: `WITH ${settleReservationCtes({ reservation: '$1::uuid', count: '$2::int', used: 'CASE WHEN $3::boolean THEN q_r.n ELSE 0 END' })} SELECT 1`,
       values: [reservationId, count ?? null, asUsed],
     });
   }
@@ -151,12 +151,14 @@ export function createQuotaService(
 
 /**
  * The CTEs that settle part of a reservation in one statement: shrink (or delete) the
- * reservation by `count` (SQL null: all of what is left) and move that amount out of
- * `reserved`, into `used` when `asUsed`. Shared by `commit`/`release` and by the statement
- * that stores a triage answer (`record-triage.ts`), which counts its AI call in the same commit.
- * The arguments are SQL expressions (parameters such as `$1::uuid`); CTE names start with `q_`.
+ * reservation by `count` (SQL null: all of what is left, `q_r.n`) and move that amount out of
+ * `reserved`, `used` of it into `used` (an expression over `q_r.n`: `q_r.n` for calls answered,
+ * `0` for calls given back). Shared by `commit`/`release`, by the statement that stores a triage
+ * answer (`record-triage.ts`), which counts its AI call in the same commit, and by the one that
+ * finishes a batch (`batches.ts`). The arguments are SQL expressions (parameters such as
+ * `$1::uuid`); CTE names start with `q_`.
  */
-export function settleReservationCtes(p: { reservation: string; count: string; asUsed: string }): string {
+export function settleReservationCtes(p: { reservation: string; count: string; used: string }): string {
   return `q_r AS (
       SELECT id, workspace_id, month, amount, LEAST(amount, COALESCE(${p.count}, amount)) AS n
         FROM quota_reservations WHERE id = ${p.reservation} FOR UPDATE
@@ -166,7 +168,7 @@ export function settleReservationCtes(p: { reservation: string; count: string; a
       UPDATE quota_reservations q SET amount = q.amount - q_r.n FROM q_r WHERE q.id = q_r.id AND q_r.n < q_r.amount
     ), q_counter AS (
       UPDATE ai_call_quota c
-         SET reserved = c.reserved - q_r.n, used = c.used + CASE WHEN ${p.asUsed} THEN q_r.n ELSE 0 END
+         SET reserved = c.reserved - q_r.n, used = c.used + ${p.used}
         FROM q_r WHERE c.workspace_id = q_r.workspace_id AND c.month = q_r.month
     )`;
 }
