@@ -1,4 +1,5 @@
 import { UnrecoverableError, type Job } from 'bullmq';
+import { isFinalFailure } from '../lib/job-state.js';
 import type { Config } from '../lib/config.js';
 import type { Logger } from '../lib/logger.js';
 import type { Pool } from '../db/pool.js';
@@ -16,6 +17,9 @@ import {
   discardRowsOfFailedScan,
   failScanForGood,
 } from '../domain/scans/scan-failure.js';
+
+/** BullMQ's reason for a job that stalled more than `maxStalledCount` times (both backends). */
+const STALLED_OUT = 'job stalled more than allowable limit';
 
 /** Options of {@link startScanIngestWorker}. */
 export interface ScanIngestWorkerDeps {
@@ -171,24 +175,4 @@ function brokenFileError(err: unknown): ScanError | null {
     };
   }
   return null;
-}
-
-/** BullMQ's reason for a job that stalled more than `maxStalledCount` times (both backends). */
-const STALLED_OUT = 'job stalled more than allowable limit';
-
-/**
- * Whether BullMQ moved the job to `failed` for good, as its `Job#shouldRetryJob` decides:
- * an UnrecoverableError (ours for a broken file, and BullMQ's own for a job that stalled out:
- * its stalled checker only marks the job, and the next worker to take it fails it with
- * `UnrecoverableError('job stalled more than allowable limit')` without running it), or the
- * last attempt. `finishedOn` is set only when the job was moved to failed rather than retried,
- * which also covers what the first two do not (a backoff that declines, `maxStartedAttempts`).
- */
-export function isFinalFailure(
-  job: Pick<Job, 'attemptsMade' | 'opts' | 'finishedOn'>,
-  err: unknown,
-): boolean {
-  const name = (err as { name?: unknown } | null | undefined)?.name;
-  const unrecoverable = err instanceof UnrecoverableError || name === 'UnrecoverableError';
-  return unrecoverable || typeof job.finishedOn === 'number' || job.attemptsMade >= (job.opts.attempts ?? 1);
 }

@@ -1,3 +1,4 @@
+import type { Job } from 'bullmq';
 import type { QueueKit, WorkerHandle } from '../jobs/queue-kit.js';
 import { TRIAGE_QUEUE, type TriageItemPayload } from '../jobs/triage-batch.js';
 import {
@@ -6,6 +7,7 @@ import {
   type BatchProcessorDeps,
 } from '../domain/triage-service/batch-processor.js';
 import type { Logger } from '../lib/logger.js';
+import { isFinalFailure } from '../lib/job-state.js';
 import { createCoalescer } from '../lib/coalescer.js';
 import { loadItems } from '../domain/triage-service/batches.js';
 
@@ -35,11 +37,10 @@ export function startTriageWorker(
     },
   );
   worker.on('failed', (job, err) => {
-    const j = job as { id?: string; data?: TriageItemPayload; finishedOn?: number } | undefined;
+    const j = job as Job<TriageItemPayload> | undefined;
     options.logger.warn({ job: j?.id, err: (err as Error)?.message }, 'triage item job failed');
-    // `finishedOn` is set only when BullMQ will not retry the job: its item fails, so its
-    // batch still finishes (and settles its quota).
-    if (j?.data && typeof j.finishedOn === 'number') {
+    // BullMQ will not retry the job: its item fails, so its batch still finishes (and settles its quota).
+    if (j?.data && isFinalFailure(j, err)) {
       const { batchId, index } = j.data;
       failBatchItem(deps, batchId, index).catch((e: unknown) =>
         options.logger.error(

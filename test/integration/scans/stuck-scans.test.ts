@@ -20,9 +20,8 @@ import {
 } from '../../../src/domain/scans/scan-failure.js';
 import { enqueueScanIngest } from '../../../src/jobs/scan-ingest.js';
 import { runMaintenance } from '../../../src/domain/maintenance.js';
-import { isFinalFailure } from '../../../src/workers/scan-ingest-worker.js';
 import { SCAN_INGEST_QUEUE } from '../../../src/jobs/scan-ingest.js';
-import type { JobStateProbe } from '../../../src/lib/job-state.js';
+import { isFinalFailure, type JobStateProbe } from '../../../src/lib/job-state.js';
 
 const FIXTURES = path.resolve('../shared/fixtures/scans/openvas');
 const SCAN = readFileSync(path.join(FIXTURES, 'one_vuln.xml'));
