@@ -85,19 +85,22 @@ export async function failBatchItem(deps: BatchFinishDeps, batchId: string, inde
 export type BatchFinishDeps = Pick<BatchProcessorDeps, 'db' | 'pepper' | 'clock' | 'deliver'>;
 
 /** Finishes a batch whose items are all recorded (once: see `finishBatch`), then sends its webhook. */
-export async function finish(deps: BatchFinishDeps, batchId: string): Promise<void> {
+async function finish(deps: BatchFinishDeps, batchId: string): Promise<void> {
   const batch = await finishBatch(deps.db, batchId, deps.clock());
   if (batch?.webhookStatus === 'pending') await notify(deps, batch);
 }
 
-/** What the job that recorded a batch's last item may have left undone when it died. */
-async function resume(deps: BatchProcessorDeps, batch: BatchRow): Promise<void> {
+/**
+ * What the job that recorded a batch's last item may have left undone when it died: finishing
+ * the batch, or sending its pending webhook. Also run by the stuck-batch sweep.
+ */
+export async function resume(deps: BatchFinishDeps, batch: BatchRow): Promise<void> {
   if (!batch.finishedAt && batch.completed + batch.failed === batch.total) await finish(deps, batch.id);
   else if (batch.finishedAt && batch.webhookStatus === 'pending') await notify(deps, batch);
 }
 
 /** Delivers a finished batch's webhook and records how it went (at least once: see above). */
-export async function notify(deps: BatchFinishDeps, batch: BatchRow): Promise<void> {
+async function notify(deps: BatchFinishDeps, batch: BatchRow): Promise<void> {
   if (!batch.webhookUrl || !batch.webhookKeySealed) return;
   const key = unsealSecret(deps.pepper, batch.webhookKeySealed!);
   const status = await (deps.deliver ?? deliverWebhook)(batch.webhookUrl!, key, {

@@ -1,6 +1,6 @@
 import { jobIsOver, type JobStateProbe } from '../../lib/job-state.js';
-import { failBatchItem, finish, notify, type BatchFinishDeps } from './batch-processor.js';
-import { findBatchById } from './batches.js';
+import { failBatchItem, resume, type BatchFinishDeps } from './batch-processor.js';
+import { staleBatches } from './batches.js';
 
 export interface StuckBatchSweepDeps extends BatchFinishDeps {
   /** The `triage` queue (an item's job id is `<batchId>-<index>`). */
@@ -20,7 +20,8 @@ export interface BatchSweepReport {
   webhooksResent: number;
 }
 
-export const STUCK_BATCH_AFTER_MS = 15 * 60_000;
+const STUCK_BATCH_AFTER_MS = 15 * 60_000;
+const PROBES_AT_ONCE = 50;
 
 /**
  * Makes batches that nothing else would finish, finish (DECISIONS §7). The worker's `failed`
@@ -38,14 +39,9 @@ export async function failStuckBatches(deps: StuckBatchSweepDeps, now: Date): Pr
   const limit = deps.limit ?? 100;
   const report: BatchSweepReport = { itemsFailed: 0, batchesFinished: 0, webhooksResent: 0 };
 
-  const unfinished = await deps.db.query<{ id: string; done: boolean }>(
-    `SELECT id, completed + failed = total AS done FROM triage_batches
-      WHERE finished_at IS NULL AND created_at < $1 ORDER BY created_at LIMIT $2`,
-    [cutoff, limit],
-  );
-  for (const batch of unfinished.rows) {
-    if (batch.done) {
-      await finish(deps, batch.id);
+  for (const batch of await staleBatches(deps.db, 'unfinished', cutoff, limit)) {
+    if (batch.completed + batch.failed === batch.total) {
+      await resume(deps, batch);
       report.batchesFinished++;
       continue;
     }
@@ -53,22 +49,21 @@ export async function failStuckBatches(deps: StuckBatchSweepDeps, now: Date): Pr
       `SELECT index FROM triage_batch_items WHERE batch_id = $1 AND status = 'queued' ORDER BY index`,
       [batch.id],
     );
-    for (const { index } of queued.rows) {
-      if (!jobIsOver(await deps.jobs.getJobState(`${batch.id}-${index}`))) continue;
-      await failBatchItem(deps, batch.id, index); // finishes the batch with its last item
-      report.itemsFailed++;
+    const indexes = queued.rows.map((r) => r.index);
+    // The queue is asked about a chunk of items at once: a large batch in a backlog has many.
+    for (let at = 0; at < indexes.length; at += PROBES_AT_ONCE) {
+      const chunk = indexes.slice(at, at + PROBES_AT_ONCE);
+      const states = await Promise.all(chunk.map((index) => deps.jobs.getJobState(`${batch.id}-${index}`)));
+      for (const [k, state] of states.entries()) {
+        if (!jobIsOver(state)) continue;
+        await failBatchItem(deps, batch.id, chunk[k]!); // finishes the batch with its last item
+        report.itemsFailed++;
+      }
     }
   }
 
-  const pending = await deps.db.query<{ id: string }>(
-    `SELECT id FROM triage_batches WHERE webhook_status = 'pending' AND finished_at < $1
-      ORDER BY finished_at LIMIT $2`,
-    [cutoff, limit],
-  );
-  for (const { id } of pending.rows) {
-    const batch = await findBatchById(deps.db, id);
-    if (batch?.webhookStatus !== 'pending') continue;
-    await notify(deps, batch);
+  for (const batch of await staleBatches(deps.db, 'webhook_pending', cutoff, limit)) {
+    await resume(deps, batch);
     report.webhooksResent++;
   }
   return report;

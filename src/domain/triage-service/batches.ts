@@ -96,29 +96,31 @@ export async function findBatch(
   return res.rows[0] ? toBatch(res.rows[0]) : null;
 }
 
-/** A batch by id alone, for housekeeping (no caller's workspace to check it against). */
-export async function findBatchById(db: Queryable, batchId: string): Promise<BatchRow | null> {
-  const res = await db.query(`SELECT * FROM triage_batches WHERE id = $1`, [batchId]);
-  return res.rows[0] ? toBatch(res.rows[0]) : null;
-}
-
-export async function loadItem(
+/**
+ * For the maintenance sweep, oldest first: batches still unfinished that were created before
+ * `before`, or finished ones whose webhook has been `pending` since before `before`.
+ */
+export async function staleBatches(
   db: Queryable,
-  batchId: string,
-  index: number,
-): Promise<{ batch: BatchRow; status: string; request: TriageRequest } | null> {
+  which: 'unfinished' | 'webhook_pending',
+  before: Date,
+  limit: number,
+): Promise<BatchRow[]> {
   const res = await db.query(
-    `SELECT b.*, i.status AS item_status, i.request FROM triage_batch_items i JOIN triage_batches b ON b.id = i.batch_id
-      WHERE i.batch_id = $1 AND i.index = $2`,
-    [batchId, index],
+    which === 'unfinished'
+      ? `SELECT * FROM triage_batches WHERE finished_at IS NULL AND created_at < $1 ORDER BY created_at LIMIT $2`
+      : `SELECT * FROM triage_batches WHERE webhook_status = 'pending' AND finished_at < $1 ORDER BY finished_at LIMIT $2`,
+    [before, limit],
   );
-  const r = res.rows[0];
-  return r
-    ? { batch: toBatch(r), status: r.item_status as string, request: r.request as TriageRequest }
-    : null;
+  return res.rows.map(toBatch);
 }
 
 export type LoadedItem = { batch: BatchRow; status: string; request: TriageRequest } | null;
+
+/** One item with its batch; null when missing. */
+export async function loadItem(db: Queryable, batchId: string, index: number): Promise<LoadedItem> {
+  return (await loadItems(db, [{ batchId, index }]))[0]!;
+}
 
 /** `loadItem` for many items in one query (one result per key, in order; null when missing). */
 export async function loadItems(
