@@ -39,7 +39,7 @@ const PRIVATE_NETWORK = new Set<AddressClass>([
 ]);
 
 /** First match wins (IANA IPv4 Special-Purpose Address Registry). */
-const IPV4_RANGES: readonly [string, number, AddressClass][] = [
+const IPV4_RANGE_TEXT: readonly [string, number, AddressClass][] = [
   ['0.0.0.0', 8, 'unspecified'], // "this network": 0.0.0.0 connects to the local host
   ['10.0.0.0', 8, 'private'],
   ['100.64.0.0', 10, 'shared'], // carrier-grade NAT
@@ -56,9 +56,10 @@ const IPV4_RANGES: readonly [string, number, AddressClass][] = [
   ['224.0.0.0', 4, 'multicast'],
   ['240.0.0.0', 4, 'reserved'], // includes broadcast 255.255.255.255
 ];
+const IPV4_RANGES = IPV4_RANGE_TEXT.map(([base, bits, cls]) => [BigInt(parseV4(base)), bits, cls] as const);
 
 /** `embedded`: the range carries an IPv4 address in bits 96..127 (or 16..47 for 6to4), classed as such. */
-const IPV6_RANGES: readonly [string, number, AddressClass | 'embedded' | 'embedded_6to4'][] = [
+const IPV6_RANGE_TEXT: readonly [string, number, AddressClass | 'embedded' | 'embedded_6to4'][] = [
   ['::', 128, 'unspecified'],
   ['::1', 128, 'loopback'],
   ['::ffff:0:0', 96, 'embedded'], // IPv4-mapped
@@ -73,15 +74,16 @@ const IPV6_RANGES: readonly [string, number, AddressClass | 'embedded' | 'embedd
   ['2002::', 16, 'embedded_6to4'],
   ['3fff::', 20, 'reserved'],
 ];
+const IPV6_RANGES = IPV6_RANGE_TEXT.map(([prefix, bits, cls]) => [parseV6(prefix)!, bits, cls] as const);
 
 /** Classifies an IP address (IPv4 dotted quad or IPv6, brackets and zone allowed). */
 export function classifyAddress(address: string): AddressClass {
-  const ip = address.replace(/^\[(.*)\]$/, '$1');
+  const ip = unbracket(address);
   if (isIP(ip) === 4) return classifyV4(parseV4(ip));
   const v6 = parseV6(ip);
   if (v6 === null) return 'invalid';
   for (const [prefix, bits, cls] of IPV6_RANGES) {
-    if (!inPrefix(v6, parseV6(prefix)!, bits, 128)) continue;
+    if (!inPrefix(v6, prefix, bits, 128)) continue;
     if (cls === 'embedded') return classifyV4(Number(v6 & 0xffffffffn));
     if (cls === 'embedded_6to4') return classifyV4(Number((v6 >> 80n) & 0xffffffffn));
     return cls;
@@ -227,7 +229,7 @@ function parseV4(ip: string): number {
 
 function classifyV4(n: number): AddressClass {
   for (const [base, bits, cls] of IPV4_RANGES) {
-    if (inPrefix(BigInt(n), BigInt(parseV4(base)), bits, 32)) return cls;
+    if (inPrefix(BigInt(n), base, bits, 32)) return cls;
   }
   return 'public';
 }

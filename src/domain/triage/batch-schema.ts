@@ -10,7 +10,6 @@
  * `http://127.0.0.1[:port]` with `allowLoopbackHttp`, private hosts with `allowPrivateHosts`.
  */
 import { outboundUrlProblem } from '../../lib/outbound-url.js';
-import { describedPattern } from '../../lib/schema-patterns.js';
 import { TRIAGE_REQUEST_SCHEMA, checkTriageRequest, type CheckResult } from './request-schema.js';
 import type { FieldError } from './schema-check.js';
 import type { TriageRequest } from './types.js';
@@ -36,11 +35,8 @@ export interface BatchTriageRequest {
   webhookUrl?: string;
 }
 
-const HTTPS_PATTERN = describedPattern('^https://[^\\s/@]+(/\\S*)?$', 'must be an https URL');
-const HTTPS_OR_LOOPBACK_PATTERN = describedPattern(
-  '^(https://[^\\s/@]+|http://127\\.0\\.0\\.1(:\\d{1,5})?)(/\\S*)?$',
-  'must be an https URL',
-);
+const HTTPS_PATTERN = '^https://[^\\s/@]+(/\\S*)?$';
+const HTTPS_OR_LOOPBACK_PATTERN = '^(https://[^\\s/@]+|http://127\\.0\\.0\\.1(:\\d{1,5})?)(/\\S*)?$';
 
 /**
  * Builds the draft-07 schema of the batch body for a plan's item limit. Its webhookUrl pattern checks
