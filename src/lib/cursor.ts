@@ -31,3 +31,14 @@ export function seqCursor(cursor: string): string {
   if (typeof s !== 'string' || !/^\d{1,18}$/.test(s)) throw badCursor();
   return s;
 }
+
+/**
+ * A page from rows fetched with `LIMIT limit + 1`, newest first by `seq`: the extra row only
+ * says there is more, and the cursor points after the last row returned.
+ */
+export function seqPage<T extends { seq: string | number | bigint }>(rows: T[], limit: number): Page<T> {
+  const more = rows.length > limit;
+  const data = more ? rows.slice(0, limit) : rows;
+  const last = data[data.length - 1];
+  return { data, nextCursor: more && last ? encodeCursor({ s: String(last.seq) }) : null };
+}

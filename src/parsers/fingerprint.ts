@@ -41,7 +41,7 @@ function problemKey(input: FingerprintInput): string {
 }
 
 /** Whether a finding names its own host (ip, FQDN or hostname), as network scanners' findings do. */
-export function hasHostIdentity(a: FindingAsset): boolean {
+function hasHostIdentity(a: FindingAsset): boolean {
   return Boolean(a.ip || a.fqdn || a.host);
 }
 

@@ -15,7 +15,6 @@ export {
   fingerprintFinding,
   canonicalFingerprintString,
   attributedAsset,
-  hasHostIdentity,
   type FingerprintInput,
 } from './fingerprint.js';
 export {

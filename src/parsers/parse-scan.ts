@@ -80,9 +80,7 @@ export function parseScan(source: ByteSource, options: ParseScanOptions = {}): S
       let pending: Finding[] = [];
       for await (const drafts of FORMAT_PARSERS[format](input.chunks(), ctx)) {
         for (const d of drafts)
-          pending.push(
-            completeFinding(d, format, recordIndex++, limits, options.uploadAsset),
-          );
+          pending.push(completeFinding(d, format, recordIndex++, limits, options.uploadAsset));
         while (pending.length >= batchSize) {
           const batch = pending.length === batchSize ? pending : pending.slice(0, batchSize);
           pending = pending.length === batchSize ? [] : pending.slice(batchSize);

@@ -37,8 +37,8 @@ export interface Finding {
   /** Position in the parser output; stable across re-parses of the same bytes. */
   recordIndex: number;
   /**
-   * Case identity hash (DECISIONS §10) from the file alone. Persistence adds the upload's asset
-   * to it for a finding without a host (`attributedAsset` in `fingerprint.ts`, DECISIONS §8).
+   * Case identity hash (DECISIONS §10), under the upload's asset for a finding without a host
+   * of its own (`attributedAsset` in `fingerprint.ts`, DECISIONS §8; `completeFinding` applies it).
    */
   fingerprint: string;
   format: ScanFormat;
@@ -95,9 +95,11 @@ export interface ParseLimits {
   /** Size bound of `rawExcerpt`. @defaultValue 4 KiB */
   maxExcerptBytes: number;
   /**
-   * Size bound of each stored text of a finding (`description`, `solution`, `evidence`), cut with
-   * {@link EXCERPT_TRUNCATION_MARKER}: a scanner's 8 MiB plugin output is kept as its first 64 KiB,
-   * not stored in full for every sighting. Titles are bounded at 1 KiB. @defaultValue 64 KiB
+   * Size bound of each long text of a finding (`description`, `solution`, `evidence`), cut with
+   * {@link EXCERPT_TRUNCATION_MARKER}, so an 8 MiB plugin output is neither copied to the main
+   * thread nor stored in full for every sighting. The evidence row then keeps the first 4,000
+   * characters of `evidence` (its column's bound, `finding-copy.ts`). Titles are bounded at 1 KiB.
+   * @defaultValue 64 KiB
    */
   maxFieldBytes: number;
 }

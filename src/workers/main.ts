@@ -98,6 +98,7 @@ export async function startWorkers(
     pool: infra.pool,
     logger: deps.logger,
     config,
+    storage,
   });
   return {
     async close() {

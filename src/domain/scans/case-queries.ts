@@ -1,8 +1,8 @@
 import type { Pool, Queryable } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
-import { encodeCursor, seqCursor, type Page } from '../../lib/cursor.js';
+import { seqCursor, seqPage, type Page } from '../../lib/cursor.js';
 import { isUuid } from '../../lib/ids.js';
-import { filterSql, kevColumn, type ListFilters } from './list-filters.js';
+import { filterSql, kevColumn, type ListFilters, VISIBLE_FINDINGS } from './list-filters.js';
 
 /** A case: one problem on one asset within a workspace (DECISIONS §10). */
 export interface CaseRow {
@@ -52,10 +52,7 @@ export async function listCases(
      ORDER BY c.seq DESC LIMIT $${params.length}`,
     params,
   );
-  const more = rows.length > q.limit;
-  const data = more ? rows.slice(0, q.limit) : rows;
-  const last = data[data.length - 1];
-  return { data, nextCursor: more && last ? encodeCursor({ s: String(last.seq) }) : null };
+  return seqPage(rows, q.limit);
 }
 
 export async function getCase(db: Queryable, workspaceId: string, id: string): Promise<CaseRow | null> {
@@ -102,17 +99,13 @@ export async function listCaseEvidence(
   params.push(q.limit + 1);
   const { rows } = await db.query<EvidenceRow & { seq: string }>(
     `SELECT e.id, e.scan_id, e.finding_id, e.raw_excerpt, e.scanner_output, e.seen_at, f.seq
-     FROM findings f
-     JOIN scans s ON s.id = f.scan_id AND s.status = 'completed'
+     FROM findings f ${VISIBLE_FINDINGS}
      JOIN evidence e ON e.finding_id = f.id
      WHERE f.workspace_id = $1 AND f.fingerprint = $2 ${after}
      ORDER BY f.seq DESC LIMIT $${params.length}`,
     params,
   );
-  const more = rows.length > q.limit;
-  const data = more ? rows.slice(0, q.limit) : rows;
-  const last = data[data.length - 1];
-  return { data, nextCursor: more && last ? encodeCursor({ s: String(last.seq) }) : null };
+  return seqPage(rows, q.limit);
 }
 
 /** The first page of a case's sightings (the rest through `listCaseEvidence`) and its whole status history. */
@@ -209,6 +202,6 @@ export function viewEvidence(e: EvidenceRow) {
   };
 }
 
-export function viewHistory(h: HistoryRow) {
+function viewHistory(h: HistoryRow) {
   return { from: h.from_status, to: h.to_status, actor: h.actor, note: h.note, at: h.at.toISOString() };
 }

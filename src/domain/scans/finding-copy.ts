@@ -8,7 +8,7 @@ import { attributedAsset, type Finding, type FindingAsset } from '../../parsers/
  */
 
 /** Longest text kept per evidence field; 4,000 characters stay under the column's 16 KiB check. */
-export const MAX_EVIDENCE_CHARS = 4_000;
+const MAX_EVIDENCE_CHARS = 4_000;
 
 const bound = (s: string | null): string | null =>
   s === null ? null : s.length > MAX_EVIDENCE_CHARS ? `${s.slice(0, MAX_EVIDENCE_CHARS)}…[truncated]` : s;

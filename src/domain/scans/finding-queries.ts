@@ -1,7 +1,7 @@
 import type { Queryable } from '../../db/pool.js';
-import { encodeCursor, seqCursor, type Page } from '../../lib/cursor.js';
+import { seqCursor, seqPage, type Page } from '../../lib/cursor.js';
 import { isUuid } from '../../lib/ids.js';
-import { filterSql, kevColumn, type ListFilters } from './list-filters.js';
+import { filterSql, kevColumn, type ListFilters, VISIBLE_FINDINGS } from './list-filters.js';
 
 /** A stored finding as read back (DECISIONS §9 fields). */
 export interface FindingRow {
@@ -43,9 +43,6 @@ export interface FindingRow {
 /** A finding's case: the case of its (workspace, fingerprint). */
 const CASE_ID = `(SELECT c.id FROM cases c WHERE c.workspace_id = f.workspace_id AND c.fingerprint = f.fingerprint) AS case_id`;
 
-/** Only findings of completed scans are visible (see findings-store). */
-const VISIBLE = `JOIN scans s ON s.id = f.scan_id AND s.status = 'completed'`;
-
 export async function listFindings(
   db: Queryable,
   workspaceId: string,
@@ -65,20 +62,17 @@ export async function listFindings(
   }
   params.push(q.limit + 1);
   const { rows } = await db.query<FindingRow>(
-    `SELECT f.*, ${CASE_ID}, ${kevColumn('f')} FROM findings f ${VISIBLE}
+    `SELECT f.*, ${CASE_ID}, ${kevColumn('f')} FROM findings f ${VISIBLE_FINDINGS}
      WHERE ${where.join(' AND ')} ORDER BY f.seq DESC LIMIT $${params.length}`,
     params,
   );
-  const more = rows.length > q.limit;
-  const data = more ? rows.slice(0, q.limit) : rows;
-  const last = data[data.length - 1];
-  return { data, nextCursor: more && last ? encodeCursor({ s: String(last.seq) }) : null };
+  return seqPage(rows, q.limit);
 }
 
 export async function getFinding(db: Queryable, workspaceId: string, id: string): Promise<FindingRow | null> {
   if (!isUuid(id)) return null;
   const { rows } = await db.query<FindingRow>(
-    `SELECT f.*, ${CASE_ID}, ${kevColumn('f')} FROM findings f ${VISIBLE} WHERE f.id = $1 AND f.workspace_id = $2`,
+    `SELECT f.*, ${CASE_ID}, ${kevColumn('f')} FROM findings f ${VISIBLE_FINDINGS} WHERE f.id = $1 AND f.workspace_id = $2`,
     [id, workspaceId],
   );
   return rows[0] ?? null;

@@ -103,7 +103,7 @@ export interface StuckScanSweepDeps {
   limit?: number;
 }
 
-export const STUCK_SCAN_AFTER_MS = 15 * 60_000;
+const STUCK_SCAN_AFTER_MS = 15 * 60_000;
 
 /**
  * Fails scans stuck in `queued`/`parsing` for longer than `stuckAfterMs` whose job is gone or

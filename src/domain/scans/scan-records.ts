@@ -1,6 +1,6 @@
 import type { Queryable } from '../../db/pool.js';
 import type { ScanFormat } from '../../parsers/index.js';
-import { encodeCursor, seqCursor, type Page } from '../../lib/cursor.js';
+import { seqCursor, seqPage, type Page } from '../../lib/cursor.js';
 import { isUuid } from '../../lib/ids.js';
 
 /**
@@ -153,10 +153,7 @@ export async function listScans(
     `SELECT * FROM scans WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT $${params.length}`,
     params,
   );
-  const more = rows.length > q.limit;
-  const data = more ? rows.slice(0, q.limit) : rows;
-  const last = data[data.length - 1];
-  return { data, nextCursor: more && last ? encodeCursor({ s: String(last.seq) }) : null };
+  return seqPage(rows, q.limit);
 }
 
 /** The public shape of a scan (`GET /api/pipeline/scan/:id`, `GET /api/v1/scans`). */
