@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 import type { Pool } from '../../db/pool.js';
 import { AppError, notFound } from '../../lib/errors.js';
@@ -63,6 +63,12 @@ export function registerScanPipelineRoutes(app: FastifyInstance, deps: ScanRoute
         ),
       ),
     );
+    // Any refusal that leaves the body unread (413 before or mid-stream, a multipart body without
+    // its file, an upload given up on) closes the connection after the answer: on keep-alive Node
+    // would otherwise read and discard the rest of the body, up to gigabytes, first.
+    scope.addHook('onError', async (req, reply) => {
+      if (!req.raw.complete) void reply.header('Connection', 'close');
+    });
 
     scope.post(
       '/scan',
@@ -72,13 +78,10 @@ export function registerScanPipelineRoutes(app: FastifyInstance, deps: ScanRoute
         // Before the body is touched: refuse what Content-Length already says is too big. The
         // connection is closed after the answer: on keep-alive Node would otherwise read (and
         // discard) the whole declared body before the socket could serve another request.
-        preParsing: async (req, reply) => {
+        preParsing: async (req) => {
           const declared = Number(req.headers['content-length'] ?? NaN);
           const limit = req.plan.limits.scanMaxBytes + (req.isMultipart() ? MULTIPART_OVERHEAD : 0);
-          if (Number.isFinite(declared) && declared > limit) {
-            void reply.header('Connection', 'close');
-            throw tooLarge(req.plan.limits.scanMaxBytes);
-          }
+          if (Number.isFinite(declared) && declared > limit) throw tooLarge(req.plan.limits.scanMaxBytes);
         },
       },
       async (req, reply) => {
@@ -96,40 +99,33 @@ export function registerScanPipelineRoutes(app: FastifyInstance, deps: ScanRoute
           );
         }
         const maxBytes = req.plan.limits.scanMaxBytes;
-        const body = await uploadStream(req, reply, maxBytes);
+        const body = await uploadStream(req, maxBytes);
         const encoding = (headerValue(req, 'content-encoding') ?? 'identity').toLowerCase();
         if (encoding !== 'identity' && encoding !== 'gzip' && encoding !== 'x-gzip') {
           throw new AppError('unsupported_media_type', 'Content-Encoding may be gzip or absent.');
         }
-        try {
-          const { scan } = await acceptScan(
-            { pool: deps.pool, storage: deps.storage, enqueue: (p) => enqueueScanIngest(deps.queue, p) },
-            {
-              workspaceId: req.apiKey.workspace.id,
-              keyId: req.apiKey.id,
-              body,
-              gzip: encoding !== 'identity' && !req.isMultipart(),
-              maxBytes,
-              format: q.format ?? null,
-              name: q.name ?? null,
-              asset: {
-                name: q.asset ?? null,
-                environment: q.environment ?? null,
-                criticality: q.criticality ?? null,
-                internetExposed: q.internetExposed ?? null,
-              },
-              idempotencyKey,
+        const { scan } = await acceptScan(
+          { pool: deps.pool, storage: deps.storage, enqueue: (p) => enqueueScanIngest(deps.queue, p) },
+          {
+            workspaceId: req.apiKey.workspace.id,
+            keyId: req.apiKey.id,
+            body,
+            gzip: encoding !== 'identity' && !req.isMultipart(),
+            maxBytes,
+            format: q.format ?? null,
+            name: q.name ?? null,
+            asset: {
+              name: q.asset ?? null,
+              environment: q.environment ?? null,
+              criticality: q.criticality ?? null,
+              internetExposed: q.internetExposed ?? null,
             },
-          );
-          return reply
-            .code(202)
-            .send({ scanId: scan.id, status: scan.status, statusUrl: `/api/pipeline/scan/${scan.id}` });
-        } catch (err) {
-          // We stopped reading mid-body: close the connection after answering instead of draining gigabytes.
-          if (err instanceof AppError && err.code === 'payload_too_large')
-            void reply.header('Connection', 'close');
-          throw err;
-        }
+            idempotencyKey,
+          },
+        );
+        return reply
+          .code(202)
+          .send({ scanId: scan.id, status: scan.status, statusUrl: `/api/pipeline/scan/${scan.id}` });
       },
     );
   });
@@ -171,29 +167,23 @@ function headerValue(req: FastifyRequest, name: string): string | null {
 
 /**
  * The file's byte stream: the raw body, or the multipart part named `file`. A multipart body
- * refused here has not been read to its end, so the connection is closed after the answer
- * rather than drained (as for a 413).
+ * refused here has not been read to its end: the scope's `onError` hook closes the connection.
  */
-async function uploadStream(req: FastifyRequest, reply: FastifyReply, maxBytes: number): Promise<Readable> {
+async function uploadStream(req: FastifyRequest, maxBytes: number): Promise<Readable> {
   if (req.isMultipart()) {
-    try {
-      const part = await req
-        .file({ limits: { fileSize: maxBytes + 1, files: 1 }, throwFileSizeLimit: false })
-        .catch((err: unknown) => {
-          throw malformedMultipart(err);
-        });
-      if (!part || part.fieldname !== 'file') {
-        throw new AppError(
-          'invalid_request',
-          'Send the scan as a file in the multipart field "file" (curl -F file=@scan.xml).',
-          { errors: [{ path: '/file', message: 'is required' }] },
-        );
-      }
-      return part.file;
-    } catch (err) {
-      void reply.header('Connection', 'close');
-      throw err;
+    const part = await req
+      .file({ limits: { fileSize: maxBytes + 1, files: 1 }, throwFileSizeLimit: false })
+      .catch((err: unknown) => {
+        throw malformedMultipart(err);
+      });
+    if (!part || part.fieldname !== 'file') {
+      throw new AppError(
+        'invalid_request',
+        'Send the scan as a file in the multipart field "file" (curl -F file=@scan.xml).',
+        { errors: [{ path: '/file', message: 'is required' }] },
+      );
     }
+    return part.file;
   }
   const body = req.body as Readable | undefined;
   if (!body || typeof (body as Partial<Readable>).pipe !== 'function') {
