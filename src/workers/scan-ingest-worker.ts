@@ -18,6 +18,9 @@ import {
   failScanForGood,
 } from '../domain/scans/scan-failure.js';
 
+/** Thrown by a job that failed its scan itself (a broken file): not retried, nothing left to end. */
+class ScanAlreadyFailed extends UnrecoverableError {}
+
 /** BullMQ's reason for a job that stalled more than `maxStalledCount` times (both backends). */
 const STALLED_OUT = 'job stalled more than allowable limit';
 
@@ -108,7 +111,7 @@ export function startScanIngestWorker(deps: ScanIngestWorkerDeps): { close(): Pr
       if (!broken) throw err;
       await failScanForGood({ pool: deps.pool, storage }, scan.id, broken);
       log.info({ scanId: scan.id, error: broken }, 'scan failed: unparseable');
-      throw new UnrecoverableError(broken.message);
+      throw new ScanAlreadyFailed(broken.message);
     }
   }
 
@@ -123,7 +126,8 @@ export function startScanIngestWorker(deps: ScanIngestWorkerDeps): { close(): Pr
   worker.on('failed', (...args: unknown[]) => {
     const [job, err] = args as [Job<ScanIngestPayload> | undefined, Error | undefined];
     // No job: BullMQ could not even load it; the maintenance sweep ends its scan.
-    if (!job) return;
+    // The job ended its broken scan itself, with the parser's reason and position.
+    if (!job || err instanceof ScanAlreadyFailed) return;
     if (!isFinalFailure(job, err)) {
       log.warn(
         { scanId: job.data.scanId, attempt: job.attemptsMade, err: err?.message },
@@ -134,7 +138,7 @@ export function startScanIngestWorker(deps: ScanIngestWorkerDeps): { close(): Pr
     const reason = err?.message === STALLED_OUT ? INGEST_STALLED : INGEST_GAVE_UP;
     const done = failScanForGood({ pool: deps.pool, storage }, job.data.scanId, reason)
       .then((changed) => {
-        // Unchanged when the job itself already failed the scan (a broken file) or completed it.
+        // Unchanged when the scan completed after all (a late failure event).
         if (!changed) return;
         log.warn(
           { scanId: job.data.scanId, attempt: job.attemptsMade, err: err?.message },
