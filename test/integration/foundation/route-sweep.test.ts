@@ -28,6 +28,7 @@ const API_ROUTES: { method: 'GET' | 'POST' | 'PATCH'; url: string }[] = [
   { method: 'GET', url: `/api/v1/findings/${ID}` },
   { method: 'GET', url: '/api/v1/cases' },
   { method: 'GET', url: `/api/v1/cases/${ID}` },
+  { method: 'GET', url: `/api/v1/cases/${ID}/evidence` },
   { method: 'PATCH', url: `/api/v1/cases/${ID}` },
   { method: 'POST', url: '/api/pipeline/scan' },
   { method: 'GET', url: `/api/pipeline/scan/${ID}` },
