@@ -12,8 +12,8 @@ import { createBenchDatabase } from '../lib/bench-db.js';
 import { startServerProcess } from '../../test/helpers/server-process.js';
 import { loadConfig } from '../../src/lib/config.js';
 import { createLogger } from '../../src/lib/logger.js';
-import { openInfrastructure } from '../../src/lib/infrastructure.js';
-import { buildServices } from '../../src/lib/services.js';
+import { openInfrastructure } from '../../src/app/infrastructure.js';
+import { buildServices } from '../../src/app/services.js';
 
 const args = process.argv.slice(2);
 const opt = (name: string, fallback: string) => {

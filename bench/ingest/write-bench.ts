@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { loadConfig } from '../../src/lib/config.js';
 import { createLogger } from '../../src/lib/logger.js';
-import { openInfrastructure } from '../../src/lib/infrastructure.js';
+import { openInfrastructure } from '../../src/app/infrastructure.js';
 import { createParserPool, parseFileInPool } from '../../src/workers/parser-pool.js';
 import { insertScan } from '../../src/domain/scans/scan-records.js';
 import { completeScan, startParsing } from '../../src/domain/scans/findings-store.js';

@@ -12,7 +12,7 @@
 import { fileURLToPath } from 'node:url';
 
 /** The shared, read-only scan fixtures (`/work/shared/fixtures/scans`, reachable as `../shared`). */
-export const FIXTURES = fileURLToPath(new URL('../../../shared/fixtures/scans/', import.meta.url));
+export const FIXTURES = fileURLToPath(new URL('../../../shared/fixtures/scans', import.meta.url));
 
 /** Text around repeated sections: `parts.length === sections.length + 1`. */
 export interface Layout {

@@ -9,8 +9,8 @@
 import { createBenchDatabase } from '../lib/bench-db.js';
 import { loadConfig } from '../../src/lib/config.js';
 import { createLogger } from '../../src/lib/logger.js';
-import { openInfrastructure } from '../../src/lib/infrastructure.js';
-import { buildServices } from '../../src/lib/services.js';
+import { openInfrastructure } from '../../src/app/infrastructure.js';
+import { buildServices } from '../../src/app/services.js';
 import { buildApp } from '../../src/api/app.js';
 import { startTriageWorker } from '../../src/workers/triage-worker.js';
 

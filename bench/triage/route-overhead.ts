@@ -11,10 +11,10 @@
  *   prompt building, token counting, fetch, JSON parsing).
  */
 import { performance } from 'node:perf_hooks';
-import { createLocalProvider } from '../../src/domain/triage/providers/local.js';
-import { createOpenAiCompatibleProvider } from '../../src/domain/triage/providers/openai-compatible.js';
-import { routeTriage } from '../../src/domain/triage/router.js';
-import type { ChainTier, Provider, TriageRequest } from '../../src/domain/triage/types.js';
+import { createLocalProvider } from '../../src/domain/triage-engine/providers/local.js';
+import { createOpenAiCompatibleProvider } from '../../src/domain/triage-engine/providers/openai-compatible.js';
+import { routeTriage } from '../../src/domain/triage-engine/router.js';
+import type { ChainTier, Provider, TriageRequest } from '../../src/domain/triage-engine/types.js';
 import type { CveEnrichment } from '../../src/domain/enrichment/types.js';
 import { startOpenAiFake } from '../../test/helpers/fake-providers/openai-fake.js';
 

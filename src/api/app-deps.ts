@@ -9,7 +9,7 @@ import type { SessionStore } from '../domain/workspaces/sessions.js';
 import type { RequestMeter } from '../domain/usage/request-meter.js';
 import type { RateLimiter } from '../domain/usage/rate-limiter.js';
 import type { QuotaService } from '../domain/usage/quota.js';
-import type { TriageService } from '../domain/triage-service/triage-service.js';
+import type { TriageService } from '../domain/triage/triage-service.js';
 import type { QueueKit } from '../jobs/queue-kit.js';
 import type { ScanRouteDeps } from './routes/scans.js';
 

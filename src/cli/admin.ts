@@ -1,7 +1,7 @@
 import { ConfigError, loadConfig } from '../lib/config.js';
 import { createLogger } from '../lib/logger.js';
-import { openInfrastructure } from '../lib/infrastructure.js';
-import { buildServices } from '../lib/services.js';
+import { openInfrastructure } from '../app/infrastructure.js';
+import { buildServices } from '../app/services.js';
 import { runEnrichCommand } from './enrich-command.js';
 
 /**

@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig } from '../lib/config.js';
 import { createLogger } from '../lib/logger.js';
-import { openInfrastructure } from '../lib/infrastructure.js';
+import { openInfrastructure } from '../app/infrastructure.js';
 
 /** The Procfile `release` process: applies pending migrations, then exits. */
 async function main(): Promise<void> {

@@ -6,7 +6,7 @@ import {
   failStuckBatches,
   type BatchSweepReport,
   type StuckBatchSweepDeps,
-} from './triage-service/batch-sweep.js';
+} from './triage/batch-sweep.js';
 
 export interface MaintenanceReport {
   reservationsReleased: number;

@@ -1,9 +1,9 @@
 import type { Config } from '../lib/config.js';
 import type { Logger } from '../lib/logger.js';
-import type { Infrastructure } from '../lib/infrastructure.js';
+import type { Infrastructure } from '../app/infrastructure.js';
 import type { QuotaService } from '../domain/usage/quota.js';
-import type { TriageService } from '../domain/triage-service/triage-service.js';
-import { makeWebhookDeliverer } from '../domain/triage-service/webhook.js';
+import type { TriageService } from '../domain/triage/triage-service.js';
+import { makeWebhookDeliverer } from '../domain/triage/webhook.js';
 import { startTriageWorker } from './triage-worker.js';
 import { startScanIngestWorker } from './scan-ingest-worker.js';
 import { createLocalScanStorage } from '../domain/scans/scan-storage.js';

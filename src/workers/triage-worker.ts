@@ -5,11 +5,11 @@ import {
   failBatchItem,
   processBatchItem,
   type BatchProcessorDeps,
-} from '../domain/triage-service/batch-processor.js';
+} from '../domain/triage/batch-processor.js';
 import type { Logger } from '../lib/logger.js';
 import { isFinalFailure } from '../lib/job-state.js';
 import { createCoalescer } from '../lib/coalescer.js';
-import { loadItems } from '../domain/triage-service/batches.js';
+import { loadItems } from '../domain/triage/batches.js';
 
 /**
  * The batch-triage worker: bounded concurrency per process; the provider limiters inside the

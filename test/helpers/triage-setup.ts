@@ -6,8 +6,8 @@ import type { TestApp } from './test-app.js';
 import type { PlanLimits } from '../../src/lib/config.js';
 import type { WorkerHandle } from '../../src/jobs/queue-kit.js';
 import { startTriageWorker } from '../../src/workers/triage-worker.js';
-import type { BatchProcessorDeps } from '../../src/domain/triage-service/batch-processor.js';
-import { makeWebhookDeliverer } from '../../src/domain/triage-service/webhook.js';
+import type { BatchProcessorDeps } from '../../src/domain/triage/batch-processor.js';
+import { makeWebhookDeliverer } from '../../src/domain/triage/webhook.js';
 
 /**
  * Settings and probes shared by the triage suites: providers pointed at fake servers, plans

@@ -5,10 +5,10 @@ import { invalidRequest, notFound } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
 import { encodeCursor, seqCursor } from '../../lib/cursor.js';
 import { checkBatchRequest } from '../../domain/triage/batch-schema.js';
-import { checkTriageRequest } from '../../domain/triage/request-schema.js';
+import { checkTriageRequest } from '../../domain/triage-engine/request-schema.js';
 import { sealSecret } from '../../domain/keys/key-secrets.js';
-import { createBatch, findBatch, itemsPage } from '../../domain/triage-service/batches.js';
-import { webhookSigningKey } from '../../domain/triage-service/webhook.js';
+import { createBatch, findBatch, itemsPage } from '../../domain/triage/batches.js';
+import { webhookSigningKey } from '../../domain/triage/webhook.js';
 import { enqueueBatchItems } from '../../jobs/triage-batch.js';
 
 function caller(req: FastifyRequest) {

@@ -1,4 +1,4 @@
-import type { Automatable, Exploitation, TechnicalImpact } from '../triage/ssvc.js';
+import type { Automatable, Exploitation, TechnicalImpact } from '../triage-engine/ssvc.js';
 
 /**
  * The labelled-data format of the in-house model: one CVE per row with the SSVC

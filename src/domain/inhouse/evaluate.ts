@@ -1,5 +1,5 @@
-import { ssvcDecide } from '../triage/ssvc.js';
-import type { MissionWellbeing, SsvcDecision } from '../triage/ssvc.js';
+import { ssvcDecide } from '../triage-engine/ssvc.js';
+import type { MissionWellbeing, SsvcDecision } from '../triage-engine/ssvc.js';
 import type { LabelledRow } from './dataset.js';
 import { inhouseTriage } from './model.js';
 import type { InhouseModel } from './model.js';

@@ -1,12 +1,12 @@
-import { ssvcDecide } from '../triage/ssvc.js';
+import { ssvcDecide } from '../triage-engine/ssvc.js';
 import type {
   Automatable,
   Exploitation,
   MissionWellbeing,
   SsvcDecision,
   TechnicalImpact,
-} from '../triage/ssvc.js';
-import type { Priority, RecommendedAction } from '../triage/types.js';
+} from '../triage-engine/ssvc.js';
+import type { Priority, RecommendedAction } from '../triage-engine/types.js';
 import { canonicalJson, sha256Hex } from './canonical-json.js';
 import { extractFeatures, FEATURE_SCHEMA } from './features.js';
 import type { FeatureInput } from './features.js';

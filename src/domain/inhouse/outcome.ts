@@ -1,6 +1,6 @@
-import { SEVERITY_RANK, SSVC_BASELINE } from '../triage/baseline.js';
-import type { SsvcDecision } from '../triage/ssvc.js';
-import type { Priority, RecommendedAction } from '../triage/types.js';
+import { SEVERITY_RANK, SSVC_BASELINE } from '../triage-engine/baseline.js';
+import type { SsvcDecision } from '../triage-engine/ssvc.js';
+import type { Priority, RecommendedAction } from '../triage-engine/types.js';
 
 /**
  * How an SSVC outcome becomes an answer: the same table the local engine and the policy

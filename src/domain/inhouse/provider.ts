@@ -1,11 +1,11 @@
-import { deriveSignals } from '../triage/signals.js';
+import { deriveSignals } from '../triage-engine/signals.js';
 import type {
   Provider,
   ProviderInput,
   ProviderResult,
   TriageRequest,
   EnrichmentMap,
-} from '../triage/types.js';
+} from '../triage-engine/types.js';
 import { inhouseTriage } from './model.js';
 import type { InhouseAnswer, InhouseModel, InhouseTriageInput } from './model.js';
 

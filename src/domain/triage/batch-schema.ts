@@ -10,9 +10,9 @@
  * `http://127.0.0.1[:port]` with `allowLoopbackHttp`, private hosts with `allowPrivateHosts`.
  */
 import { outboundUrlProblem } from '../../lib/outbound-url.js';
-import { TRIAGE_REQUEST_SCHEMA, checkTriageRequest, type CheckResult } from './request-schema.js';
-import type { FieldError } from './schema-check.js';
-import type { TriageRequest } from './types.js';
+import { TRIAGE_REQUEST_SCHEMA, checkTriageRequest, type CheckResult } from '../triage-engine/request-schema.js';
+import type { FieldError } from '../triage-engine/schema-check.js';
+import type { TriageRequest } from '../triage-engine/types.js';
 
 /** Largest batch any plan allows (`service`, DECISIONS §3); plans lower it. */
 export const BATCH_MAX_ITEMS = 1000;

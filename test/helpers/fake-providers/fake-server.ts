@@ -5,7 +5,7 @@
  */
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { TriageAnswer } from '../../../src/domain/triage/types.js';
+import type { TriageAnswer } from '../../../src/domain/triage-engine/types.js';
 
 export type FakeStep =
   | { kind: 'success'; answer?: Partial<TriageAnswer>; usage?: [number, number] }

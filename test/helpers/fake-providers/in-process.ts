@@ -9,7 +9,7 @@ import type {
   ProviderInput,
   ProviderResult,
   TriageAnswer,
-} from '../../../src/domain/triage/types.js';
+} from '../../../src/domain/triage-engine/types.js';
 
 export type ScriptStep =
   ProviderResult | ((input: ProviderInput) => ProviderResult | Promise<ProviderResult>);

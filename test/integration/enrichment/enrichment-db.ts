@@ -9,8 +9,8 @@ import { createPool, type Pool } from '../../../src/db/pool.js';
 import { createTestDatabase } from '../../helpers/db.js';
 
 /** The shared real-world fixtures (read in place, never copied) and our own small ones. */
-export const SHARED = fileURLToPath(new URL('../../../../shared/fixtures/enrichment/', import.meta.url));
-export const LOCAL = fileURLToPath(new URL('../../fixtures/enrichment/', import.meta.url));
+export const SHARED = fileURLToPath(new URL('../../../../shared/fixtures/enrichment', import.meta.url));
+export const LOCAL = fileURLToPath(new URL('../../fixtures/enrichment', import.meta.url));
 export const KEV_CATALOG = path.join(SHARED, 'known_exploited_vulnerabilities.json');
 export const EPSS_SAMPLE = path.join(SHARED, 'epss_scores-sample.csv');
 

@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, signUp, type TestApp } from '../../helpers/test-app.js';
-import { createBatch, finishBatch } from '../../../src/domain/triage-service/batches.js';
+import { createBatch, finishBatch } from '../../../src/domain/triage/batches.js';
 import {
   failBatchItem,
   processBatchItem,
   type BatchProcessorDeps,
-} from '../../../src/domain/triage-service/batch-processor.js';
+} from '../../../src/domain/triage/batch-processor.js';
 import { sealSecret } from '../../../src/domain/keys/key-secrets.js';
-import type { TriageRequest } from '../../../src/domain/triage/types.js';
-import { failStuckBatches } from '../../../src/domain/triage-service/batch-sweep.js';
+import type { TriageRequest } from '../../../src/domain/triage-engine/types.js';
+import { failStuckBatches } from '../../../src/domain/triage/batch-sweep.js';
 import { runMaintenance } from '../../../src/domain/maintenance.js';
 import { TRIAGE_QUEUE } from '../../../src/jobs/triage-batch.js';
 

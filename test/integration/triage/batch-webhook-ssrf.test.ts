@@ -6,7 +6,7 @@ import { startTriageWorker } from '../../../src/workers/triage-worker.js';
 import {
   makeWebhookDeliverer,
   type WebhookDeliveryOptions,
-} from '../../../src/domain/triage-service/webhook.js';
+} from '../../../src/domain/triage/webhook.js';
 import { INVALID_FIELDS_DETAIL } from '../../../src/lib/errors.js';
 
 /**

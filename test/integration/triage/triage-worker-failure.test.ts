@@ -4,9 +4,9 @@ import { startTestApp, signUp } from '../../helpers/test-app.js';
 import { testRedisUrl } from '../../helpers/db.js';
 import { eventually } from '../../helpers/scan-app.js';
 import { startTriageTestWorker, triageCounts } from '../../helpers/triage-setup.js';
-import { createBatch } from '../../../src/domain/triage-service/batches.js';
-import type { TriageService } from '../../../src/domain/triage-service/triage-service.js';
-import { webhookSigningKey } from '../../../src/domain/triage-service/webhook.js';
+import { createBatch } from '../../../src/domain/triage/batches.js';
+import type { TriageService } from '../../../src/domain/triage/triage-service.js';
+import { webhookSigningKey } from '../../../src/domain/triage/webhook.js';
 import { sealSecret } from '../../../src/domain/keys/key-secrets.js';
 import { enqueueBatchItems, TRIAGE_QUEUE } from '../../../src/jobs/triage-batch.js';
 

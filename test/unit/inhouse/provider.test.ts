@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CveEnrichment } from '../../../src/domain/enrichment/types.js';
 import { createInhouseProvider, inhouseInputFromRequest } from '../../../src/domain/inhouse/provider.js';
-import type { TriageRequest } from '../../../src/domain/triage/types.js';
+import type { TriageRequest } from '../../../src/domain/triage-engine/types.js';
 import { shippedModel } from './support.js';
 
 const kevRecord: CveEnrichment = {

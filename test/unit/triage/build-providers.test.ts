@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildProviders } from '../../../src/domain/triage/providers/build-providers.js';
-import { routeTriage } from '../../../src/domain/triage/router.js';
-import { DEFAULT_TRIAGE_CONFIG, parseTriageConfig } from '../../../src/domain/triage/triage-config.js';
+import { buildProviders } from '../../../src/domain/triage-engine/providers/build-providers.js';
+import { routeTriage } from '../../../src/domain/triage-engine/router.js';
+import { DEFAULT_TRIAGE_CONFIG, parseTriageConfig } from '../../../src/domain/triage-engine/triage-config.js';
 import { startAnthropicFake } from '../../helpers/fake-providers/anthropic-fake.js';
 import type { FakeServer } from '../../helpers/fake-providers/fake-server.js';
 import { startOpenAiFake } from '../../helpers/fake-providers/openai-fake.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { highRiskReasons, isHighRisk } from '../../../src/domain/triage/router.js';
+import { highRiskReasons, isHighRisk } from '../../../src/domain/triage-engine/router.js';
 import { enrichment, enrichmentMap } from './enrichment-fixtures.js';
 import { CVE, quiet, routineReq } from './router-fixtures.js';
 

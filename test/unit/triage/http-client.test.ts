@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { postJson, redact, retryAfterMs } from '../../../src/domain/triage/providers/http-client.js';
+import { postJson, redact, retryAfterMs } from '../../../src/domain/triage-engine/providers/http-client.js';
 
 describe('retryAfterMs', () => {
   const now = Date.parse('2026-11-21T12:00:00Z');

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keepAliveFetch } from '../../../src/domain/triage/providers/keep-alive-fetch.js';
+import { keepAliveFetch } from '../../../src/domain/triage-engine/providers/keep-alive-fetch.js';
 
 /** The fetch subset the provider client relies on, against a real HTTP server. */
 describe('keepAliveFetch', () => {

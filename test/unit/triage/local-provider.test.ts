@@ -1,9 +1,9 @@
 import { countTokens } from 'gpt-tokenizer';
 import { describe, expect, it } from 'vitest';
-import { createLocalProvider, localAnswer } from '../../../src/domain/triage/providers/local.js';
-import { buildUserPrompt, SYSTEM_PROMPT } from '../../../src/domain/triage/providers/prompt.js';
+import { createLocalProvider, localAnswer } from '../../../src/domain/triage-engine/providers/local.js';
+import { buildUserPrompt, SYSTEM_PROMPT } from '../../../src/domain/triage-engine/providers/prompt.js';
 import type { CveEnrichment } from '../../../src/domain/enrichment/types.js';
-import type { TriageAnswer, TriageRequest } from '../../../src/domain/triage/types.js';
+import type { TriageAnswer, TriageRequest } from '../../../src/domain/triage-engine/types.js';
 import { enrichment, enrichmentMap } from './enrichment-fixtures.js';
 
 const CVE = 'CVE-2021-44228';

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAnthropicProvider } from '../../../src/domain/triage/providers/anthropic.js';
+import { createAnthropicProvider } from '../../../src/domain/triage-engine/providers/anthropic.js';
 import {
   createOpenAiCompatibleProvider,
   type RemoteProviderOptions,
-} from '../../../src/domain/triage/providers/openai-compatible.js';
-import type { Provider, ProviderInput } from '../../../src/domain/triage/types.js';
+} from '../../../src/domain/triage-engine/providers/openai-compatible.js';
+import type { Provider, ProviderInput } from '../../../src/domain/triage-engine/types.js';
 import { startAnthropicFake } from '../../helpers/fake-providers/anthropic-fake.js';
 import { DEFAULT_ANSWER, type FakeServer, type FakeStep } from '../../helpers/fake-providers/fake-server.js';
 import { startOpenAiFake } from '../../helpers/fake-providers/openai-fake.js';

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createProviderLimiter,
   LimiterAbortedError,
-} from '../../../src/domain/triage/providers/rate-limiter.js';
+} from '../../../src/domain/triage-engine/providers/rate-limiter.js';
 
 async function timeJobs(
   limiter: ReturnType<typeof createProviderLimiter>,

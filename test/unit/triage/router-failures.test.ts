@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { routeTriage } from '../../../src/domain/triage/router.js';
-import type { Provider } from '../../../src/domain/triage/types.js';
+import { routeTriage } from '../../../src/domain/triage-engine/router.js';
+import type { Provider } from '../../../src/domain/triage-engine/types.js';
 import { answered, failed, scriptedProvider } from '../../helpers/fake-providers/in-process.js';
 import { enrichment, enrichmentMap } from './enrichment-fixtures.js';
 import { CVE, chain, providers, quiet, routineReq } from './router-fixtures.js';

@@ -1,5 +1,5 @@
 /** Chain and requests shared by the router tests. */
-import type { ChainTier, Provider, TriageRequest } from '../../../src/domain/triage/types.js';
+import type { ChainTier, Provider, TriageRequest } from '../../../src/domain/triage-engine/types.js';
 import { enrichment, enrichmentMap } from './enrichment-fixtures.js';
 
 export const CVE = 'CVE-2023-4966';

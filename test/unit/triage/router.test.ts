@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { routeTriage } from '../../../src/domain/triage/router.js';
+import { routeTriage } from '../../../src/domain/triage-engine/router.js';
 import {
   answered,
   failed,

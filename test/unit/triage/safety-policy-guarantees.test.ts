@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { ACTION_RANK, SEVERITY_RANK } from '../../../src/domain/triage/baseline.js';
-import { applySafetyPolicy, policyOnlyAnswer } from '../../../src/domain/triage/safety-policy.js';
+import { ACTION_RANK, SEVERITY_RANK } from '../../../src/domain/triage-engine/baseline.js';
+import { applySafetyPolicy, policyOnlyAnswer } from '../../../src/domain/triage-engine/safety-policy.js';
 import {
   PRIORITIES,
   RECOMMENDED_ACTIONS,
   type TriageAnswer,
   type TriageRequest,
-} from '../../../src/domain/triage/types.js';
+} from '../../../src/domain/triage-engine/types.js';
 import { enrichment, enrichmentMap, loadKevFixture } from './enrichment-fixtures.js';
 
 const CVE = 'CVE-2024-12345';

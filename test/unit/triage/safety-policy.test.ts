@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { SEVERITY_RANK } from '../../../src/domain/triage/baseline.js';
+import { SEVERITY_RANK } from '../../../src/domain/triage-engine/baseline.js';
 import {
   SAFETY_POLICY_VERSION,
   applySafetyPolicy,
   type UncheckedAnswer,
-} from '../../../src/domain/triage/safety-policy.js';
-import type { TriageAnswer, TriageRequest } from '../../../src/domain/triage/types.js';
+} from '../../../src/domain/triage-engine/safety-policy.js';
+import type { TriageAnswer, TriageRequest } from '../../../src/domain/triage-engine/types.js';
 import { enrichment, enrichmentMap } from './enrichment-fixtures.js';
 
 const CVE = 'CVE-2024-12345';

@@ -11,7 +11,7 @@ import {
   type MissionWellbeing,
   type SsvcDecision,
   type TechnicalImpact,
-} from '../../../src/domain/triage/ssvc.js';
+} from '../../../src/domain/triage-engine/ssvc.js';
 
 // CISA Coordinator 2.0.3 in CISA's long form (E, A, TI, MWI → decision), one line per row,
 // written independently of the folded table in ssvc.ts so a transcription slip shows up.

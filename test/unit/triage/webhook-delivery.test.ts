@@ -10,7 +10,7 @@ import {
   deliverWebhook,
   makeWebhookDeliverer,
   signWebhook,
-} from '../../../src/domain/triage-service/webhook.js';
+} from '../../../src/domain/triage/webhook.js';
 
 const opened: (Server | HttpServer)[] = [];
 afterEach(async () => {

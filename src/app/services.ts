@@ -1,5 +1,5 @@
-import type { Config } from './config.js';
-import type { Logger } from './logger.js';
+import type { Config } from '../lib/config.js';
+import type { Logger } from '../lib/logger.js';
 import type { Infrastructure } from './infrastructure.js';
 import type { AppDeps } from '../api/app-deps.js';
 import { createKeyVerifier } from '../domain/keys/key-verifier.js';
@@ -13,7 +13,7 @@ import {
   createRedisWindowCounter,
 } from '../domain/usage/rate-limiter.js';
 import { createQuotaService } from '../domain/usage/quota.js';
-import { buildTriage } from './triage-wiring.js';
+import { buildTriage } from './build-triage.js';
 import { createLocalScanStorage } from '../domain/scans/scan-storage.js';
 import { SCAN_INGEST_QUEUE, type ScanIngestPayload } from '../jobs/scan-ingest.js';
 import type { QueueHandle } from '../jobs/queue-kit.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool, Queryable } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
-import type { TriageRequest, TriageResponse } from '../triage/types.js';
+import type { TriageRequest, TriageResponse } from '../triage-engine/types.js';
 import type { RecordOutcome } from './record-triage.js';
 import { settleReservationCtes } from '../usage/quota.js';
 

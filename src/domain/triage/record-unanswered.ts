@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../../db/pool.js';
-import type { Hop } from '../triage/types.js';
+import type { Hop } from '../triage-engine/types.js';
 
 /**
  * A request that got no answer (503 `triage_unavailable`) and the hops it made. Providers may

@@ -1,7 +1,7 @@
 import type { ModelCatalogEntry } from '../../lib/config.js';
-import type { Hop } from '../triage/types.js';
+import type { Hop } from '../triage-engine/types.js';
 import type { LedgerEntry } from '../usage/ledger.js';
-import { catalogModel, costPicos } from '../triage/pricing.js';
+import { catalogModel, costPicos } from './pricing.js';
 
 /**
  * Ledger rows for one answered request (DECISIONS §5, §6): one row per hop that used tokens,

@@ -1,15 +1,15 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Redis } from 'ioredis';
-import type { Config } from './config.js';
-import { projectRoot } from './config.js';
-import type { Logger } from './logger.js';
+import type { Config } from '../lib/config.js';
+import { projectRoot } from '../lib/config.js';
+import type { Logger } from '../lib/logger.js';
 import type { Pool } from '../db/pool.js';
 import type { QuotaService } from '../domain/usage/quota.js';
 import { createCachedEnrichmentLookup } from '../domain/enrichment/cached-lookup.js';
-import { buildProviders } from '../domain/triage/providers/build-providers.js';
-import { DEFAULT_TRIAGE_CONFIG, parseTriageConfig } from '../domain/triage/triage-config.js';
-import type { ChainTier, Provider } from '../domain/triage/types.js';
+import { buildProviders } from '../domain/triage-engine/providers/build-providers.js';
+import { DEFAULT_TRIAGE_CONFIG, parseTriageConfig } from '../domain/triage-engine/triage-config.js';
+import type { ChainTier, Provider } from '../domain/triage-engine/types.js';
 import { readInhouseModelFile } from '../domain/inhouse/model-file.js';
 import { INHOUSE_MODEL_PATH } from '../domain/inhouse/model-file.js';
 import { createInhouseProvider, inhouseTriageRequest } from '../domain/inhouse/provider.js';
@@ -19,7 +19,7 @@ import {
   createTriageService,
   type ShadowEngine,
   type TriageService,
-} from '../domain/triage-service/triage-service.js';
+} from '../domain/triage/triage-service.js';
 import { createAiCallLeases, leaseSize } from '../domain/usage/ai-call-leases.js';
 
 /**

@@ -7,10 +7,10 @@ import { monthOf, nextMonthStart } from '../plans/plans.js';
 import { rateLimitHeaders } from '../usage/rate-limiter.js';
 import type { QuotaService } from '../usage/quota.js';
 import { createAiCallLeases, type AiCallLeases } from '../usage/ai-call-leases.js';
-import { routeTriage } from '../triage/router.js';
-import { promptTokens } from '../triage/providers/prompt.js';
-import { SAFETY_POLICY_VERSION } from '../triage/safety-policy.js';
-import type { RouterThresholds } from '../triage/triage-config.js';
+import { routeTriage } from '../triage-engine/router.js';
+import { promptTokens } from '../triage-engine/providers/prompt.js';
+import { SAFETY_POLICY_VERSION } from '../triage-engine/safety-policy.js';
+import type { RouterThresholds } from '../triage-engine/triage-config.js';
 import type {
   ChainTier,
   EnrichmentMap,
@@ -18,7 +18,7 @@ import type {
   Provider,
   TriageRequest,
   TriageResponse,
-} from '../triage/types.js';
+} from '../triage-engine/types.js';
 import { answeredHopIndex, ledgerRowsFor } from './billing.js';
 import { createCoalescer } from '../../lib/coalescer.js';
 import {

@@ -2,8 +2,8 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import type { Config } from './config.js';
-import type { Logger } from './logger.js';
+import type { Config } from '../lib/config.js';
+import type { Logger } from '../lib/logger.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../db/embedded.js';
 import { createOrm, migrate, type Orm } from '../db/orm.js';
 import { createPool, type Pool } from '../db/pool.js';
