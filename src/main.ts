@@ -15,12 +15,16 @@ import { registerPages } from './api/pages/index.js';
 const role = (process.argv[2] ?? 'all') as 'all' | 'web' | 'worker';
 
 async function main(): Promise<void> {
-  if (!['all', 'web', 'worker'].includes(role)) throw new Error(`unknown role "${role}": use all, web or worker`);
+  if (!['all', 'web', 'worker'].includes(role))
+    throw new Error(`unknown role "${role}": use all, web or worker`);
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
-  const infra = await openInfrastructure(config, logger, { migrate: role !== 'worker' || !config.databaseUrl });
+  const infra = await openInfrastructure(config, logger, {
+    migrate: role !== 'worker' || !config.databaseUrl,
+  });
   const services = await buildServices(config, infra, logger);
-  const server = role === 'worker' ? null : await startServer(services, { root: (app) => registerPages(app, services) });
+  const server =
+    role === 'worker' ? null : await startServer(services, { root: (app) => registerPages(app, services) });
   const workers = role === 'web' ? null : await startWorkers(config, infra, services);
 
   if (server) {
@@ -31,7 +35,9 @@ async function main(): Promise<void> {
         `queue: ${infra.queues.kind === 'redis' ? 'Redis (REDIS_URL)' : 'PostgreSQL (no REDIS_URL)'}.\n\n`,
     );
   } else {
-    process.stdout.write(`Worker is running (queue: ${infra.queues.kind === 'redis' ? 'Redis' : 'PostgreSQL'}).\n`);
+    process.stdout.write(
+      `Worker is running (queue: ${infra.queues.kind === 'redis' ? 'Redis' : 'PostgreSQL'}).\n`,
+    );
   }
 
   let stopping = false;

@@ -80,14 +80,19 @@ t0 = process.hrtime.bigint();
 for (let i = 0; i < N; i++) await Promise.resolve(i);
 const baseNs = Number(process.hrtime.bigint() - t0) / N;
 
-console.log(`\nauth overhead — ${connections} connections, ${seconds}s per run, rate limits on ${useRedis ? 'Redis' : 'PostgreSQL'}`);
+console.log(
+  `\nauth overhead — ${connections} connections, ${seconds}s per run, rate limits on ${useRedis ? 'Redis' : 'PostgreSQL'}`,
+);
 console.table(rows);
-const avg = (route: string, f: 'rps' | 'p50' | 'p99') => rows.filter((r) => r.route === route).reduce((s, r) => s + r[f], 0) / 2;
+const avg = (route: string, f: 'rps' | 'p50' | 'p99') =>
+  rows.filter((r) => r.route === route).reduce((s, r) => s + r[f], 0) / 2;
 console.log(
   `ratio rps keys/me ÷ healthz: ${(avg('GET /api/v1/keys/me', 'rps') / avg('GET /healthz', 'rps')).toFixed(3)}; ` +
     `p50 added: ${(avg('GET /api/v1/keys/me', 'p50') - avg('GET /healthz', 'p50')).toFixed(2)} ms`,
 );
-console.log(`cached key check in process: ${(verifyNs / 1000).toFixed(2)} µs per call (empty await: ${(baseNs / 1000).toFixed(2)} µs)`);
+console.log(
+  `cached key check in process: ${(verifyNs / 1000).toFixed(2)} µs per call (empty await: ${(baseNs / 1000).toFixed(2)} µs)`,
+);
 
 await server.close();
 await services.stop();

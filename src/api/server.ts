@@ -6,7 +6,10 @@ import { buildApp, type AppExtensions } from './app.js';
  * Starts the HTTP server. `close()` stops accepting connections, answers 503 to new
  * requests on kept-alive sockets, and resolves once in-flight requests have finished.
  */
-export async function startServer(deps: AppDeps, ext: AppExtensions = {}): Promise<{ app: FastifyInstance; url: string; close(): Promise<void> }> {
+export async function startServer(
+  deps: AppDeps,
+  ext: AppExtensions = {},
+): Promise<{ app: FastifyInstance; url: string; close(): Promise<void> }> {
   const app = await buildApp(deps, ext);
   await app.listen({ port: deps.config.port, host: deps.config.host });
   const address = app.server.address();

@@ -8,7 +8,11 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from '../db/embedded.js'
 import { createOrm, migrate, type Orm } from '../db/orm.js';
 import { createPool, type Pool } from '../db/pool.js';
 import { createQueueKit, type QueueKit } from '../jobs/queue-kit.js';
-import { createPgInvalidationBus, createRedisInvalidationBus, type InvalidationBus } from '../domain/keys/invalidation-bus.js';
+import {
+  createPgInvalidationBus,
+  createRedisInvalidationBus,
+  type InvalidationBus,
+} from '../domain/keys/invalidation-bus.js';
 
 /**
  * The connections a process holds: database (embedded when no DATABASE_URL), ORM, a pool
@@ -38,7 +42,9 @@ export async function openInfrastructure(
   if (!databaseUrl) {
     const dir = path.join(config.dataDir, 'postgres');
     log.info({ dir }, 'no DATABASE_URL: starting the embedded PostgreSQL');
-    embedded = await startEmbeddedPostgres(dir, config.embeddedPostgresPort, (line) => log.debug({ postgres: line.trim() }));
+    embedded = await startEmbeddedPostgres(dir, config.embeddedPostgresPort, (line) =>
+      log.debug({ postgres: line.trim() }),
+    );
     databaseUrl = embedded.url;
   }
   const pepper = config.keyPepper ?? localPepper(config.dataDir);

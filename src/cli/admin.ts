@@ -68,7 +68,9 @@ async function enrich(args: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
-    console.error(err instanceof ConfigError ? err.message : `admin: ${err instanceof Error ? err.message : String(err)}`);
+    console.error(
+      err instanceof ConfigError ? err.message : `admin: ${err instanceof Error ? err.message : String(err)}`,
+    );
     process.exit(1);
   },
 );

@@ -12,6 +12,10 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  console.error(err instanceof ConfigError ? err.message : `Migration failed: ${err instanceof Error ? err.message : String(err)}`);
+  console.error(
+    err instanceof ConfigError
+      ? err.message
+      : `Migration failed: ${err instanceof Error ? err.message : String(err)}`,
+  );
   process.exit(1);
 });

@@ -9,7 +9,11 @@ export type Pool = pg.Pool;
  * `synchronousCommit: false` its commits do not wait for the WAL flush: only for writes whose
  * loss in a database crash is harmless (see the quota reservation).
  */
-export function createPool(databaseUrl: string, max = 10, opts: { synchronousCommit?: boolean } = {}): pg.Pool {
+export function createPool(
+  databaseUrl: string,
+  max = 10,
+  opts: { synchronousCommit?: boolean } = {},
+): pg.Pool {
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     max,
@@ -22,7 +26,10 @@ export function createPool(databaseUrl: string, max = 10, opts: { synchronousCom
 }
 
 /** Runs `fn` in one transaction on one client; rolls back if it throws. */
-export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+export async function withTransaction<T>(
+  pool: pg.Pool,
+  fn: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
   const client = await pool.connect();
   try {
     await client.query('BEGIN');

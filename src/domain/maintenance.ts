@@ -2,11 +2,7 @@ import type { Queryable } from '../db/pool.js';
 import type { InvalidationBus } from './keys/invalidation-bus.js';
 import type { QuotaService } from './usage/quota.js';
 import { failStuckScans, type StuckScanSweepDeps } from './scans/scan-failure.js';
-import {
-  failStuckBatches,
-  type BatchSweepReport,
-  type StuckBatchSweepDeps,
-} from './triage/batch-sweep.js';
+import { failStuckBatches, type BatchSweepReport, type StuckBatchSweepDeps } from './triage/batch-sweep.js';
 
 export interface MaintenanceReport {
   reservationsReleased: number;

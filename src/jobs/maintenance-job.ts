@@ -9,5 +9,9 @@ export type MaintenancePayload = Record<string, never>;
 /** Registers the repeating job once; every worker may call this, the scheduler id dedupes. */
 export async function scheduleMaintenance(queues: QueueKit): Promise<void> {
   const queue = queues.queue<MaintenancePayload>(MAINTENANCE_QUEUE);
-  await queue.upsertJobScheduler('maintenance-every-minute', { every: MAINTENANCE_EVERY_MS }, { name: 'sweep', data: {} });
+  await queue.upsertJobScheduler(
+    'maintenance-every-minute',
+    { every: MAINTENANCE_EVERY_MS },
+    { name: 'sweep', data: {} },
+  );
 }

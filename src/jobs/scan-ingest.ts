@@ -14,7 +14,10 @@ export interface ScanIngestPayload {
  * Attempts cover infrastructure failures (database down, worker crash); a broken file fails
  * at once through UnrecoverableError.
  */
-export async function enqueueScanIngest(queue: QueueHandle<ScanIngestPayload>, payload: ScanIngestPayload): Promise<void> {
+export async function enqueueScanIngest(
+  queue: QueueHandle<ScanIngestPayload>,
+  payload: ScanIngestPayload,
+): Promise<void> {
   await queue.add(SCAN_INGEST_QUEUE, payload, {
     jobId: payload.scanId,
     attempts: 5,

@@ -87,4 +87,5 @@ export const notFound = (what = 'resource'): AppError => new AppError('not_found
 export const INVALID_FIELDS_DETAIL = 'The request has invalid fields; see errors.';
 
 /** 400 `invalid_request` listing every bad field (DECISIONS §2). */
-export const invalidRequest = (errors: FieldError[]): AppError => new AppError('invalid_request', INVALID_FIELDS_DETAIL, { errors });
+export const invalidRequest = (errors: FieldError[]): AppError =>
+  new AppError('invalid_request', INVALID_FIELDS_DETAIL, { errors });

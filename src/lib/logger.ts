@@ -26,13 +26,27 @@ export const REDACT_PATHS = [
  * emails). Log what identifies the failure, never the statement.
  */
 export function safeError(err: unknown): unknown {
-  const e = err as { name?: string; code?: string; sqlState?: string; constraint?: string; table?: string; severity?: string; message?: string };
+  const e = err as {
+    name?: string;
+    code?: string;
+    sqlState?: string;
+    constraint?: string;
+    table?: string;
+    severity?: string;
+    message?: string;
+  };
   if (e && typeof e === 'object' && (e.sqlState !== undefined || /Exception$/.test(e.name ?? ''))) {
     return { type: e.name, code: e.code, sqlState: e.sqlState, constraint: e.constraint, table: e.table };
   }
   if (e && typeof e === 'object' && e.severity !== undefined && typeof e.code === 'string') {
     // node-postgres errors: the message has no parameters; `detail` may, so it is left out.
-    return { type: 'DatabaseError', code: e.code, message: e.message, constraint: e.constraint, table: e.table };
+    return {
+      type: 'DatabaseError',
+      code: e.code,
+      message: e.message,
+      constraint: e.constraint,
+      table: e.table,
+    };
   }
   return pino.stdSerializers.err(err as Error);
 }
@@ -43,7 +57,11 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
       level,
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       serializers: {
-        req: (req: { method: string; url: string; id?: string }) => ({ method: req.method, url: scrubUrl(req.url), id: req.id }),
+        req: (req: { method: string; url: string; id?: string }) => ({
+          method: req.method,
+          url: scrubUrl(req.url),
+          id: req.id,
+        }),
         err: safeError,
       },
     },

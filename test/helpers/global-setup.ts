@@ -25,14 +25,18 @@ export default async function setup(project: TestProject): Promise<() => Promise
   let pgUrl = process.env.TEST_DATABASE_URL ?? DEFAULT_PG;
   if (!(await pgReachable(pgUrl))) {
     const dir = path.resolve('.data/test-postgres');
-    console.warn(`[test setup] PostgreSQL not reachable at ${redact(pgUrl)}: starting an embedded one in ${dir}`);
+    console.warn(
+      `[test setup] PostgreSQL not reachable at ${redact(pgUrl)}: starting an embedded one in ${dir}`,
+    );
     embedded = await startEmbeddedPostgres(dir, 54398);
     pgUrl = embedded.url;
   }
   const redisUrl = process.env.TEST_REDIS_URL ?? DEFAULT_REDIS;
   const redisOk = await redisReachable(redisUrl);
   if (!redisOk) {
-    console.warn(`[test setup] Redis not reachable at ${redisUrl}: the Redis suites are SKIPPED in this run.`);
+    console.warn(
+      `[test setup] Redis not reachable at ${redisUrl}: the Redis suites are SKIPPED in this run.`,
+    );
   }
   project.provide('pgAdminUrl', pgUrl);
   project.provide('redisUrl', redisOk ? redisUrl : '');
@@ -55,7 +59,12 @@ async function pgReachable(url: string): Promise<boolean> {
 }
 
 async function redisReachable(url: string): Promise<boolean> {
-  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 1500, retryStrategy: () => null });
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    connectTimeout: 1500,
+    retryStrategy: () => null,
+  });
   redis.on('error', () => undefined);
   try {
     await redis.connect();

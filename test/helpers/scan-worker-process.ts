@@ -53,7 +53,11 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
   const pool = createPool(config.databaseUrl!);
-  const queues = createQueueKit({ redisUrl: config.redisUrl, databaseUrl: config.databaseUrl!, namespace: process.env.QUEUE_NAMESPACE });
+  const queues = createQueueKit({
+    redisUrl: config.redisUrl,
+    databaseUrl: config.databaseUrl!,
+    namespace: process.env.QUEUE_NAMESPACE,
+  });
   const lock = Number(process.env.SCAN_LOCK_MS ?? 30_000);
   const worker = startScanIngestWorker({
     queues,

@@ -82,21 +82,46 @@ export async function startTestApp(
 export async function signUp(
   app: FastifyInstance,
   input: { email?: string; plan?: 'free' | 'trial'; workspaceName?: string } = {},
-): Promise<{ cookie: string; csrf: string; key: string; keyId: string; workspaceId: string; email: string; password: string }> {
+): Promise<{
+  cookie: string;
+  csrf: string;
+  key: string;
+  keyId: string;
+  workspaceId: string;
+  email: string;
+  password: string;
+}> {
   const email = input.email ?? `user-${Math.random().toString(36).slice(2)}@example.com`;
   const password = 'correct horse battery staple';
   const res = await app.inject({
     method: 'POST',
     url: '/api/console/signup',
-    payload: { email, password, workspaceName: input.workspaceName ?? 'Acme Security', plan: input.plan ?? 'trial' },
+    payload: {
+      email,
+      password,
+      workspaceName: input.workspaceName ?? 'Acme Security',
+      plan: input.plan ?? 'trial',
+    },
   });
   if (res.statusCode !== 201) throw new Error(`signup failed: ${res.statusCode} ${res.body}`);
   const body = res.json() as { workspace: { id: string }; revealUrl: string; csrfToken: string };
   const cookie = String(res.headers['set-cookie']).split(';')[0]!;
-  const reveal = await app.inject({ method: 'GET', url: `/api/console${body.revealUrl}`, headers: { cookie } });
+  const reveal = await app.inject({
+    method: 'GET',
+    url: `/api/console${body.revealUrl}`,
+    headers: { cookie },
+  });
   if (reveal.statusCode !== 200) throw new Error(`reveal failed: ${reveal.statusCode} ${reveal.body}`);
   const revealed = reveal.json() as { key: string; keyId: string };
-  return { cookie, csrf: body.csrfToken, key: revealed.key, keyId: revealed.keyId, workspaceId: body.workspace.id, email, password };
+  return {
+    cookie,
+    csrf: body.csrfToken,
+    key: revealed.key,
+    keyId: revealed.keyId,
+    workspaceId: body.workspace.id,
+    email,
+    password,
+  };
 }
 
 /** Creates a key with the given scopes through the console and returns its secret. */
@@ -114,6 +139,10 @@ export async function createKey(
   });
   if (res.statusCode !== 201) throw new Error(`create key failed: ${res.statusCode} ${res.body}`);
   const created = res.json() as { id: string; revealUrl: string };
-  const reveal = await app.inject({ method: 'GET', url: `/api/console${created.revealUrl}`, headers: { cookie: session.cookie } });
+  const reveal = await app.inject({
+    method: 'GET',
+    url: `/api/console${created.revealUrl}`,
+    headers: { cookie: session.cookie },
+  });
   return { id: created.id, key: (reveal.json() as { key: string }).key };
 }

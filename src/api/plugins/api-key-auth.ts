@@ -44,16 +44,20 @@ export function apiKeyAuth(app: FastifyInstance, deps: ApiKeyAuthDeps): void {
     const header = req.headers['x-api-key'];
     const secret = Array.isArray(header) ? header[0] : header;
     if (!secret) {
-      const misplaced = req.headers.authorization?.includes('svc_') || /[?&](api[_-]?key|key)=/i.test(req.url);
+      const misplaced =
+        req.headers.authorization?.includes('svc_') || /[?&](api[_-]?key|key)=/i.test(req.url);
       throw new AppError(
         'missing_api_key',
-        misplaced ? 'Send the API key in the X-API-Key header, not in Authorization or the URL.' : 'This route needs an API key in the X-API-Key header.',
+        misplaced
+          ? 'Send the API key in the X-API-Key header, not in Authorization or the URL.'
+          : 'This route needs an API key in the X-API-Key header.',
       );
     }
     const result = await deps.verifier.verify(secret.trim());
     if (!result.ok) throw new AppError(result.code, DETAILS[result.code]);
     const key = result.key;
-    if (key.workspace.status !== 'active') throw new AppError('workspace_suspended', 'This workspace is suspended.');
+    if (key.workspace.status !== 'active')
+      throw new AppError('workspace_suspended', 'This workspace is suspended.');
     const scope = req.routeOptions.config.scope;
     if (scope && !key.scopes.includes(scope)) {
       throw new AppError('insufficient_scope', `This route needs a key with the ${scope} scope.`);
@@ -63,7 +67,11 @@ export function apiKeyAuth(app: FastifyInstance, deps: ApiKeyAuthDeps): void {
     const decision = await deps.rateLimiter.hit(`key:${key.id}`, plan.limits.requestsPerMinute);
     const headers = rateLimitHeaders(decision);
     if (!decision.allowed) {
-      throw new AppError('rate_limited', `This key may make ${decision.limit} requests a minute on its plan; retry after the reset.`, { headers });
+      throw new AppError(
+        'rate_limited',
+        `This key may make ${decision.limit} requests a minute on its plan; retry after the reset.`,
+        { headers },
+      );
     }
     void reply.headers(headers);
     deps.meter.record(key.id, key.workspace.id, now);

@@ -17,7 +17,13 @@ export const SESSION_COOKIE = 'svc_session';
 export const CSRF_HEADER = 'x-csrf-token';
 
 export function setSessionCookie(reply: FastifyReply, token: string, expiresAt: Date, secure: boolean): void {
-  void reply.setCookie(SESSION_COOKIE, token, { httpOnly: true, sameSite: 'strict', secure, path: '/', expires: expiresAt });
+  void reply.setCookie(SESSION_COOKIE, token, {
+    httpOnly: true,
+    sameSite: 'strict',
+    secure,
+    path: '/',
+    expires: expiresAt,
+  });
 }
 
 export function clearSessionCookie(reply: FastifyReply, secure: boolean): void {
@@ -39,7 +45,10 @@ export function consoleSession(app: FastifyInstance, sessions: SessionStore): vo
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       const sent = req.headers[CSRF_HEADER];
       if (typeof sent !== 'string' || !safeEqual(sent, session.csrfToken)) {
-        throw new AppError('csrf_failed', 'The X-CSRF-Token header is missing or does not match this session.');
+        throw new AppError(
+          'csrf_failed',
+          'The X-CSRF-Token header is missing or does not match this session.',
+        );
       }
     }
     req.session = session;

@@ -18,42 +18,62 @@ export function consoleAuthRoutes(app: FastifyInstance, deps: AppDeps): void {
   async function limit(bucket: string, max: number, windowMs: number): Promise<void> {
     const d = await deps.rateLimiter.hit(bucket, max, windowMs);
     if (!d.allowed) {
-      throw new AppError('rate_limited', 'Too many attempts; wait and try again.', { headers: rateLimitHeaders(d) });
+      throw new AppError('rate_limited', 'Too many attempts; wait and try again.', {
+        headers: rateLimitHeaders(d),
+      });
     }
   }
 
-  app.post('/signup', { config: publicRoute, bodyLimit: 8 * 1024, schema: { body: signupBody } }, async (req, reply) => {
-    await limit(`signup:${req.ip}`, SIGNUPS_PER_HOUR_PER_IP, 3_600_000);
-    const body = req.body as { email: string; password: string; workspaceName: string; plan: 'free' | 'trial' };
-    const { userId, workspace, firstKey } = await deps.workspaces.signup(deps.orm.em.fork(), {
-      email: body.email.trim(),
-      password: body.password,
-      workspaceName: body.workspaceName.trim(),
-      plan: body.plan,
-      ip: req.ip ?? null,
-      userAgent: req.headers['user-agent']?.slice(0, 300) ?? null,
-    });
-    const { token, session } = await deps.sessions.create(userId, workspace.id);
-    setSessionCookie(reply, token, session.expiresAt, secure);
-    void reply.code(201).header('Cache-Control', 'no-store');
-    return {
-      workspace: { id: workspace.id, name: workspace.name, plan: workspace.plan, trialEndsAt: workspace.trialEndsAt?.toISOString() ?? null },
-      revealUrl: `/reveal/${firstKey.revealToken}`,
-      csrfToken: session.csrfToken,
-    };
-  });
+  app.post(
+    '/signup',
+    { config: publicRoute, bodyLimit: 8 * 1024, schema: { body: signupBody } },
+    async (req, reply) => {
+      await limit(`signup:${req.ip}`, SIGNUPS_PER_HOUR_PER_IP, 3_600_000);
+      const body = req.body as {
+        email: string;
+        password: string;
+        workspaceName: string;
+        plan: 'free' | 'trial';
+      };
+      const { userId, workspace, firstKey } = await deps.workspaces.signup(deps.orm.em.fork(), {
+        email: body.email.trim(),
+        password: body.password,
+        workspaceName: body.workspaceName.trim(),
+        plan: body.plan,
+        ip: req.ip ?? null,
+        userAgent: req.headers['user-agent']?.slice(0, 300) ?? null,
+      });
+      const { token, session } = await deps.sessions.create(userId, workspace.id);
+      setSessionCookie(reply, token, session.expiresAt, secure);
+      void reply.code(201).header('Cache-Control', 'no-store');
+      return {
+        workspace: {
+          id: workspace.id,
+          name: workspace.name,
+          plan: workspace.plan,
+          trialEndsAt: workspace.trialEndsAt?.toISOString() ?? null,
+        },
+        revealUrl: `/reveal/${firstKey.revealToken}`,
+        csrfToken: session.csrfToken,
+      };
+    },
+  );
 
-  app.post('/login', { config: publicRoute, bodyLimit: 8 * 1024, schema: { body: loginBody } }, async (req, reply) => {
-    const body = req.body as { email: string; password: string };
-    // Per address and per account, so neither a single client nor a distributed guesser gets far.
-    await limit(`login-ip:${req.ip}`, LOGIN_ATTEMPTS_PER_MINUTE * 3, 60_000);
-    await limit(`login:${body.email.trim().toLowerCase()}`, LOGIN_ATTEMPTS_PER_MINUTE, 60_000);
-    const found = await deps.workspaces.checkLogin(deps.orm.em.fork(), body.email.trim(), body.password);
-    if (!found) throw new AppError('unauthenticated', 'The email or password is not right.');
-    const { token, session } = await deps.sessions.create(found.userId, found.workspaceId);
-    setSessionCookie(reply, token, session.expiresAt, secure);
-    return { workspaceId: found.workspaceId, csrfToken: session.csrfToken };
-  });
+  app.post(
+    '/login',
+    { config: publicRoute, bodyLimit: 8 * 1024, schema: { body: loginBody } },
+    async (req, reply) => {
+      const body = req.body as { email: string; password: string };
+      // Per address and per account, so neither a single client nor a distributed guesser gets far.
+      await limit(`login-ip:${req.ip}`, LOGIN_ATTEMPTS_PER_MINUTE * 3, 60_000);
+      await limit(`login:${body.email.trim().toLowerCase()}`, LOGIN_ATTEMPTS_PER_MINUTE, 60_000);
+      const found = await deps.workspaces.checkLogin(deps.orm.em.fork(), body.email.trim(), body.password);
+      if (!found) throw new AppError('unauthenticated', 'The email or password is not right.');
+      const { token, session } = await deps.sessions.create(found.userId, found.workspaceId);
+      setSessionCookie(reply, token, session.expiresAt, secure);
+      return { workspaceId: found.workspaceId, csrfToken: session.csrfToken };
+    },
+  );
 
   app.post('/logout', { config: publicRoute }, async (req: FastifyRequest, reply) => {
     const token = req.cookies[SESSION_COOKIE];
@@ -61,7 +81,10 @@ export function consoleAuthRoutes(app: FastifyInstance, deps: AppDeps): void {
       const session = await deps.sessions.find(token);
       // Logging out needs the CSRF token too, so another site cannot sign a person out.
       if (session && req.headers['x-csrf-token'] !== session.csrfToken) {
-        throw new AppError('csrf_failed', 'The X-CSRF-Token header is missing or does not match this session.');
+        throw new AppError(
+          'csrf_failed',
+          'The X-CSRF-Token header is missing or does not match this session.',
+        );
       }
       await deps.sessions.destroy(token);
     }
@@ -76,13 +99,17 @@ export function consoleAuthRoutes(app: FastifyInstance, deps: AppDeps): void {
     expiresAt: req.session.expiresAt.toISOString(),
   }));
 
-  app.get('/reveal/:token', { schema: { params: { type: 'object', properties: { token: { type: 'string', maxLength: 100 } } } } }, async (req, reply) => {
-    const { token } = req.params as { token: string };
-    void reply.header('Cache-Control', 'no-store');
-    return deps.keys.reveal(deps.orm.em.fork(), {
-      token,
-      workspaceId: req.session.workspaceId,
-      actor: actorFrom(req, `user:${req.session.userId}`),
-    });
-  });
+  app.get(
+    '/reveal/:token',
+    { schema: { params: { type: 'object', properties: { token: { type: 'string', maxLength: 100 } } } } },
+    async (req, reply) => {
+      const { token } = req.params as { token: string };
+      void reply.header('Cache-Control', 'no-store');
+      return deps.keys.reveal(deps.orm.em.fork(), {
+        token,
+        workspaceId: req.session.workspaceId,
+        actor: actorFrom(req, `user:${req.session.userId}`),
+      });
+    },
+  );
 }

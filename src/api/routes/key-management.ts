@@ -35,9 +35,7 @@ export function registerKeyManagement(app: FastifyInstance, deps: AppDeps, surfa
   }
 
   function secretOut(created: { secret: string; revealToken: string | null }) {
-    return surface.viaRevealPage
-      ? { revealUrl: `/reveal/${created.revealToken}` }
-      : { key: created.secret };
+    return surface.viaRevealPage ? { revealUrl: `/reveal/${created.revealToken}` } : { key: created.secret };
   }
 
   app.get('/keys', { config, schema: { querystring: noQuery } }, async (req) => {
@@ -51,7 +49,10 @@ export function registerKeyManagement(app: FastifyInstance, deps: AppDeps, surfa
     const now = deps.clock();
     return {
       object: 'list',
-      data: keys.map((k) => ({ ...viewKey(k, policy, now), usage: totals.get(k.id) ?? { requests: 0, tokens: 0, spendUsd: '0.000000' } })),
+      data: keys.map((k) => ({
+        ...viewKey(k, policy, now),
+        usage: totals.get(k.id) ?? { requests: 0, tokens: 0, spendUsd: '0.000000' },
+      })),
     };
   });
 
@@ -75,27 +76,42 @@ export function registerKeyManagement(app: FastifyInstance, deps: AppDeps, surfa
     return { ...viewKey(created.key, await rotationPolicy(workspaceId), now), ...secretOut(created) };
   });
 
-  app.post('/keys/:id/rotate', { config, bodyLimit, schema: { params: keyIdParams, body: rotateKeyBody } }, async (req, reply) => {
-    const { id } = req.params as { id: string };
-    const body = (req.body ?? {}) as { graceHours?: number };
-    const workspaceId = surface.workspaceOf(req);
-    const { old, successor } = await deps.keys.rotateKey(deps.orm.em.fork(), {
-      workspaceId,
-      keyId: id,
-      graceHours: body.graceHours,
-      actor: surface.actorOf(req),
-      reveal: surface.viaRevealPage,
-    });
-    const policy = await rotationPolicy(workspaceId);
-    const now = deps.clock();
-    void reply.code(201).header('Cache-Control', 'no-store');
-    return { rotated: viewKey(old, policy, now), successor: { ...viewKey(successor.key, policy, now), ...secretOut(successor) } };
-  });
+  app.post(
+    '/keys/:id/rotate',
+    { config, bodyLimit, schema: { params: keyIdParams, body: rotateKeyBody } },
+    async (req, reply) => {
+      const { id } = req.params as { id: string };
+      const body = (req.body ?? {}) as { graceHours?: number };
+      const workspaceId = surface.workspaceOf(req);
+      const { old, successor } = await deps.keys.rotateKey(deps.orm.em.fork(), {
+        workspaceId,
+        keyId: id,
+        graceHours: body.graceHours,
+        actor: surface.actorOf(req),
+        reveal: surface.viaRevealPage,
+      });
+      const policy = await rotationPolicy(workspaceId);
+      const now = deps.clock();
+      void reply.code(201).header('Cache-Control', 'no-store');
+      return {
+        rotated: viewKey(old, policy, now),
+        successor: { ...viewKey(successor.key, policy, now), ...secretOut(successor) },
+      };
+    },
+  );
 
-  app.post('/keys/:id/revoke', { config, bodyLimit, schema: { params: keyIdParams, body: emptyBody } }, async (req) => {
-    const { id } = req.params as { id: string };
-    const workspaceId = surface.workspaceOf(req);
-    const key = await deps.keys.revokeKey(deps.orm.em.fork(), { workspaceId, keyId: id, actor: surface.actorOf(req) });
-    return viewKey(key, await rotationPolicy(workspaceId), deps.clock());
-  });
+  app.post(
+    '/keys/:id/revoke',
+    { config, bodyLimit, schema: { params: keyIdParams, body: emptyBody } },
+    async (req) => {
+      const { id } = req.params as { id: string };
+      const workspaceId = surface.workspaceOf(req);
+      const key = await deps.keys.revokeKey(deps.orm.em.fork(), {
+        workspaceId,
+        keyId: id,
+        actor: surface.actorOf(req),
+      });
+      return viewKey(key, await rotationPolicy(workspaceId), deps.clock());
+    },
+  );
 }

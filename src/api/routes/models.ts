@@ -12,7 +12,12 @@ export function modelRoutes(app: FastifyInstance, deps: AppDeps): void {
     default: m.default,
     routineTier: m.routineTier,
     description: m.description,
-    pricing: { currency: 'USD', unit: '1M tokens', input: m.inputPricePerMillion, output: m.outputPricePerMillion },
+    pricing: {
+      currency: 'USD',
+      unit: '1M tokens',
+      input: m.inputPricePerMillion,
+      output: m.outputPricePerMillion,
+    },
     minimumTier: m.minimumTier,
     max: m.max,
   }));

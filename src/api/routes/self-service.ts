@@ -19,13 +19,17 @@ const usageQuery = {
 /** Parses an inclusive [from, to] day range into [start, end) instants, defaulting to this month. */
 export function usageRange(query: { from?: string; to?: string }, now: Date): { from: Date; to: Date } {
   const from = new Date(`${query.from ?? monthOf(now)}T00:00:00Z`);
-  const toDay = query.to ? new Date(`${query.to}T00:00:00Z`) : new Date(`${now.toISOString().slice(0, 10)}T00:00:00Z`);
+  const toDay = query.to
+    ? new Date(`${query.to}T00:00:00Z`)
+    : new Date(`${now.toISOString().slice(0, 10)}T00:00:00Z`);
   const to = new Date(toDay.getTime() + DAY_MS);
   const errors = [];
   if (Number.isNaN(from.getTime())) errors.push({ path: '/query/from', message: 'is not a valid date' });
   if (Number.isNaN(to.getTime())) errors.push({ path: '/query/to', message: 'is not a valid date' });
-  if (errors.length === 0 && from >= to) errors.push({ path: '/query/from', message: 'must not be after to' });
-  if (errors.length === 0 && to.getTime() - from.getTime() > 366 * DAY_MS) errors.push({ path: '/query/to', message: 'the range may span at most 366 days' });
+  if (errors.length === 0 && from >= to)
+    errors.push({ path: '/query/from', message: 'must not be after to' });
+  if (errors.length === 0 && to.getTime() - from.getTime() > 366 * DAY_MS)
+    errors.push({ path: '/query/to', message: 'the range may span at most 366 days' });
   if (errors.length > 0) throw invalidRequest(errors);
   return { from, to };
 }
@@ -39,7 +43,12 @@ export function selfServiceRoutes(app: FastifyInstance, deps: AppDeps): void {
     const k = req.apiKey;
     return {
       ...viewKey({ ...k, state: k.state, revokedAt: null }, k.workspace.rotationPolicyDays, deps.clock()),
-      workspace: { id: k.workspace.id, name: k.workspace.name, plan: req.plan.plan, trialDaysLeft: req.plan.trialDaysLeft },
+      workspace: {
+        id: k.workspace.id,
+        name: k.workspace.name,
+        plan: req.plan.plan,
+        trialDaysLeft: req.plan.trialDaysLeft,
+      },
     };
   });
 

@@ -151,9 +151,19 @@ export class M001Foundation extends Migration {
 
   override async down(): Promise<void> {
     for (const t of [
-      'plan_changes', 'rate_limit_windows', 'quota_reservations', 'ai_call_quota', 'key_request_counters',
-      'usage_ledger', 'key_audit_events', 'key_reveals', 'api_keys', 'console_sessions', 'memberships',
-      'console_users', 'workspaces',
+      'plan_changes',
+      'rate_limit_windows',
+      'quota_reservations',
+      'ai_call_quota',
+      'key_request_counters',
+      'usage_ledger',
+      'key_audit_events',
+      'key_reveals',
+      'api_keys',
+      'console_sessions',
+      'memberships',
+      'console_users',
+      'workspaces',
     ]) {
       this.addSql(`DROP TABLE IF EXISTS ${t} CASCADE`);
     }

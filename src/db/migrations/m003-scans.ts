@@ -47,7 +47,9 @@ export class M003Scans extends Migration {
         started_at timestamptz,
         finished_at timestamptz
       )`);
-    this.addSql(`CREATE UNIQUE INDEX scans_idempotency_key ON scans (workspace_id, idempotency_key) WHERE idempotency_key IS NOT NULL`);
+    this.addSql(
+      `CREATE UNIQUE INDEX scans_idempotency_key ON scans (workspace_id, idempotency_key) WHERE idempotency_key IS NOT NULL`,
+    );
     this.addSql(`CREATE INDEX scans_ws_seq_idx ON scans (workspace_id, seq DESC)`);
 
     this.addSql(`

@@ -62,6 +62,8 @@ export class M004Triage extends Migration {
   }
 
   override async down(): Promise<void> {
-    this.addSql('DROP TABLE IF EXISTS triage_batch_items, triage_batches, triage_shadow_answers, triage_results');
+    this.addSql(
+      'DROP TABLE IF EXISTS triage_batch_items, triage_batches, triage_shadow_answers, triage_results',
+    );
   }
 }

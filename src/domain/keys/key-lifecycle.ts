@@ -19,7 +19,8 @@ export interface KeyTimes {
 export function effectiveKeyState(key: KeyTimes, now: Date): KeyState {
   if (key.state === 'revoked' || key.state === 'expired') return key.state;
   if (key.expiresAt && key.expiresAt.getTime() <= now.getTime()) return 'expired';
-  if (key.state === 'rotating' && key.graceEndsAt && key.graceEndsAt.getTime() <= now.getTime()) return 'expired';
+  if (key.state === 'rotating' && key.graceEndsAt && key.graceEndsAt.getTime() <= now.getTime())
+    return 'expired';
   return key.state;
 }
 
@@ -47,7 +48,8 @@ export type ExpiryChoice = 'never' | (typeof EXPIRY_DAYS)[number] | { date: Date
 export function parseExpiry(value: unknown, now: Date): { expiresAt: Date | null } | { error: string } {
   if (value === undefined || value === null || value === 'never') return { expiresAt: null };
   if (typeof value === 'number') {
-    if ((EXPIRY_DAYS as readonly number[]).includes(value)) return { expiresAt: new Date(now.getTime() + value * DAY_MS) };
+    if ((EXPIRY_DAYS as readonly number[]).includes(value))
+      return { expiresAt: new Date(now.getTime() + value * DAY_MS) };
     return { error: `must be "never", one of ${EXPIRY_DAYS.join(', ')} days, or a future ISO 8601 date` };
   }
   if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:\d{2})?)?$/.test(value)) {

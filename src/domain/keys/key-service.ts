@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
 import type { Em } from '../../db/orm.js';
-import { ApiKeySchema, KeyAuditEventSchema, WorkspaceSchema, type ApiKey, type KeyAuditEvent } from '../../db/entities/index.js';
+import {
+  ApiKeySchema,
+  KeyAuditEventSchema,
+  WorkspaceSchema,
+  type ApiKey,
+  type KeyAuditEvent,
+} from '../../db/entities/index.js';
 import { AppError, notFound } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
 import { generateApiKey, maskApiKey, maskParts } from './key-format.js';
@@ -33,7 +39,10 @@ export interface NewKey {
   revealToken: string | null;
 }
 
-export function audit(em: Em, event: Omit<KeyAuditEvent, 'at' | 'details'> & { details?: Record<string, unknown> }): void {
+export function audit(
+  em: Em,
+  event: Omit<KeyAuditEvent, 'at' | 'details'> & { details?: Record<string, unknown> },
+): void {
   em.create(KeyAuditEventSchema, { ...event, details: event.details ?? {}, at: new Date() });
 }
 
@@ -61,7 +70,14 @@ export function createKeyService(deps: KeyServiceDeps) {
    */
   async function insertKey(
     em: Em,
-    input: { workspaceId: string; label: string; scopes: string[]; expiresAt: Date | null; actor: Actor; reveal: boolean },
+    input: {
+      workspaceId: string;
+      label: string;
+      scopes: string[];
+      expiresAt: Date | null;
+      actor: Actor;
+      reveal: boolean;
+    },
   ): Promise<NewKey> {
     const secret = generateApiKey();
     const now = clock();
@@ -82,7 +98,13 @@ export function createKeyService(deps: KeyServiceDeps) {
     });
     audit(em, { workspaceId: input.workspaceId, keyId: key.id, action: 'create', ...input.actor });
     if (!input.reveal) {
-      audit(em, { workspaceId: input.workspaceId, keyId: key.id, action: 'reveal', ...input.actor, details: { via: 'api_response' } });
+      audit(em, {
+        workspaceId: input.workspaceId,
+        keyId: key.id,
+        action: 'reveal',
+        ...input.actor,
+        details: { via: 'api_response' },
+      });
       return { key, secret, revealToken: null };
     }
     const revealToken = randomToken();
@@ -91,7 +113,14 @@ export function createKeyService(deps: KeyServiceDeps) {
       .getConnection()
       .execute(
         `INSERT INTO key_reveals (token_hash, key_id, workspace_id, sealed_secret, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)`,
-        [hashToken(pepper, revealToken), key.id, key.workspaceId, sealSecret(pepper, secret), now, new Date(now.getTime() + REVEAL_TTL_MS)],
+        [
+          hashToken(pepper, revealToken),
+          key.id,
+          key.workspaceId,
+          sealSecret(pepper, secret),
+          now,
+          new Date(now.getTime() + REVEAL_TTL_MS),
+        ],
         'run',
         em.getTransactionContext(),
       );
@@ -104,7 +133,14 @@ export function createKeyService(deps: KeyServiceDeps) {
     /** Creates a key; with `reveal`, it is shown once on the reveal page instead of in the answer. */
     async createKey(
       em: Em,
-      input: { workspaceId: string; label: string; scopes: string[]; expiresAt: Date | null; actor: Actor; reveal: boolean },
+      input: {
+        workspaceId: string;
+        label: string;
+        scopes: string[];
+        expiresAt: Date | null;
+        actor: Actor;
+        reveal: boolean;
+      },
     ): Promise<NewKey> {
       return em.transactional((tx) => insertKey(tx, input));
     },
@@ -174,12 +210,22 @@ export function createKeyService(deps: KeyServiceDeps) {
      * it, so two concurrent views cannot both see it. Unknown token: not found; used or
      * older than 15 minutes: `reveal_expired`.
      */
-    async reveal(em: Em, input: { token: string; workspaceId: string; actor: Actor }): Promise<{ keyId: string; key: string; masked: string }> {
+    async reveal(
+      em: Em,
+      input: { token: string; workspaceId: string; actor: Actor },
+    ): Promise<{ keyId: string; key: string; masked: string }> {
       const tokenHash = hashToken(pepper, input.token);
       const outcome = await em.transactional(async (tx) => {
         const conn = tx.getConnection();
         const ctx = tx.getTransactionContext();
-        const rows = await conn.execute<{ key_id: string; sealed_secret: string | null; expires_at: string | Date; revealed_at: string | Date | null }[]>(
+        const rows = await conn.execute<
+          {
+            key_id: string;
+            sealed_secret: string | null;
+            expires_at: string | Date;
+            revealed_at: string | Date | null;
+          }[]
+        >(
           `SELECT key_id, sealed_secret, expires_at, revealed_at FROM key_reveals
             WHERE token_hash = ? AND workspace_id = ? FOR UPDATE`,
           [tokenHash, input.workspaceId],
@@ -189,7 +235,10 @@ export function createKeyService(deps: KeyServiceDeps) {
         const row = rows[0];
         if (!row) return null;
         const now = clock();
-        const usable = row.sealed_secret !== null && !row.revealed_at && new Date(row.expires_at).getTime() > now.getTime();
+        const usable =
+          row.sealed_secret !== null &&
+          !row.revealed_at &&
+          new Date(row.expires_at).getTime() > now.getTime();
         // Whatever happens, the sealed copy is gone after this statement.
         await conn.execute(
           `UPDATE key_reveals SET sealed_secret = NULL, revealed_at = COALESCE(revealed_at, ?) WHERE token_hash = ?`,
@@ -199,12 +248,21 @@ export function createKeyService(deps: KeyServiceDeps) {
         );
         if (!usable || !row.sealed_secret) return 'expired' as const;
         const secret = unsealSecret(pepper, row.sealed_secret);
-        audit(tx, { workspaceId: input.workspaceId, keyId: row.key_id, action: 'reveal', ...input.actor, details: { via: 'reveal_page' } });
+        audit(tx, {
+          workspaceId: input.workspaceId,
+          keyId: row.key_id,
+          action: 'reveal',
+          ...input.actor,
+          details: { via: 'reveal_page' },
+        });
         return { keyId: row.key_id, key: secret, masked: maskApiKey(secret.slice(0, 8), secret.slice(-4)) };
       });
       if (outcome === null) throw notFound('reveal link');
       if (outcome === 'expired') {
-        throw new AppError('reveal_expired', 'This key was already revealed, or its reveal link is older than 15 minutes.');
+        throw new AppError(
+          'reveal_expired',
+          'This key was already revealed, or its reveal link is older than 15 minutes.',
+        );
       }
       return outcome;
     },

@@ -19,7 +19,10 @@ export interface KeyView {
 }
 
 export function viewKey(
-  key: Pick<ApiKey, 'id' | 'label' | 'prefix' | 'lastFour' | 'scopes' | 'state' | 'createdAt' | 'expiresAt' | 'graceEndsAt'> &
+  key: Pick<
+    ApiKey,
+    'id' | 'label' | 'prefix' | 'lastFour' | 'scopes' | 'state' | 'createdAt' | 'expiresAt' | 'graceEndsAt'
+  > &
     Partial<Pick<ApiKey, 'lastUsedAt' | 'successorId' | 'revokedAt'>>,
   rotationPolicyDays: number,
   now: Date,

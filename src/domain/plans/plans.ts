@@ -25,12 +25,27 @@ export function effectivePlan(
   plans: PlanCatalog,
   now: Date,
 ): EffectivePlan {
-  if (workspace.plan === 'service') return { plan: 'service', limits: plans.service, trialDaysLeft: null, trialEndsAt: null };
-  if (workspace.plan === 'trial' && workspace.trialEndsAt && workspace.trialEndsAt.getTime() > now.getTime()) {
+  if (workspace.plan === 'service')
+    return { plan: 'service', limits: plans.service, trialDaysLeft: null, trialEndsAt: null };
+  if (
+    workspace.plan === 'trial' &&
+    workspace.trialEndsAt &&
+    workspace.trialEndsAt.getTime() > now.getTime()
+  ) {
     const daysLeft = Math.ceil((workspace.trialEndsAt.getTime() - now.getTime()) / 86_400_000);
-    return { plan: 'trial', limits: plans.service, trialDaysLeft: daysLeft, trialEndsAt: workspace.trialEndsAt };
+    return {
+      plan: 'trial',
+      limits: plans.service,
+      trialDaysLeft: daysLeft,
+      trialEndsAt: workspace.trialEndsAt,
+    };
   }
-  return { plan: 'free', limits: plans.free, trialDaysLeft: workspace.plan === 'trial' ? 0 : null, trialEndsAt: workspace.trialEndsAt };
+  return {
+    plan: 'free',
+    limits: plans.free,
+    trialDaysLeft: workspace.plan === 'trial' ? 0 : null,
+    trialEndsAt: workspace.trialEndsAt,
+  };
 }
 
 /** The first day of the calendar month (UTC) containing `now`, as YYYY-MM-01. */

@@ -10,7 +10,11 @@
  * `http://127.0.0.1[:port]` with `allowLoopbackHttp`, private hosts with `allowPrivateHosts`.
  */
 import { outboundUrlProblem } from '../../lib/outbound-url.js';
-import { TRIAGE_REQUEST_SCHEMA, checkTriageRequest, type CheckResult } from '../triage-engine/request-schema.js';
+import {
+  TRIAGE_REQUEST_SCHEMA,
+  checkTriageRequest,
+  type CheckResult,
+} from '../triage-engine/request-schema.js';
 import type { FieldError } from '../triage-engine/schema-check.js';
 import type { TriageRequest } from '../triage-engine/types.js';
 

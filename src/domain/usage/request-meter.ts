@@ -57,14 +57,16 @@ export function createRequestMeter(db: Queryable, intervalMs = 1000): RequestMet
   function flush(): Promise<void> {
     const batch = pending;
     pending = new Map();
-    flushing = flushing.then(() => write(batch)).catch(() => {
-      // Keep the counts for the next flush rather than lose them on a passing error.
-      for (const [keyId, p] of batch) {
-        const cur = pending.get(keyId);
-        if (!cur) pending.set(keyId, p);
-        else for (const [day, n] of p.days) cur.days.set(day, (cur.days.get(day) ?? 0) + n);
-      }
-    });
+    flushing = flushing
+      .then(() => write(batch))
+      .catch(() => {
+        // Keep the counts for the next flush rather than lose them on a passing error.
+        for (const [keyId, p] of batch) {
+          const cur = pending.get(keyId);
+          if (!cur) pending.set(keyId, p);
+          else for (const [day, n] of p.days) cur.days.set(day, (cur.days.get(day) ?? 0) + n);
+        }
+      });
     return flushing;
   }
 

@@ -37,12 +37,26 @@ export function createSessionStore(db: Queryable, pepper: string, clock: () => D
 
     async find(token: string): Promise<Session | null> {
       if (token.length < 20 || token.length > 100) return null;
-      const res = await db.query<{ id: string; user_id: string; workspace_id: string; csrf_token: string; expires_at: Date }>(
+      const res = await db.query<{
+        id: string;
+        user_id: string;
+        workspace_id: string;
+        csrf_token: string;
+        expires_at: Date;
+      }>(
         `SELECT id, user_id, workspace_id, csrf_token, expires_at FROM console_sessions WHERE token_hash = $1 AND expires_at > $2`,
         [hashToken(pepper, token), clock()],
       );
       const r = res.rows[0];
-      return r ? { id: r.id, userId: r.user_id, workspaceId: r.workspace_id, csrfToken: r.csrf_token, expiresAt: r.expires_at } : null;
+      return r
+        ? {
+            id: r.id,
+            userId: r.user_id,
+            workspaceId: r.workspace_id,
+            csrfToken: r.csrf_token,
+            expiresAt: r.expires_at,
+          }
+        : null;
     },
 
     async destroy(token: string): Promise<void> {

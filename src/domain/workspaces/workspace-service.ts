@@ -70,22 +70,37 @@ export function createWorkspaceService(deps: WorkspaceServiceDeps) {
     /** Sign-up: a person, their workspace and its first key, in one transaction. */
     async signup(
       em: Em,
-      input: { email: string; password: string; workspaceName: string; plan: 'free' | 'trial'; ip: string | null; userAgent: string | null },
+      input: {
+        email: string;
+        password: string;
+        workspaceName: string;
+        plan: 'free' | 'trial';
+        ip: string | null;
+        userAgent: string | null;
+      },
     ) {
       const passwordHash = await hashPassword(input.password);
       return em.transactional(async (tx) => {
-        const taken = await tx.getConnection().execute(
-          'SELECT 1 FROM console_users WHERE lower(email) = lower(?)',
-          [input.email],
-          'all',
-          tx.getTransactionContext(),
-        );
-        if (taken.length > 0) throw new AppError('conflict', 'An account with this email already exists; sign in instead.');
+        const taken = await tx
+          .getConnection()
+          .execute(
+            'SELECT 1 FROM console_users WHERE lower(email) = lower(?)',
+            [input.email],
+            'all',
+            tx.getTransactionContext(),
+          );
+        if (taken.length > 0)
+          throw new AppError('conflict', 'An account with this email already exists; sign in instead.');
         const userId = randomUUID();
         const actor: Actor = { actor: `user:${userId}`, ip: input.ip, userAgent: input.userAgent };
         tx.create(ConsoleUserSchema, { id: userId, email: input.email, passwordHash, createdAt: clock() });
         await tx.flush();
-        const { workspace, firstKey } = await createWorkspace(tx, { name: input.workspaceName, plan: input.plan, actor, reveal: true });
+        const { workspace, firstKey } = await createWorkspace(tx, {
+          name: input.workspaceName,
+          plan: input.plan,
+          actor,
+          reveal: true,
+        });
         tx.create(MembershipSchema, { userId, workspaceId: workspace.id, role: 'owner', createdAt: clock() });
         await tx.flush();
         return { userId, workspace, firstKey };
@@ -93,7 +108,11 @@ export function createWorkspaceService(deps: WorkspaceServiceDeps) {
     },
 
     /** Returns the user and their workspace, or null; takes as long for an unknown email. */
-    async checkLogin(em: Em, email: string, password: string): Promise<{ userId: string; workspaceId: string } | null> {
+    async checkLogin(
+      em: Em,
+      email: string,
+      password: string,
+    ): Promise<{ userId: string; workspaceId: string } | null> {
       const rows = await em
         .getConnection()
         .execute<{ id: string; password_hash: string; workspace_id: string }[]>(
@@ -108,7 +127,10 @@ export function createWorkspaceService(deps: WorkspaceServiceDeps) {
     },
 
     /** Plan changes are recorded behind this one function, where a payment provider can plug in. */
-    async changePlan(em: Em, input: { workspaceId: string; plan: PlanName; actor: string }): Promise<Workspace> {
+    async changePlan(
+      em: Em,
+      input: { workspaceId: string; plan: PlanName; actor: string },
+    ): Promise<Workspace> {
       const ws = await em.transactional(async (tx) => {
         const w = await tx.findOne(WorkspaceSchema, { id: input.workspaceId });
         if (!w) throw notFound('workspace');

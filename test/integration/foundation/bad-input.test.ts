@@ -19,7 +19,14 @@ afterAll(async () => {
 });
 
 /** Whole problem document of DECISIONS §2, with the request id of the response. */
-function problem(res: { headers: Record<string, unknown>; json(): unknown }, code: string, status: number, title: string, detail: string, errors?: unknown) {
+function problem(
+  res: { headers: Record<string, unknown>; json(): unknown },
+  code: string,
+  status: number,
+  title: string,
+  detail: string,
+  errors?: unknown,
+) {
   expect(res.headers['content-type']).toBe('application/problem+json; charset=utf-8');
   expect(res.json()).toEqual({
     type: `https://docs.vulntriage.dev/errors/${code}`,
@@ -36,7 +43,13 @@ describe('authentication errors', () => {
   it('a missing header is missing_api_key', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/api/v1/keys/me' });
     expect(res.statusCode).toBe(401);
-    problem(res, 'missing_api_key', 401, 'Missing API key', 'This route needs an API key in the X-API-Key header.');
+    problem(
+      res,
+      'missing_api_key',
+      401,
+      'Missing API key',
+      'This route needs an API key in the X-API-Key header.',
+    );
   });
 
   it('a key in the wrong header is missing_api_key, saying where it belongs', async () => {
@@ -47,7 +60,13 @@ describe('authentication errors', () => {
       expect(res.body).not.toContain(owner.key);
     }
     const inUrl = await t.app.inject({ method: 'GET', url: `/api/v1/keys/me?api_key=${owner.key}` });
-    problem(inUrl, 'missing_api_key', 401, 'Missing API key', 'Send the API key in the X-API-Key header, not in Authorization or the URL.');
+    problem(
+      inUrl,
+      'missing_api_key',
+      401,
+      'Missing API key',
+      'Send the API key in the X-API-Key header, not in Authorization or the URL.',
+    );
   });
 
   it('a malformed or unknown key is invalid_api_key', async () => {
@@ -66,14 +85,27 @@ describe('scopes', () => {
     for (const url of ['/api/v1/usage', '/api/v1/keys/me']) {
       const res = await t.app.inject({ method: 'GET', url, headers: { 'x-api-key': scanner.key } });
       expect(res.statusCode).toBe(403);
-      problem(res, 'insufficient_scope', 403, 'Insufficient scope', 'This route needs a key with the usage:read scope.');
+      problem(
+        res,
+        'insufficient_scope',
+        403,
+        'Insufficient scope',
+        'This route needs a key with the usage:read scope.',
+      );
     }
     // Any valid key may read the catalog.
-    expect((await t.app.inject({ method: 'GET', url: '/api/v1/models', headers: { 'x-api-key': scanner.key } })).statusCode).toBe(200);
+    expect(
+      (await t.app.inject({ method: 'GET', url: '/api/v1/models', headers: { 'x-api-key': scanner.key } }))
+        .statusCode,
+    ).toBe(200);
   });
 
   it('key management needs keys:write; the first key does not have it', async () => {
-    const res = await t.app.inject({ method: 'GET', url: '/api/v1/keys', headers: { 'x-api-key': owner.key } });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: '/api/v1/keys',
+      headers: { 'x-api-key': owner.key },
+    });
     expect(res.statusCode).toBe(403);
     expect(res.json().detail).toBe('This route needs a key with the keys:write scope.');
   });
@@ -119,19 +151,36 @@ describe('validation', () => {
   it('rejects a past or odd expiry with the field named', async () => {
     const res = await post({ label: 'x', scopes: ['scans:read'], expiresIn: '2001-01-01' });
     expect(res.statusCode).toBe(400);
-    expect(res.json().errors).toEqual([{ path: '/expiresIn', message: 'must be "never", one of 30, 60, 90, 180, 365 days, or a future ISO 8601 date' }]);
+    expect(res.json().errors).toEqual([
+      {
+        path: '/expiresIn',
+        message: 'must be "never", one of 30, 60, 90, 180, 365 days, or a future ISO 8601 date',
+      },
+    ]);
   });
 
   it('an oversized body is payload_too_large', async () => {
     const res = await post({ label: 'x'.repeat(100_000), scopes: ['scans:read'] });
     expect(res.statusCode).toBe(413);
-    problem(res, 'payload_too_large', 413, 'Payload too large', 'The request body is larger than this route accepts.');
+    problem(
+      res,
+      'payload_too_large',
+      413,
+      'Payload too large',
+      'The request body is larger than this route accepts.',
+    );
   });
 
   it('a body that is not JSON is unsupported_media_type', async () => {
     const res = await post('label=x', { 'content-type': 'application/x-www-form-urlencoded' });
     expect(res.statusCode).toBe(415);
-    problem(res, 'unsupported_media_type', 415, 'Unsupported media type', 'Send this route a body of Content-Type application/json.');
+    problem(
+      res,
+      'unsupported_media_type',
+      415,
+      'Unsupported media type',
+      'Send this route a body of Content-Type application/json.',
+    );
   });
 
   it('hostile strings are stored and echoed as data, never interpreted', async () => {
@@ -144,7 +193,11 @@ describe('validation', () => {
   });
 
   it('an unknown route is a problem document too', async () => {
-    const res = await t.app.inject({ method: 'GET', url: '/api/v1/nothing-here', headers: { 'x-api-key': owner.key } });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: '/api/v1/nothing-here',
+      headers: { 'x-api-key': owner.key },
+    });
     expect(res.statusCode).toBe(404);
     expect(res.json().code).toBe('not_found');
   });
@@ -152,7 +205,12 @@ describe('validation', () => {
   it('signup lists every missing field', async () => {
     const res = await t.app.inject({ method: 'POST', url: '/api/console/signup', payload: {} });
     expect(res.statusCode).toBe(400);
-    expect(res.json().errors.map((e: { path: string }) => e.path).sort()).toEqual(['/email', '/password', '/plan', '/workspaceName']);
+    expect(
+      res
+        .json()
+        .errors.map((e: { path: string }) => e.path)
+        .sort(),
+    ).toEqual(['/email', '/password', '/plan', '/workspaceName']);
   });
 });
 
@@ -162,7 +220,12 @@ describe('isolation between workspaces', () => {
     const ids = [other.keyId, bKey.id];
     for (const id of ids) {
       for (const action of ['rotate', 'revoke']) {
-        const api = await t.app.inject({ method: 'POST', url: `/api/v1/keys/${id}/${action}`, headers: { 'x-api-key': keysAdminA.key }, payload: {} });
+        const api = await t.app.inject({
+          method: 'POST',
+          url: `/api/v1/keys/${id}/${action}`,
+          headers: { 'x-api-key': keysAdminA.key },
+          payload: {},
+        });
         expect(api.statusCode).toBe(404);
         problem(api, 'not_found', 404, 'Not found', 'No such key.');
         const consoleRes = await t.app.inject({
@@ -176,13 +239,24 @@ describe('isolation between workspaces', () => {
     }
     // Unknown and malformed ids look exactly the same.
     for (const id of ['00000000-0000-0000-0000-000000000000', 'not-a-uuid', "1' OR '1'='1"]) {
-      const res = await t.app.inject({ method: 'POST', url: `/api/v1/keys/${encodeURIComponent(id)}/revoke`, headers: { 'x-api-key': keysAdminA.key } });
+      const res = await t.app.inject({
+        method: 'POST',
+        url: `/api/v1/keys/${encodeURIComponent(id)}/revoke`,
+        headers: { 'x-api-key': keysAdminA.key },
+      });
       expect(res.statusCode).toBe(404);
     }
     // B's keys still work: nothing happened to them.
-    expect((await t.app.inject({ method: 'GET', url: '/api/v1/keys/me', headers: { 'x-api-key': bKey.key } })).statusCode).toBe(200);
+    expect(
+      (await t.app.inject({ method: 'GET', url: '/api/v1/keys/me', headers: { 'x-api-key': bKey.key } }))
+        .statusCode,
+    ).toBe(200);
     // A's key list never shows B's keys.
-    const list = await t.app.inject({ method: 'GET', url: '/api/v1/keys', headers: { 'x-api-key': keysAdminA.key } });
+    const list = await t.app.inject({
+      method: 'GET',
+      url: '/api/v1/keys',
+      headers: { 'x-api-key': keysAdminA.key },
+    });
     expect(list.json().data.map((k: { id: string }) => k.id)).not.toContain(bKey.id);
   });
 
@@ -197,15 +271,28 @@ describe('isolation between workspaces', () => {
     const res = await t.app.inject({ method: 'GET', url, headers: { cookie: owner.cookie } });
     expect(res.statusCode).toBe(404);
     // ...and B can still reveal it.
-    expect((await t.app.inject({ method: 'GET', url, headers: { cookie: other.cookie } })).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'GET', url, headers: { cookie: other.cookie } })).statusCode).toBe(
+      200,
+    );
   });
 });
 
 describe('console sessions', () => {
   it('refuses a state-changing call without the CSRF token', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/api/console/keys', headers: { cookie: owner.cookie }, payload: { label: 'x', scopes: ['scans:read'] } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/console/keys',
+      headers: { cookie: owner.cookie },
+      payload: { label: 'x', scopes: ['scans:read'] },
+    });
     expect(res.statusCode).toBe(403);
-    problem(res, 'csrf_failed', 403, 'CSRF check failed', 'The X-CSRF-Token header is missing or does not match this session.');
+    problem(
+      res,
+      'csrf_failed',
+      403,
+      'CSRF check failed',
+      'The X-CSRF-Token header is missing or does not match this session.',
+    );
   });
 
   it('needs a session', async () => {
@@ -214,22 +301,38 @@ describe('console sessions', () => {
   });
 
   it('logs in, rate-limits wrong passwords, and logs out', async () => {
-    const ok = await t.app.inject({ method: 'POST', url: '/api/console/login', payload: { email: owner.email, password: owner.password } });
+    const ok = await t.app.inject({
+      method: 'POST',
+      url: '/api/console/login',
+      payload: { email: owner.email, password: owner.password },
+    });
     expect(ok.statusCode).toBe(200);
     const cookie = String(ok.headers['set-cookie']).split(';')[0]!;
     const csrf = ok.json().csrfToken;
-    expect((await t.app.inject({ method: 'GET', url: '/api/console/workspace', headers: { cookie } })).json().name).toBe('Workspace A');
+    expect(
+      (await t.app.inject({ method: 'GET', url: '/api/console/workspace', headers: { cookie } })).json().name,
+    ).toBe('Workspace A');
 
     const statuses: number[] = [];
     for (let i = 0; i < 12; i++) {
-      const bad = await t.app.inject({ method: 'POST', url: '/api/console/login', payload: { email: other.email, password: 'wrong password!' } });
+      const bad = await t.app.inject({
+        method: 'POST',
+        url: '/api/console/login',
+        payload: { email: other.email, password: 'wrong password!' },
+      });
       statuses.push(bad.statusCode);
     }
     expect(statuses.slice(0, 9).every((s) => s === 401)).toBe(true);
     expect(statuses.at(-1)).toBe(429);
 
-    const out = await t.app.inject({ method: 'POST', url: '/api/console/logout', headers: { cookie, 'x-csrf-token': csrf } });
+    const out = await t.app.inject({
+      method: 'POST',
+      url: '/api/console/logout',
+      headers: { cookie, 'x-csrf-token': csrf },
+    });
     expect(out.statusCode).toBe(204);
-    expect((await t.app.inject({ method: 'GET', url: '/api/console/workspace', headers: { cookie } })).statusCode).toBe(401);
+    expect(
+      (await t.app.inject({ method: 'GET', url: '/api/console/workspace', headers: { cookie } })).statusCode,
+    ).toBe(401);
   });
 });

@@ -38,7 +38,11 @@ async function slowProviderEnv(): Promise<{ fake: FakeServer; env: Record<string
   };
 }
 
-const finding = { title: 'Outdated OpenSSL', severity: 'MEDIUM', description: 'OpenSSL 1.1.1 is end of life' };
+const finding = {
+  title: 'Outdated OpenSSL',
+  severity: 'MEDIUM',
+  description: 'OpenSSL 1.1.1 is end of life',
+};
 
 describe('graceful shutdown on SIGTERM', () => {
   it('finishes a request in flight, then exits 0', async () => {

@@ -54,23 +54,26 @@ describe('invalidation bus', () => {
     }
   });
 
-  it.skipIf(!redisUrl)('delivers to its own process synchronously, then to others (Redis pub/sub)', async () => {
-    const prefix = `t${randomBytes(4).toString('hex')}`;
-    const a = new Redis(redisUrl);
-    const b = new Redis(redisUrl);
-    const publisher = createRedisInvalidationBus(a, prefix);
-    const other = createRedisInvalidationBus(b, prefix);
-    const remote: Invalidation[] = [];
-    other.subscribe((m) => remote.push(m));
-    try {
-      await new Promise((r) => setTimeout(r, 300));
-      await expectLocalDeliveryFirst(publisher);
-      await expect.poll(() => remote, { timeout: 1_000 }).toEqual([{ kind: 'key', id: 'k-1' }]);
-    } finally {
-      await publisher.close();
-      await other.close();
-      a.disconnect();
-      b.disconnect();
-    }
-  });
+  it.skipIf(!redisUrl)(
+    'delivers to its own process synchronously, then to others (Redis pub/sub)',
+    async () => {
+      const prefix = `t${randomBytes(4).toString('hex')}`;
+      const a = new Redis(redisUrl);
+      const b = new Redis(redisUrl);
+      const publisher = createRedisInvalidationBus(a, prefix);
+      const other = createRedisInvalidationBus(b, prefix);
+      const remote: Invalidation[] = [];
+      other.subscribe((m) => remote.push(m));
+      try {
+        await new Promise((r) => setTimeout(r, 300));
+        await expectLocalDeliveryFirst(publisher);
+        await expect.poll(() => remote, { timeout: 1_000 }).toEqual([{ kind: 'key', id: 'k-1' }]);
+      } finally {
+        await publisher.close();
+        await other.close();
+        a.disconnect();
+        b.disconnect();
+      }
+    },
+  );
 });

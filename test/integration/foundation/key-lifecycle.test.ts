@@ -15,14 +15,20 @@ afterAll(async () => {
   for (const s of secrets) expect(logged).not.toContain(s);
 });
 
-const me = (key: string) => t.app.inject({ method: 'GET', url: '/api/v1/keys/me', headers: { 'x-api-key': key } });
+const me = (key: string) =>
+  t.app.inject({ method: 'GET', url: '/api/v1/keys/me', headers: { 'x-api-key': key } });
 
 describe('key lifecycle through HTTP', () => {
   it('sign up → reveal once → use → rotate with grace → old key expires → revoke', async () => {
     const signup = await t.app.inject({
       method: 'POST',
       url: '/api/console/signup',
-      payload: { email: 'owner@acme.example', password: 'correct horse battery staple', workspaceName: 'Acme', plan: 'trial' },
+      payload: {
+        email: 'owner@acme.example',
+        password: 'correct horse battery staple',
+        workspaceName: 'Acme',
+        plan: 'trial',
+      },
     });
     expect(signup.statusCode).toBe(201);
     const body = signup.json();
@@ -37,7 +43,11 @@ describe('key lifecycle through HTTP', () => {
     const cookie = setCookie.split(';')[0]!;
     secrets.push(cookie.split('=')[1]!, body.revealUrl.split('/').pop());
 
-    const reveal = await t.app.inject({ method: 'GET', url: `/api/console${body.revealUrl}`, headers: { cookie } });
+    const reveal = await t.app.inject({
+      method: 'GET',
+      url: `/api/console${body.revealUrl}`,
+      headers: { cookie },
+    });
     expect(reveal.statusCode).toBe(200);
     expect(reveal.headers['cache-control']).toBe('no-store');
     const { key, keyId, masked } = reveal.json();
@@ -45,7 +55,11 @@ describe('key lifecycle through HTTP', () => {
     expect(key).toMatch(/^svc_[0-9A-Za-z]{38}$/);
     expect(masked).toBe(`${key.slice(0, 8)}****************${key.slice(-4)}`);
 
-    const again = await t.app.inject({ method: 'GET', url: `/api/console${body.revealUrl}`, headers: { cookie } });
+    const again = await t.app.inject({
+      method: 'GET',
+      url: `/api/console${body.revealUrl}`,
+      headers: { cookie },
+    });
     expect(again.statusCode).toBe(410);
     expect(again.json()).toEqual({
       type: 'https://docs.vulntriage.dev/errors/reveal_expired',
@@ -79,8 +93,16 @@ describe('key lifecycle through HTTP', () => {
     });
     expect(rotate.statusCode).toBe(201);
     const rotated = rotate.json();
-    expect(rotated.rotated).toMatchObject({ id: keyId, status: 'rotating', successorId: rotated.successor.id });
-    const successorReveal = await t.app.inject({ method: 'GET', url: `/api/console${rotated.successor.revealUrl}`, headers: { cookie } });
+    expect(rotated.rotated).toMatchObject({
+      id: keyId,
+      status: 'rotating',
+      successorId: rotated.successor.id,
+    });
+    const successorReveal = await t.app.inject({
+      method: 'GET',
+      url: `/api/console${rotated.successor.revealUrl}`,
+      headers: { cookie },
+    });
     const successor = successorReveal.json().key as string;
     secrets.push(successor);
 
@@ -115,22 +137,39 @@ describe('key lifecycle through HTTP', () => {
       `SELECT action FROM key_audit_events WHERE workspace_id = $1 ORDER BY id`,
       [body.workspace.id],
     );
-    expect(audit.rows.map((r) => r.action).sort()).toEqual(['create', 'create', 'reveal', 'reveal', 'revoke', 'rotate']);
+    expect(audit.rows.map((r) => r.action).sort()).toEqual([
+      'create',
+      'create',
+      'reveal',
+      'reveal',
+      'revoke',
+      'rotate',
+    ]);
   });
 
   it('a reveal link stops working after 15 minutes', async () => {
     const res = await t.app.inject({
       method: 'POST',
       url: '/api/console/signup',
-      payload: { email: 'late@acme.example', password: 'correct horse battery staple', workspaceName: 'Late', plan: 'free' },
+      payload: {
+        email: 'late@acme.example',
+        password: 'correct horse battery staple',
+        workspaceName: 'Late',
+        plan: 'free',
+      },
     });
     const cookie = String(res.headers['set-cookie']).split(';')[0]!;
     t.clock.advance(15 * 60_000 + 1);
-    const reveal = await t.app.inject({ method: 'GET', url: `/api/console${res.json().revealUrl}`, headers: { cookie } });
+    const reveal = await t.app.inject({
+      method: 'GET',
+      url: `/api/console${res.json().revealUrl}`,
+      headers: { cookie },
+    });
     expect(reveal.statusCode).toBe(410);
-    const stored = await t.infra.pool.query(`SELECT count(*)::int AS n FROM key_reveals WHERE sealed_secret IS NOT NULL AND workspace_id = $1`, [
-      res.json().workspace.id,
-    ]);
+    const stored = await t.infra.pool.query(
+      `SELECT count(*)::int AS n FROM key_reveals WHERE sealed_secret IS NOT NULL AND workspace_id = $1`,
+      [res.json().workspace.id],
+    );
     expect(stored.rows[0].n).toBe(0);
   });
 
@@ -143,34 +182,70 @@ describe('key lifecycle through HTTP', () => {
       headers: { cookie: owner.cookie, 'x-csrf-token': owner.csrf },
       payload: { label: 'automation', scopes: ['keys:write'], expiresIn: 90 },
     });
-    const adminReveal = await t.app.inject({ method: 'GET', url: `/api/console${admin.json().revealUrl}`, headers: { cookie: owner.cookie } });
+    const adminReveal = await t.app.inject({
+      method: 'GET',
+      url: `/api/console${admin.json().revealUrl}`,
+      headers: { cookie: owner.cookie },
+    });
     const adminKey = adminReveal.json().key as string;
     secrets.push(adminKey);
     const h = { 'x-api-key': adminKey };
 
-    const created = await t.app.inject({ method: 'POST', url: '/api/v1/keys', headers: h, payload: { label: 'ci', scopes: ['scans:write'] } });
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/keys',
+      headers: h,
+      payload: { label: 'ci', scopes: ['scans:write'] },
+    });
     expect(created.statusCode).toBe(201);
     expect(created.headers['cache-control']).toBe('no-store');
     const ci = created.json();
     secrets.push(ci.key);
-    expect(ci).toMatchObject({ label: 'ci', scopes: ['scans:write'], status: 'active', key: expect.stringMatching(/^svc_/) });
+    expect(ci).toMatchObject({
+      label: 'ci',
+      scopes: ['scans:write'],
+      status: 'active',
+      key: expect.stringMatching(/^svc_/),
+    });
 
     const list = await t.app.inject({ method: 'GET', url: '/api/v1/keys', headers: h });
     expect(list.statusCode).toBe(200);
-    expect(list.json().data.map((k: { label: string }) => k.label).sort()).toEqual(['Default key', 'automation', 'ci']);
+    expect(
+      list
+        .json()
+        .data.map((k: { label: string }) => k.label)
+        .sort(),
+    ).toEqual(['Default key', 'automation', 'ci']);
     expect(list.body).not.toContain(ci.key);
 
-    const rot = await t.app.inject({ method: 'POST', url: `/api/v1/keys/${ci.id}/rotate`, headers: h, payload: { graceHours: 0 } });
+    const rot = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/keys/${ci.id}/rotate`,
+      headers: h,
+      payload: { graceHours: 0 },
+    });
     expect(rot.statusCode).toBe(201);
     secrets.push(rot.json().successor.key);
     expect(rot.json().rotated.status).toBe('expired');
     expect((await me(ci.key)).json().code).toBe('key_expired');
 
-    const rev = await t.app.inject({ method: 'POST', url: `/api/v1/keys/${rot.json().successor.id}/revoke`, headers: h });
+    const rev = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/keys/${rot.json().successor.id}/revoke`,
+      headers: h,
+    });
     expect(rev.json().status).toBe('revoked');
 
-    const twice = await t.app.inject({ method: 'POST', url: `/api/v1/keys/${ci.id}/rotate`, headers: h, payload: {} });
+    const twice = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/keys/${ci.id}/rotate`,
+      headers: h,
+      payload: {},
+    });
     expect(twice.statusCode).toBe(409);
-    expect(twice.json()).toMatchObject({ code: 'conflict', detail: 'Only an active key can be rotated; this key is expired.' });
+    expect(twice.json()).toMatchObject({
+      code: 'conflict',
+      detail: 'Only an active key can be rotated; this key is expired.',
+    });
   });
 });

@@ -17,7 +17,9 @@ afterAll(async () => {
 });
 
 async function counter(workspaceId: string) {
-  const res = await t.infra.pool.query(`SELECT used, reserved FROM ai_call_quota WHERE workspace_id = $1`, [workspaceId]);
+  const res = await t.infra.pool.query(`SELECT used, reserved FROM ai_call_quota WHERE workspace_id = $1`, [
+    workspaceId,
+  ]);
   return res.rows[0] as { used: number; reserved: number };
 }
 
@@ -25,7 +27,11 @@ describe('monthly AI-call quota', () => {
   it('grants exactly 100 of 200 concurrent reservations against a limit of 100, across two processes', async () => {
     const { workspaceId } = await signUp(t.app);
     const child = () =>
-      run('node', ['--import', 'tsx', 'test/helpers/quota-child.ts', t.databaseUrl, workspaceId, '100', '100'], { timeout: 60_000 });
+      run(
+        'node',
+        ['--import', 'tsx', 'test/helpers/quota-child.ts', t.databaseUrl, workspaceId, '100', '100'],
+        { timeout: 60_000 },
+      );
     const [a, b] = await Promise.all([child(), child()]);
     const granted = [...JSON.parse(a.stdout).granted, ...JSON.parse(b.stdout).granted] as string[];
     expect(granted).toHaveLength(100);
@@ -78,19 +84,33 @@ describe('monthly AI-call quota', () => {
 describe('trial', () => {
   it('a workspace whose trial ended is on free (clock moved, no sleeping), and maintenance records it', async () => {
     const s = await signUp(t.app, { plan: 'trial' });
-    const before = await t.app.inject({ method: 'GET', url: '/api/console/workspace', headers: { cookie: s.cookie } });
+    const before = await t.app.inject({
+      method: 'GET',
+      url: '/api/console/workspace',
+      headers: { cookie: s.cookie },
+    });
     expect(before.json()).toMatchObject({ plan: 'trial', trialDaysLeft: 14, aiCallLimit: 50_000 });
     t.clock.advance(14 * DAY + 1);
     // Sessions last 12 hours: sign in again two weeks later.
-    expect((await t.app.inject({ method: 'GET', url: '/api/console/workspace', headers: { cookie: s.cookie } })).statusCode).toBe(401);
-    const login = await t.app.inject({ method: 'POST', url: '/api/console/login', payload: { email: s.email, password: s.password } });
+    expect(
+      (await t.app.inject({ method: 'GET', url: '/api/console/workspace', headers: { cookie: s.cookie } }))
+        .statusCode,
+    ).toBe(401);
+    const login = await t.app.inject({
+      method: 'POST',
+      url: '/api/console/login',
+      payload: { email: s.email, password: s.password },
+    });
     const cookie = String(login.headers['set-cookie']).split(';')[0]!;
     const after = await t.app.inject({ method: 'GET', url: '/api/console/workspace', headers: { cookie } });
     expect(after.json()).toMatchObject({ plan: 'free', trialDaysLeft: 0, aiCallLimit: 100 });
     const me = await t.app.inject({ method: 'GET', url: '/api/v1/keys/me', headers: { 'x-api-key': s.key } });
     expect(me.json().workspace).toMatchObject({ plan: 'free' });
     await runMaintenance({ db: t.infra.pool, quota: t.deps.quota, bus: t.infra.bus, clock: t.clock });
-    const changes = await t.infra.pool.query(`SELECT from_plan, to_plan, reason FROM plan_changes WHERE workspace_id = $1 ORDER BY id`, [s.workspaceId]);
+    const changes = await t.infra.pool.query(
+      `SELECT from_plan, to_plan, reason FROM plan_changes WHERE workspace_id = $1 ORDER BY id`,
+      [s.workspaceId],
+    );
     expect(changes.rows).toEqual([
       { from_plan: null, to_plan: 'trial', reason: 'created' },
       { from_plan: 'trial', to_plan: 'free', reason: 'trial_ended' },
@@ -99,10 +119,20 @@ describe('trial', () => {
 
   it('upgrading records a plan change and lifts the limits at once', async () => {
     const s = await signUp(t.app, { plan: 'free' });
-    const res = await t.app.inject({ method: 'POST', url: '/api/console/plan', headers: { cookie: s.cookie, 'x-csrf-token': s.csrf }, payload: { plan: 'service' } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/console/plan',
+      headers: { cookie: s.cookie, 'x-csrf-token': s.csrf },
+      payload: { plan: 'service' },
+    });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ plan: 'service', aiCallLimit: 50_000, trialDaysLeft: null });
-    const bad = await t.app.inject({ method: 'POST', url: '/api/console/plan', headers: { cookie: s.cookie, 'x-csrf-token': s.csrf }, payload: { plan: 'trial' } });
+    const bad = await t.app.inject({
+      method: 'POST',
+      url: '/api/console/plan',
+      headers: { cookie: s.cookie, 'x-csrf-token': s.csrf },
+      payload: { plan: 'trial' },
+    });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().errors).toEqual([{ path: '/plan', message: 'must be one of free, service' }]);
   });

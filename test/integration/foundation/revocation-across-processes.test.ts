@@ -20,7 +20,13 @@ async function twoServers(env: Record<string, string>) {
   const db = await createTestDatabase();
   drops.push(db.drop);
   // One deployment: both processes share the database and the Redis prefix.
-  const common = { DATABASE_URL: db.url, KEY_PEPPER: TEST_PEPPER, KEY_CACHE_TTL_MS: '60000', REDIS_PREFIX: `rev${Date.now().toString(36)}`, ...env };
+  const common = {
+    DATABASE_URL: db.url,
+    KEY_PEPPER: TEST_PEPPER,
+    KEY_CACHE_TTL_MS: '60000',
+    REDIS_PREFIX: `rev${Date.now().toString(36)}`,
+    ...env,
+  };
   const a = await startServerProcess('web', common);
   started.push(a);
   const b = await startServerProcess('web', common);
@@ -36,7 +42,10 @@ async function revokesWithinOneSecond(a: ServerProcess, b: ServerProcess) {
   expect((await me()).status).toBe(200);
   expect((await me()).status).toBe(200);
 
-  const revoke = await fetch(`${a.url}/api/console/keys/${keyId}/revoke`, { method: 'POST', headers: { cookie, 'x-csrf-token': csrf } });
+  const revoke = await fetch(`${a.url}/api/console/keys/${keyId}/revoke`, {
+    method: 'POST',
+    headers: { cookie, 'x-csrf-token': csrf },
+  });
   expect(revoke.status).toBe(200);
   const revokedAt = Date.now();
   let last = await json(await me());
@@ -56,8 +65,12 @@ describe('revocation across processes', () => {
     await revokesWithinOneSecond(a, b);
   }, 60_000);
 
-  it.skipIf(!redisUrl)('another process rejects a revoked key within one second (Redis pub/sub)', async () => {
-    const { a, b } = await twoServers({ REDIS_URL: redisUrl });
-    await revokesWithinOneSecond(a, b);
-  }, 60_000);
+  it.skipIf(!redisUrl)(
+    'another process rejects a revoked key within one second (Redis pub/sub)',
+    async () => {
+      const { a, b } = await twoServers({ REDIS_URL: redisUrl });
+      await revokesWithinOneSecond(a, b);
+    },
+    60_000,
+  );
 });

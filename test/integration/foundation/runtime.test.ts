@@ -80,25 +80,87 @@ describe('usage', () => {
     const other = await signUp(t.app, { plan: 'free' });
     const at = t.clock();
     await recordModelCalls(t.infra.pool, [
-      { workspaceId: s.workspaceId, keyId: s.keyId, requestId: 'r1', tier: 'routine', catalogModel: 'svc-triage-routine', providerModel: 'local:ssvc', inputTokens: 1000, outputTokens: 200, costPicos: 180_000_000n, aiCall: true, at },
-      { workspaceId: s.workspaceId, keyId: s.keyId, requestId: 'r2', tier: 'escalated-1', catalogModel: 'svc-triage-v1', providerModel: 'local:ssvc', inputTokens: 500, outputTokens: 100, costPicos: 3_000_000_000n, aiCall: true, at },
-      { workspaceId: other.workspaceId, keyId: other.keyId, requestId: 'r3', tier: 'routine', catalogModel: 'svc-triage-routine', providerModel: 'local:ssvc', inputTokens: 9, outputTokens: 9, costPicos: 5_000_000n, aiCall: true, at },
+      {
+        workspaceId: s.workspaceId,
+        keyId: s.keyId,
+        requestId: 'r1',
+        tier: 'routine',
+        catalogModel: 'svc-triage-routine',
+        providerModel: 'local:ssvc',
+        inputTokens: 1000,
+        outputTokens: 200,
+        costPicos: 180_000_000n,
+        aiCall: true,
+        at,
+      },
+      {
+        workspaceId: s.workspaceId,
+        keyId: s.keyId,
+        requestId: 'r2',
+        tier: 'escalated-1',
+        catalogModel: 'svc-triage-v1',
+        providerModel: 'local:ssvc',
+        inputTokens: 500,
+        outputTokens: 100,
+        costPicos: 3_000_000_000n,
+        aiCall: true,
+        at,
+      },
+      {
+        workspaceId: other.workspaceId,
+        keyId: other.keyId,
+        requestId: 'r3',
+        tier: 'routine',
+        catalogModel: 'svc-triage-routine',
+        providerModel: 'local:ssvc',
+        inputTokens: 9,
+        outputTokens: 9,
+        costPicos: 5_000_000n,
+        aiCall: true,
+        at,
+      },
     ]);
     await t.app.inject({ method: 'GET', url: '/api/v1/models', headers: { 'x-api-key': s.key } });
     await t.deps.meter.flush();
     const res = await t.app.inject({ method: 'GET', url: '/api/v1/usage', headers: { 'x-api-key': s.key } });
     expect(res.statusCode).toBe(200);
     const body = res.json();
-    expect(body.key).toMatchObject({ id: s.keyId, requests: 1, aiCalls: 2, inputTokens: 1500, outputTokens: 300, spendMicros: '3180', spendUsd: '0.003180' });
-    expect(body.workspace).toMatchObject({ id: s.workspaceId, plan: 'free', aiCalls: 2, spendUsd: '0.003180', aiCallLimit: 3 });
+    expect(body.key).toMatchObject({
+      id: s.keyId,
+      requests: 1,
+      aiCalls: 2,
+      inputTokens: 1500,
+      outputTokens: 300,
+      spendMicros: '3180',
+      spendUsd: '0.003180',
+    });
+    expect(body.workspace).toMatchObject({
+      id: s.workspaceId,
+      plan: 'free',
+      aiCalls: 2,
+      spendUsd: '0.003180',
+      aiCallLimit: 3,
+    });
     expect(body.key.daily.at(-1)).toMatchObject({ date: at.toISOString().slice(0, 10), aiCalls: 2 });
-    const bad = await t.app.inject({ method: 'GET', url: '/api/v1/usage?from=2026-13-01&bogus=1', headers: { 'x-api-key': s.key } });
+    const bad = await t.app.inject({
+      method: 'GET',
+      url: '/api/v1/usage?from=2026-13-01&bogus=1',
+      headers: { 'x-api-key': s.key },
+    });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().code).toBe('invalid_request');
     // `last used` and request counts are written by the request meter's flush, not per request.
     await t.deps.meter.flush();
-    const keys = await t.app.inject({ method: 'GET', url: '/api/console/keys', headers: { cookie: s.cookie } });
-    expect(keys.json().data[0]).toMatchObject({ id: s.keyId, lastUsedAt: expect.any(String), usage: { requests: 3, tokens: 1800, spendUsd: '0.003180' } });
+    const keys = await t.app.inject({
+      method: 'GET',
+      url: '/api/console/keys',
+      headers: { cookie: s.cookie },
+    });
+    expect(keys.json().data[0]).toMatchObject({
+      id: s.keyId,
+      lastUsedAt: expect.any(String),
+      usage: { requests: 3, tokens: 1800, spendUsd: '0.003180' },
+    });
   });
 });
 
@@ -106,11 +168,16 @@ const backends = [
   { name: 'PostgreSQL', redisUrl: null as string | null },
   { name: 'Redis', redisUrl: testRedisUrl() || null },
 ];
-if (!backends[1]!.redisUrl) console.warn('[runtime.test] Redis not reachable: the Redis queue case is SKIPPED.');
+if (!backends[1]!.redisUrl)
+  console.warn('[runtime.test] Redis not reachable: the Redis queue case is SKIPPED.');
 
 describe.each(backends)('queues on $name', ({ name, redisUrl }) => {
   it.skipIf(name === 'Redis' && !redisUrl)('runs jobs through the same queue kit', async () => {
-    const kit = createQueueKit({ redisUrl, databaseUrl: t.databaseUrl, namespace: `kit${Date.now().toString(36)}` });
+    const kit = createQueueKit({
+      redisUrl,
+      databaseUrl: t.databaseUrl,
+      namespace: `kit${Date.now().toString(36)}`,
+    });
     const queue = kit.queue<{ n: number }>('double');
     const seen: number[] = [];
     const worker = kit.worker<{ n: number }, number>('double', async (job) => {
@@ -128,26 +195,44 @@ describe.each(backends)('queues on $name', ({ name, redisUrl }) => {
 
 describe('processes', () => {
   it('admin create-workspace prints the workspace id and a working first key', async () => {
-    const { stdout } = await run('node', ['--import', 'tsx', 'src/cli/admin.ts', 'create-workspace', '--name', 'Ops', '--plan', 'trial'], {
-      env: { ...process.env, DATABASE_URL: t.databaseUrl, KEY_PEPPER: 'test-pepper-'.padEnd(48, 'x'), LOG_LEVEL: 'warn' },
-    });
+    const { stdout } = await run(
+      'node',
+      ['--import', 'tsx', 'src/cli/admin.ts', 'create-workspace', '--name', 'Ops', '--plan', 'trial'],
+      {
+        env: {
+          ...process.env,
+          DATABASE_URL: t.databaseUrl,
+          KEY_PEPPER: 'test-pepper-'.padEnd(48, 'x'),
+          LOG_LEVEL: 'warn',
+        },
+      },
+    );
     const id = /workspace (\S+)/.exec(stdout)![1]!;
     const key = /api_key (\S+)/.exec(stdout)![1]!;
     const me = await t.app.inject({ method: 'GET', url: '/api/v1/keys/me', headers: { 'x-api-key': key } });
     expect(me.json().workspace).toMatchObject({ id, name: 'Ops', plan: 'trial' });
-    const audit = await t.infra.pool.query(`SELECT actor FROM key_audit_events WHERE workspace_id = $1 AND action = 'create'`, [id]);
+    const audit = await t.infra.pool.query(
+      `SELECT actor FROM key_audit_events WHERE workspace_id = $1 AND action = 'create'`,
+      [id],
+    );
     expect(audit.rows).toEqual([{ actor: 'operator' }]);
   });
 
   it('admin refuses bad arguments with a usage line and exit code 2', async () => {
-    await expect(run('node', ['--import', 'tsx', 'src/cli/admin.ts', 'create-workspace', '--plan', 'gold'])).rejects.toMatchObject({
+    await expect(
+      run('node', ['--import', 'tsx', 'src/cli/admin.ts', 'create-workspace', '--plan', 'gold']),
+    ).rejects.toMatchObject({
       code: 2,
       stderr: expect.stringContaining('usage: npm run admin -- create-workspace'),
     });
   });
 
   it('refuses to start on a bad setting, naming it', async () => {
-    await expect(run('node', ['--import', 'tsx', 'src/main.ts'], { env: { ...process.env, PORT: 'x', DATA_DIR: '/tmp/unused' } })).rejects.toMatchObject({
+    await expect(
+      run('node', ['--import', 'tsx', 'src/main.ts'], {
+        env: { ...process.env, PORT: 'x', DATA_DIR: '/tmp/unused' },
+      }),
+    ).rejects.toMatchObject({
       code: 1,
       stderr: expect.stringContaining('PORT: expected a whole number'),
     });
@@ -155,7 +240,11 @@ describe('processes', () => {
 
   it('web + worker in one process: ready, then a clean exit on SIGTERM', async () => {
     const db = await createTestDatabase();
-    const server = await startServerProcess('all', { DATABASE_URL: db.url, KEY_PEPPER: TEST_PEPPER, REDIS_URL: '' });
+    const server = await startServerProcess('all', {
+      DATABASE_URL: db.url,
+      KEY_PEPPER: TEST_PEPPER,
+      REDIS_URL: '',
+    });
     try {
       expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
       const ready = await fetch(`${server.url}/readyz`);

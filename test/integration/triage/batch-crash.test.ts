@@ -21,7 +21,11 @@ describe('batch triage survives a worker killed mid-batch', () => {
     const { key, workspaceId } = await signUpOverHttp(web.url);
 
     const total = 600;
-    const items = Array.from({ length: total }, (_, i) => ({ title: `Finding ${i}`, severity: 'MEDIUM', description: `Outdated package ${i}` }));
+    const items = Array.from({ length: total }, (_, i) => ({
+      title: `Finding ${i}`,
+      severity: 'MEDIUM',
+      description: `Outdated package ${i}`,
+    }));
     const accepted = await fetch(`${web.url}/api/v1/triage/batch`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': key },
@@ -30,7 +34,9 @@ describe('batch triage survives a worker killed mid-batch', () => {
     expect(accepted.status).toBe(202);
     const { batchId } = (await accepted.json()) as { batchId: string };
     const status = async () =>
-      (await (await fetch(`${web.url}/api/v1/triage/batch/${batchId}?limit=1`, { headers: { 'x-api-key': key } })).json()) as {
+      (await (
+        await fetch(`${web.url}/api/v1/triage/batch/${batchId}?limit=1`, { headers: { 'x-api-key': key } })
+      ).json()) as {
         status: string;
         completed: number;
         failed: number;
@@ -38,7 +44,8 @@ describe('batch triage survives a worker killed mid-batch', () => {
 
     const first = await startServerProcess('worker', env);
     running.push(first);
-    for (let i = 0; i < 600 && (await status()).completed < 40; i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 600 && (await status()).completed < 40; i++)
+      await new Promise((r) => setTimeout(r, 50));
     await first.stop('SIGKILL');
     const atKill = await status();
     expect(atKill.completed).toBeGreaterThan(0);
@@ -56,14 +63,19 @@ describe('batch triage survives a worker killed mid-batch', () => {
     const c = new pg.Client(db.url);
     await c.connect();
     try {
-      const results = await c.query(`SELECT count(*)::int AS n, count(DISTINCT response->>'triagedAt')::int AS d FROM triage_results WHERE batch_id = $1`, [batchId]);
+      const results = await c.query(
+        `SELECT count(*)::int AS n, count(DISTINCT response->>'triagedAt')::int AS d FROM triage_results WHERE batch_id = $1`,
+        [batchId],
+      );
       expect(results.rows[0].n).toBe(total);
       const ledger = await c.query(
         `SELECT count(*) FILTER (WHERE ai_call)::int AS calls, count(DISTINCT request_id)::int AS requests FROM usage_ledger WHERE request_id LIKE $1`,
         [`batch:${batchId}:%`],
       );
       expect(ledger.rows[0]).toEqual({ calls: total, requests: total });
-      const quota = await c.query(`SELECT used, reserved FROM ai_call_quota WHERE workspace_id = $1`, [workspaceId]);
+      const quota = await c.query(`SELECT used, reserved FROM ai_call_quota WHERE workspace_id = $1`, [
+        workspaceId,
+      ]);
       expect(quota.rows[0]).toEqual({ used: total, reserved: 0 });
     } finally {
       await c.end();

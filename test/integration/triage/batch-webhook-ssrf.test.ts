@@ -3,10 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startTestApp, signUp, type TestApp } from '../../helpers/test-app.js';
 import { startTriageWorker } from '../../../src/workers/triage-worker.js';
-import {
-  makeWebhookDeliverer,
-  type WebhookDeliveryOptions,
-} from '../../../src/domain/triage/webhook.js';
+import { makeWebhookDeliverer, type WebhookDeliveryOptions } from '../../../src/domain/triage/webhook.js';
 import { INVALID_FIELDS_DETAIL } from '../../../src/lib/errors.js';
 
 /**

@@ -19,15 +19,33 @@ afterAll(async () => {
 });
 
 const triage = (payload: unknown, key = owner.key, headers: Record<string, string> = {}) =>
-  t.app.inject({ method: 'POST', url: '/api/v1/triage', headers: { 'x-api-key': key, ...headers }, payload: payload as object });
+  t.app.inject({
+    method: 'POST',
+    url: '/api/v1/triage',
+    headers: { 'x-api-key': key, ...headers },
+    payload: payload as object,
+  });
 
 describe('POST /api/v1/triage with the local engine (no credentials)', () => {
   it('answers with exactly the fields of spec §2.4', async () => {
-    const res = await triage({ cveIds: ['CVE-2021-44228'], title: 'Log4Shell in billing-api', severity: 'CRITICAL' });
+    const res = await triage({
+      cveIds: ['CVE-2021-44228'],
+      title: 'Log4Shell in billing-api',
+      severity: 'CRITICAL',
+    });
     expect(res.statusCode).toBe(200);
     const body = res.json();
     expect(Object.keys(body).sort()).toEqual(
-      ['confidenceScore', 'model', 'priority', 'reasoning', 'recommendedAction', 'severityOverride', 'triagedAt', 'usage'].sort(),
+      [
+        'confidenceScore',
+        'model',
+        'priority',
+        'reasoning',
+        'recommendedAction',
+        'severityOverride',
+        'triagedAt',
+        'usage',
+      ].sort(),
     );
     expect(body.priority).toMatch(/^(CRITICAL|HIGH)$/);
     expect(['PATCH_IMMEDIATELY', 'PATCH_SCHEDULED', 'MITIGATE']).toContain(body.recommendedAction);
@@ -35,7 +53,10 @@ describe('POST /api/v1/triage with the local engine (no credentials)', () => {
     expect(body.reasoning.length).toBeGreaterThan(20);
     expect(body.confidenceScore).toBeGreaterThanOrEqual(0);
     expect(body.confidenceScore).toBeLessThanOrEqual(1);
-    expect(body.severityOverride === null || ['CRITICAL', 'HIGH', 'MEDIUM', 'LOW', 'INFO'].includes(body.severityOverride)).toBe(true);
+    expect(
+      body.severityOverride === null ||
+        ['CRITICAL', 'HIGH', 'MEDIUM', 'LOW', 'INFO'].includes(body.severityOverride),
+    ).toBe(true);
     expect(body.model).toMatch(/^[a-z][a-z0-9-]*:[A-Za-z0-9._-]+$/);
     expect(body.model.startsWith('local:')).toBe(true);
     expect(body.triagedAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
@@ -46,7 +67,15 @@ describe('POST /api/v1/triage with the local engine (no credentials)', () => {
 
   it('bills the call to the key: one AI call, tokens as answered, spend at the tier price', async () => {
     const key = await createKey(t.app, owner, ['triage:write', 'usage:read'], 'billing');
-    const res = await triage({ cveIds: ['CVE-2021-44228'], title: 'Log4Shell', severity: 'CRITICAL', asset: { internetExposed: true } }, key.key);
+    const res = await triage(
+      {
+        cveIds: ['CVE-2021-44228'],
+        title: 'Log4Shell',
+        severity: 'CRITICAL',
+        asset: { internetExposed: true },
+      },
+      key.key,
+    );
     expect(res.statusCode).toBe(200);
     const { usage } = res.json();
     const ledger = await t.infra.pool.query(
@@ -55,7 +84,11 @@ describe('POST /api/v1/triage with the local engine (no credentials)', () => {
     );
     expect(ledger.rows[0]).toEqual({ i: usage.inputTokens, o: usage.outputTokens, calls: 1 });
     const u = await t.app.inject({ method: 'GET', url: '/api/v1/usage', headers: { 'x-api-key': key.key } });
-    expect(u.json().key).toMatchObject({ aiCalls: 1, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens });
+    expect(u.json().key).toMatchObject({
+      aiCalls: 1,
+      inputTokens: usage.inputTokens,
+      outputTokens: usage.outputTokens,
+    });
   });
 
   it('a KEV finding on an exposed asset is CRITICAL / PATCH_IMMEDIATELY whatever the engine says', async () => {
@@ -63,7 +96,13 @@ describe('POST /api/v1/triage with the local engine (no credentials)', () => {
       cveIds: ['CVE-2021-44228'],
       title: 'Log4Shell',
       severity: 'LOW',
-      asset: { name: 'edge', type: 'APPLICATION', environment: 'PRODUCTION', criticality: 'HIGH', internetExposed: true },
+      asset: {
+        name: 'edge',
+        type: 'APPLICATION',
+        environment: 'PRODUCTION',
+        criticality: 'HIGH',
+        internetExposed: true,
+      },
     });
     expect(res.json()).toMatchObject({ priority: 'CRITICAL', recommendedAction: 'PATCH_IMMEDIATELY' });
   });
@@ -73,29 +112,59 @@ describe('POST /api/v1/triage: bad input', () => {
   it('rejects a model field like any unknown field', async () => {
     const res = await triage({ cveIds: ['CVE-2021-44228'], title: 'x', severity: 'HIGH', model: 'gpt-5' });
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toMatchObject({ code: 'invalid_request', errors: [{ path: '/model', message: expect.any(String) }] });
+    expect(res.json()).toMatchObject({
+      code: 'invalid_request',
+      errors: [{ path: '/model', message: expect.any(String) }],
+    });
   });
 
   it('lists every bad field', async () => {
-    const res = await triage({ cveIds: ['CVE-21-1', 7], severity: 'URGENT', asset: { type: 'LAPTOP', internetExposed: 'yes' } });
+    const res = await triage({
+      cveIds: ['CVE-21-1', 7],
+      severity: 'URGENT',
+      asset: { type: 'LAPTOP', internetExposed: 'yes' },
+    });
     expect(res.statusCode).toBe(400);
     const paths = res.json().errors.map((e: { path: string }) => e.path);
-    expect(paths).toEqual(expect.arrayContaining(['/title', '/severity', '/cveIds/0', '/cveIds/1', '/asset/type', '/asset/internetExposed']));
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        '/title',
+        '/severity',
+        '/cveIds/0',
+        '/cveIds/1',
+        '/asset/type',
+        '/asset/internetExposed',
+      ]),
+    );
   });
 
   it('needs CVEs or a description', async () => {
     const res = await triage({ cveIds: [], title: 'x', severity: 'HIGH' });
-    expect(res.json().errors).toEqual([{ path: '/cveIds', message: 'must contain at least one CVE id unless description is given' }]);
+    expect(res.json().errors).toEqual([
+      { path: '/cveIds', message: 'must contain at least one CVE id unless description is given' },
+    ]);
   });
 
   it('413 over 64 KiB, 415 for a non-JSON body, 403 without triage:write, 401 without a key', async () => {
-    const big = await triage({ cveIds: ['CVE-2021-44228'], title: 'x', severity: 'HIGH', description: 'a'.repeat(70 * 1024) });
+    const big = await triage({
+      cveIds: ['CVE-2021-44228'],
+      title: 'x',
+      severity: 'HIGH',
+      description: 'a'.repeat(70 * 1024),
+    });
     expect(big.statusCode).toBe(413);
     expect(big.json().code).toBe('payload_too_large');
-    const form = await t.app.inject({ method: 'POST', url: '/api/v1/triage', headers: { 'x-api-key': owner.key, 'content-type': 'text/plain' }, payload: 'hi' });
+    const form = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/triage',
+      headers: { 'x-api-key': owner.key, 'content-type': 'text/plain' },
+      payload: 'hi',
+    });
     expect(form.statusCode).toBe(415);
     const reader = await createKey(t.app, owner, ['usage:read']);
-    expect((await triage({ cveIds: ['CVE-2021-44228'], title: 'x', severity: 'HIGH' }, reader.key)).json().code).toBe('insufficient_scope');
+    expect(
+      (await triage({ cveIds: ['CVE-2021-44228'], title: 'x', severity: 'HIGH' }, reader.key)).json().code,
+    ).toBe('insufficient_scope');
     const none = await t.app.inject({ method: 'POST', url: '/api/v1/triage', payload: { title: 'x' } });
     expect(none.json().code).toBe('missing_api_key');
   });
@@ -103,7 +172,12 @@ describe('POST /api/v1/triage: bad input', () => {
   it('413 when the finding is more input tokens than the catalog max', async () => {
     // Within the 20,000-character field limit, but many tokens: digits and letters tokenise apart.
     const words = Array.from({ length: 4500 }, (_, i) => `q${i % 10}z`).join(' ');
-    const res = await triage({ cveIds: ['CVE-2021-44228'], title: 'x', severity: 'HIGH', description: words });
+    const res = await triage({
+      cveIds: ['CVE-2021-44228'],
+      title: 'x',
+      severity: 'HIGH',
+      description: words,
+    });
     expect(res.statusCode).toBe(413);
     expect(res.json().detail).toMatch(/at most 8192/);
   });

@@ -18,8 +18,18 @@ describe('plans', () => {
   });
 
   it('has the DECISIONS §3 defaults', () => {
-    expect(plans.free).toMatchObject({ aiCallsPerMonth: 100, requestsPerMinute: 60, batchMaxItems: 100, scanMaxBytes: 100 * 1024 * 1024 });
-    expect(plans.service).toMatchObject({ aiCallsPerMonth: 50_000, requestsPerMinute: 600, batchMaxItems: 1000, scanMaxBytes: 2 * 1024 ** 3 });
+    expect(plans.free).toMatchObject({
+      aiCallsPerMonth: 100,
+      requestsPerMinute: 60,
+      batchMaxItems: 100,
+      scanMaxBytes: 100 * 1024 * 1024,
+    });
+    expect(plans.service).toMatchObject({
+      aiCallsPerMonth: 50_000,
+      requestsPerMinute: 600,
+      batchMaxItems: 1000,
+      scanMaxBytes: 2 * 1024 ** 3,
+    });
   });
 
   it('uses calendar months in UTC', () => {
@@ -30,19 +40,34 @@ describe('plans', () => {
 
 describe('configuration', () => {
   it('names every bad variable', () => {
-    expect(() => loadConfig({ PORT: 'eighty', REDIS_URL: 'http://x', DATABASE_URL: 'postgres://h/db', LOG_LEVEL: 'loud' })).toThrowError(
+    expect(() =>
+      loadConfig({
+        PORT: 'eighty',
+        REDIS_URL: 'http://x',
+        DATABASE_URL: 'postgres://h/db',
+        LOG_LEVEL: 'loud',
+      }),
+    ).toThrowError(
       /PORT: expected a whole number[\s\S]*REDIS_URL: expected a redis: or rediss: URL[\s\S]*KEY_PEPPER: required[\s\S]*LOG_LEVEL/,
     );
   });
 
   it('requires KEY_PEPPER with DATABASE_URL, of at least 32 characters', () => {
     expect(() => loadConfig({ DATABASE_URL: 'postgres://h/db' })).toThrowError(/KEY_PEPPER: required/);
-    expect(() => loadConfig({ DATABASE_URL: 'postgres://h/db', KEY_PEPPER: 'short' })).toThrowError(/KEY_PEPPER: must be at least 32/);
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://h/db', KEY_PEPPER: 'short' })).toThrowError(
+      /KEY_PEPPER: must be at least 32/,
+    );
   });
 
   it('has the documented defaults', () => {
     const c = loadConfig({});
-    expect(c).toMatchObject({ port: 3000, host: '127.0.0.1', databaseUrl: null, redisUrl: null, scanMaxBytes: 2 * 1024 ** 3 });
+    expect(c).toMatchObject({
+      port: 3000,
+      host: '127.0.0.1',
+      databaseUrl: null,
+      redisUrl: null,
+      scanMaxBytes: 2 * 1024 ** 3,
+    });
     expect(c.models.map((m) => m.id)).toEqual(['svc-triage-v1', 'svc-triage-routine']);
     expect(c.batchItemRetry).toEqual({ attempts: 5, backoffMs: 1000 });
   });

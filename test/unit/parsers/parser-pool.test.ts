@@ -34,7 +34,9 @@ describe('parser thread pool', () => {
     );
     expect(result).toMatchObject({ format: 'nessus', count: 296 });
     // Every batch says how far into the file the thread had read: never backwards, never past the end.
-    expect(progress.every((b, i) => b > 0 && b <= result.bytes && (i === 0 || b >= progress[i - 1]!))).toBe(true);
+    expect(progress.every((b, i) => b > 0 && b <= result.bytes && (i === 0 || b >= progress[i - 1]!))).toBe(
+      true,
+    );
     expect(batches.map((b) => b.length)).toEqual([50, 50, 50, 50, 50, 46]);
     expect(batches.flat().map((f) => f.recordIndex)).toEqual(Array.from({ length: 296 }, (_, i) => i));
   });

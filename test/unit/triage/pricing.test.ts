@@ -71,7 +71,9 @@ describe('costPicos', () => {
   });
 
   it('refuses a price it could not keep exact', () => {
-    expect(() => costPicos(1, 0, { id: 'odd', inputPricePerMillion: '0.0000001', outputPricePerMillion: '1' })).toThrow(/six decimals/);
+    expect(() =>
+      costPicos(1, 0, { id: 'odd', inputPricePerMillion: '0.0000001', outputPricePerMillion: '1' }),
+    ).toThrow(/six decimals/);
   });
 });
 

@@ -4,7 +4,10 @@ import {
   checkBatchRequest,
   isAllowedWebhookUrl,
 } from '../../../src/domain/triage/batch-schema.js';
-import { TRIAGE_REQUEST_SCHEMA, checkTriageRequest } from '../../../src/domain/triage-engine/request-schema.js';
+import {
+  TRIAGE_REQUEST_SCHEMA,
+  checkTriageRequest,
+} from '../../../src/domain/triage-engine/request-schema.js';
 import { ASSET_TYPES, SEVERITIES } from '../../../src/domain/triage-engine/types.js';
 
 const valid = { cveIds: ['CVE-2021-44228'], title: 'Log4Shell', severity: 'CRITICAL' };

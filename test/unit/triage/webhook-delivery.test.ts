@@ -6,11 +6,7 @@ import {
 } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  deliverWebhook,
-  makeWebhookDeliverer,
-  signWebhook,
-} from '../../../src/domain/triage/webhook.js';
+import { deliverWebhook, makeWebhookDeliverer, signWebhook } from '../../../src/domain/triage/webhook.js';
 
 const opened: (Server | HttpServer)[] = [];
 afterEach(async () => {

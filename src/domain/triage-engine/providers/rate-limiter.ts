@@ -60,8 +60,16 @@ export function createProviderLimiter(options: ProviderLimiterOptions): Provider
   // taken from each reservoir in blocks of about 2% of its per-interval budget and spent locally;
   // a process holds at most one block more than it uses, and unspent blocks lapse with the
   // interval, so the shared limits stay within one block per process of exact.
-  const requestBlock = new BlockAllowance(requests, Math.max(1, Math.floor(options.requestsPerMinute / 50)), intervalMs);
-  const tokenBlock = new BlockAllowance(tokens, Math.max(1, Math.floor(options.tokensPerMinute / 50)), intervalMs);
+  const requestBlock = new BlockAllowance(
+    requests,
+    Math.max(1, Math.floor(options.requestsPerMinute / 50)),
+    intervalMs,
+  );
+  const tokenBlock = new BlockAllowance(
+    tokens,
+    Math.max(1, Math.floor(options.tokensPerMinute / 50)),
+    intervalMs,
+  );
 
   return {
     async schedule<T>(weight: number, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
