@@ -25,21 +25,62 @@ export function createPool(
   return pool;
 }
 
-/** Runs `fn` in one transaction on one client; rolls back if it throws. */
-export async function withTransaction<T>(
-  pool: pg.Pool,
+/**
+ * What a store function takes first: the pool, or a client checked out of it (inside
+ * {@link withTransaction}, or held by a writer that owns one connection). One type, so a store
+ * function runs alone or as one step of a caller's transaction without a second version.
+ */
+export type Db = pg.Pool | pg.PoolClient;
+
+/** Clients inside a transaction of {@link withTransaction}, with their savepoint depth. */
+const open = new WeakMap<pg.PoolClient, number>();
+
+/**
+ * Runs `fn` in one transaction: COMMIT when it resolves, ROLLBACK when it throws (and the error
+ * is rethrown). The one transaction idiom of the code base.
+ *
+ * - Given the pool, it checks a client out and always releases it; a client whose ROLLBACK
+ *   failed is destroyed, never handed to the next caller in an unknown state.
+ * - Given a client it does not own (a writer's dedicated connection), it leaves the release to
+ *   the owner.
+ * - Given a client already inside `withTransaction`, the inner call is a SAVEPOINT: it rolls
+ *   back alone, and the outer transaction decides the commit.
+ */
+export async function withTransaction<T>(db: Db, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  if (!isClient(db)) {
+    const client = await db.connect();
+    let destroy = false;
+    try {
+      return await transaction(client, fn, () => (destroy = true));
+    } finally {
+      client.release(destroy || undefined);
+    }
+  }
+  return transaction(db, fn, () => undefined);
+}
+
+function isClient(db: Db): db is pg.PoolClient {
+  return 'release' in db && typeof db.release === 'function';
+}
+
+async function transaction<T>(
+  client: pg.PoolClient,
   fn: (client: pg.PoolClient) => Promise<T>,
+  onBrokenRollback: () => void,
 ): Promise<T> {
-  const client = await pool.connect();
+  const depth = open.get(client);
+  const savepoint = depth === undefined ? null : `tx_${depth + 1}`;
+  await client.query(savepoint ? `SAVEPOINT ${savepoint}` : 'BEGIN');
+  open.set(client, (depth ?? -1) + 1);
   try {
-    await client.query('BEGIN');
     const result = await fn(client);
-    await client.query('COMMIT');
+    await client.query(savepoint ? `RELEASE SAVEPOINT ${savepoint}` : 'COMMIT');
     return result;
   } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
+    await client.query(savepoint ? `ROLLBACK TO SAVEPOINT ${savepoint}` : 'ROLLBACK').catch(onBrokenRollback);
     throw err;
   } finally {
-    client.release();
+    if (depth === undefined) open.delete(client);
+    else open.set(client, depth);
   }
 }

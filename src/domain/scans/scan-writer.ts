@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { from as copyFrom } from 'pg-copy-streams';
 import type pg from 'pg';
-import type { Pool, Queryable } from '../../db/pool.js';
+import { withTransaction, type Pool, type Queryable } from '../../db/pool.js';
 import type { Finding } from '../../parsers/index.js';
 import {
   EVIDENCE_COPY_COLUMNS,
@@ -120,30 +120,26 @@ export async function openScanWriter(
 
   async function commit(chunk: Encoded[]): Promise<void> {
     const last = chunk[chunk.length - 1]!;
-    await client.query('BEGIN');
-    try {
+    // The COPY streams run on the writer's own connection: the transaction must be on it too.
+    await withTransaction(client, async (tx) => {
       // Safe without waiting for the WAL flush: a commit lost to a database crash is a suffix
       // the retried job writes again, and completeScan's synchronous commit flushes all of them.
-      await client.query('SET LOCAL synchronous_commit = off');
+      await tx.query('SET LOCAL synchronous_commit = off');
       await pipeline(
         Readable.from(chunk.flatMap((c) => c.findings)),
-        client.query(copyFrom(`COPY findings (${FINDING_COPY_COLUMNS}) FROM STDIN`)),
+        tx.query(copyFrom(`COPY findings (${FINDING_COPY_COLUMNS}) FROM STDIN`)),
       );
       await pipeline(
         Readable.from(chunk.flatMap((c) => c.evidence)),
-        client.query(copyFrom(`COPY evidence (${EVIDENCE_COPY_COLUMNS}) FROM STDIN`)),
+        tx.query(copyFrom(`COPY evidence (${EVIDENCE_COPY_COLUMNS}) FROM STDIN`)),
       );
-      await client.query(
+      await tx.query(
         `UPDATE scans SET findings_count = greatest(findings_count, $2),
                           bytes_parsed = CASE WHEN $3::bigint IS NULL THEN bytes_parsed ELSE least(bytes, greatest(bytes_parsed, $3::bigint)) END
          WHERE id = $1 AND status = 'parsing'`,
         [scan.id, last.next, last.bytesRead],
       );
-      await client.query('COMMIT');
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    }
+    });
     for (const c of chunk) stored += c.count;
   }
 
@@ -212,9 +208,7 @@ async function storedPrefix(client: pg.PoolClient, scanId: string): Promise<numb
   );
   const { n, next } = rows[0]!;
   if (n === next) return next;
-  await client.query('BEGIN');
-  await deleteStoredRows(client, scanId);
-  await client.query('COMMIT');
+  await withTransaction(client, (tx) => deleteStoredRows(tx, scanId));
   return 0;
 }
 
