@@ -9,7 +9,7 @@ import { FIXTURES, eachRecord, ip, renamePurl, type Layout } from './layouts.js'
 type Obj = Record<string, unknown>;
 
 /**
- * CLI findings JSON Lines. There is no CLI fixture among the shared ones, so the lines are the
+ * CLI findings JSON Lines. There is no CLI fixture among the scanner samples, so the lines are the
  * findings of three real reports as a CLI tool wrapping those scanners would print them: Nessus
  * (hosts and ports), Flawfinder SARIF (file:line) and jake's CycloneDX (packages), read with the
  * service's own parsers. Copy c moves each to a new host, directory or package.

@@ -1,6 +1,6 @@
 /**
  * The formats the parser and ingest benches generate, and how each is built from the shared
- * fixtures (`../shared/fixtures/scans`, read-only) in its real format: a valid document that the
+ * fixtures (`test/fixtures/scans`, read-only) in its real format: a valid document that the
  * producer could have written, with every repeated record describing a new host, file or package,
  * so that every finding is a new case end to end.
  */

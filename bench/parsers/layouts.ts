@@ -11,8 +11,8 @@
  */
 import { fileURLToPath } from 'node:url';
 
-/** The shared, read-only scan fixtures (`/work/shared/fixtures/scans`, reachable as `../shared`). */
-export const FIXTURES = fileURLToPath(new URL('../../../shared/fixtures/scans', import.meta.url));
+/** The real scan fixtures the repository carries (`test/fixtures/scans/`, read-only; ends in `/`). */
+export const FIXTURES = fileURLToPath(new URL('../../test/fixtures/scans/', import.meta.url));
 
 /** Text around repeated sections: `parts.length === sections.length + 1`. */
 export interface Layout {

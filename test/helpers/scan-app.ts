@@ -99,7 +99,7 @@ export async function waitForScan(
  * addresses, so every copy is a new asset. Returns the number of ReportItems written.
  */
 export async function writeLargeNessus(file: string, bytes: number): Promise<number> {
-  const text = readFileSync(path.resolve('../shared/fixtures/scans/nessus/nessus_v_unknown.xml'), 'utf8');
+  const text = readFileSync(path.resolve('test/fixtures/scans/nessus/nessus_v_unknown.xml'), 'utf8');
   const hosts = [...text.matchAll(/<ReportHost [\s\S]*?<\/ReportHost>\s*/g)];
   const head = text.slice(0, hosts[0]!.index);
   const last = hosts[hosts.length - 1]!;

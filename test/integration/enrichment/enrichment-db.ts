@@ -8,11 +8,11 @@ import { createOrm, migrate } from '../../../src/db/orm.js';
 import { createPool, type Pool } from '../../../src/db/pool.js';
 import { createTestDatabase } from '../../helpers/db.js';
 
-/** The shared real-world fixtures (read in place, never copied) and our own small ones. */
-export const SHARED = fileURLToPath(new URL('../../../../shared/fixtures/enrichment', import.meta.url));
+/** The enrichment fixtures (test/fixtures/enrichment/README.md names each one's source). */
 export const LOCAL = fileURLToPath(new URL('../../fixtures/enrichment', import.meta.url));
-export const KEV_CATALOG = path.join(SHARED, 'known_exploited_vulnerabilities.json');
-export const EPSS_SAMPLE = path.join(SHARED, 'epss_scores-sample.csv');
+/** The CISA KEV catalog 2025.08.25, gzipped as kept in the repository (importers sniff gzip). */
+export const KEV_CATALOG = path.join(LOCAL, 'known_exploited_vulnerabilities.json.gz');
+export const EPSS_SAMPLE = path.join(LOCAL, 'epss_scores-sample.csv');
 
 export interface EnrichmentDb {
   pool: Pool;

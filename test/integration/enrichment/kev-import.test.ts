@@ -1,5 +1,6 @@
 import { copyFile, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importKev } from '../../../src/domain/enrichment/kev-import.js';
 import { EnrichmentImportError } from '../../../src/domain/enrichment/import-error.js';
@@ -46,7 +47,7 @@ describe('KEV import', () => {
     const result = await importKev(db.pool, { file: KEV_CATALOG });
     expect(result).toMatchObject({
       source: 'kev',
-      origin: 'known_exploited_vulnerabilities.json',
+      origin: 'known_exploited_vulnerabilities.json.gz',
       rows: 1404,
       catalogVersion: '2025.08.25',
     });
@@ -92,7 +93,7 @@ describe('KEV import', () => {
     });
     expect((await importLog(db.pool)).at(-1)).toEqual({
       source: 'kev',
-      origin: 'known_exploited_vulnerabilities.json',
+      origin: 'known_exploited_vulnerabilities.json.gz',
       rows: 1404,
     });
   });
@@ -132,7 +133,7 @@ describe('KEV import', () => {
 
   it('rejects a truncated catalog as invalid JSON and keeps the previous one', async () => {
     await importKev(db.pool, { file: KEV_CATALOG });
-    const text = await readFile(KEV_CATALOG);
+    const text = gunzipSync(await readFile(KEV_CATALOG));
     const truncated = path.join(scratch.dir, 'kev-truncated.json');
     await writeFile(truncated, text.subarray(0, Math.floor(text.length / 2)));
     await expect(importKev(db.pool, { file: truncated })).rejects.toMatchObject({

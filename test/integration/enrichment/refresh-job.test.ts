@@ -4,8 +4,8 @@ import { startTestApp, type TestApp } from '../../helpers/test-app.js';
 import { testRedisUrl } from '../../helpers/db.js';
 import { startWorkers } from '../../../src/workers/main.js';
 
-const KEV = path.resolve('../shared/fixtures/enrichment/known_exploited_vulnerabilities.json');
-const EPSS = path.resolve('../shared/fixtures/enrichment/epss_scores-sample.csv');
+const KEV = path.resolve('test/fixtures/enrichment/known_exploited_vulnerabilities.json.gz');
+const EPSS = path.resolve('test/fixtures/enrichment/epss_scores-sample.csv');
 const apps: TestApp[] = [];
 const stops: (() => Promise<void>)[] = [];
 afterAll(async () => {

@@ -5,7 +5,7 @@ import { signUp } from '../../helpers/test-app.js';
 import { startScanApp, waitForScan, type ScanTestApp } from '../../helpers/scan-app.js';
 
 /** `GET /api/v1/findings`: the status filter (a finding's status is its case's) and cursor paging (DECISIONS §10). */
-const FIXTURES = path.resolve('../shared/fixtures/scans');
+const FIXTURES = path.resolve('test/fixtures/scans');
 // bash-report.sarif repeats rules on the same lines: several findings share a case.
 const sarif = readFileSync(path.join(FIXTURES, 'sarif/bash-report.sarif'));
 const RESULTS = (JSON.parse(sarif.toString('utf8')) as { runs: { results: unknown[] }[] }).runs.reduce(

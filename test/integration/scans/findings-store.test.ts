@@ -26,7 +26,7 @@ async function insertFindingBatch(
   }
 }
 
-const FIXTURE = path.resolve('../shared/fixtures/scans/openvas/many_vuln.xml');
+const FIXTURE = path.resolve('test/fixtures/scans/openvas/many_vuln.xml');
 
 let t: ScanTestApp;
 let workspaceId: string;

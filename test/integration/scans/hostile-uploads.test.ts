@@ -25,7 +25,7 @@ import {
  * complete the next upload.
  */
 
-const small = readFileSync(path.resolve('../shared/fixtures/scans/openvas/one_vuln.xml'));
+const small = readFileSync(path.resolve('test/fixtures/scans/openvas/one_vuln.xml'));
 
 /** The parse limits of DEFAULT_LIMITS (src/parsers/types.ts), as the messages state them. */
 const MAX_DEPTH = 256;

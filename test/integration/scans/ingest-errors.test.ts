@@ -7,7 +7,7 @@ import { signUp } from '../../helpers/test-app.js';
 import { startScanApp, waitForScan, type ScanTestApp } from '../../helpers/scan-app.js';
 import { problemDocument } from '../../helpers/problem.js';
 
-const FIXTURES = path.resolve('../shared/fixtures/scans');
+const FIXTURES = path.resolve('test/fixtures/scans');
 const nessus = readFileSync(path.join(FIXTURES, 'nessus/nessus_v_unknown.xml'));
 const small = readFileSync(path.join(FIXTURES, 'openvas/one_vuln.xml'));
 /** The plan limit of this file's app: SCAN_MAX_BYTES caps every plan. */

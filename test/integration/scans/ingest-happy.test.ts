@@ -6,7 +6,7 @@ import { queueBackends } from '../../helpers/db.js';
 import { signUp } from '../../helpers/test-app.js';
 import { startScanApp, waitForScan, type ScanTestApp } from '../../helpers/scan-app.js';
 
-const FIXTURES = path.resolve('../shared/fixtures/scans');
+const FIXTURES = path.resolve('test/fixtures/scans');
 const nessus = readFileSync(path.join(FIXTURES, 'nessus/nessus_v_unknown.xml'));
 const sarif = readFileSync(path.join(FIXTURES, 'sarif/bash-report.sarif'));
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, signUp } from '../../helpers/test-app.js';
 import { startScanApp, waitForScan, type ScanTestApp } from '../../helpers/scan-app.js';
 
-const FIXTURES = path.resolve('../shared/fixtures/scans');
+const FIXTURES = path.resolve('test/fixtures/scans');
 const openvas = readFileSync(path.join(FIXTURES, 'openvas/many_vuln.xml'));
 
 let t: ScanTestApp;

@@ -23,7 +23,7 @@ import { runMaintenance } from '../../../src/domain/maintenance.js';
 import { SCAN_INGEST_QUEUE } from '../../../src/jobs/scan-ingest.js';
 import { isFinalFailure, type JobStateProbe } from '../../../src/lib/job-state.js';
 
-const FIXTURES = path.resolve('../shared/fixtures/scans/openvas');
+const FIXTURES = path.resolve('test/fixtures/scans/openvas');
 const SCAN = readFileSync(path.join(FIXTURES, 'one_vuln.xml'));
 const STALLED_OUT = 'job stalled more than allowable limit';
 const HOUR = 3_600_000;

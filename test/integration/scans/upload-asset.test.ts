@@ -10,7 +10,7 @@ import { parseScanToArray } from '../../../src/parsers/index.js';
  * DECISIONS §8 asset context: findings without a host of their own (here SARIF) belong to the
  * asset the upload names, in their label and in their case identity.
  */
-const FIXTURES = path.resolve('../shared/fixtures/scans');
+const FIXTURES = path.resolve('test/fixtures/scans');
 const sarif = readFileSync(path.join(FIXTURES, 'sarif/flawfinder.sarif'));
 const openvas = readFileSync(path.join(FIXTURES, 'openvas/one_vuln.xml'));
 /** Read from the file independently of the parser. */

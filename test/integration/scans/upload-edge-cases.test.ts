@@ -29,7 +29,7 @@ import {
 const LIMIT = 12 * 1024 * 1024;
 /** MULTIPART_OVERHEAD of src/api/routes/scans.ts: room for boundaries on top of the file. */
 const MULTIPART_OVERHEAD = 64 * 1024;
-const SCAN = readFileSync(path.resolve('../shared/fixtures/scans/openvas/one_vuln.xml'));
+const SCAN = readFileSync(path.resolve('test/fixtures/scans/openvas/one_vuln.xml'));
 
 const MISSING_FILE = (status = 400) => ({
   ...problemDocument(

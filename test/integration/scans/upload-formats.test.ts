@@ -12,7 +12,7 @@ import { startScanApp, uploadScan, waitForScan, type ScanTestApp } from '../../h
  * JSON.parse and regexes, never through our parser.
  */
 
-const CYCLONEDX_DIR = path.resolve('../shared/fixtures/scans/cyclonedx');
+const CYCLONEDX_DIR = path.resolve('test/fixtures/scans/cyclonedx');
 const OWN = path.resolve('test/fixtures/parsers');
 
 interface Expected {
@@ -196,7 +196,7 @@ describe.each(backends)('upload formats and media types on $name', ({ name, redi
   });
 
   describe('media types', () => {
-    const sarif = readFileSync(path.resolve('../shared/fixtures/scans/sarif/appendix_k.sarif'));
+    const sarif = readFileSync(path.resolve('test/fixtures/scans/sarif/appendix_k.sarif'));
     const cdxJson = CYCLONEDX_FILES.find((f) => f.name === 'valid-vulnerability-1.4.json')!.body;
     const cdxXml = CYCLONEDX_FILES.find((f) => f.name === 'valid-vulnerability-1.4.xml')!.body;
 

@@ -17,7 +17,7 @@ const backends = queueBackends('scans/upload-refusals');
 
 /** The plan limit of these apps: SCAN_MAX_BYTES caps every plan. */
 const LIMIT = 200_000;
-const SCAN = readFileSync(path.resolve('../shared/fixtures/scans/openvas/one_vuln.xml'));
+const SCAN = readFileSync(path.resolve('test/fixtures/scans/openvas/one_vuln.xml'));
 
 interface RawResponse {
   status: number;

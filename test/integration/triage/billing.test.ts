@@ -63,7 +63,7 @@ beforeAll(async () => {
     },
   });
   await importKev(t.infra.pool, {
-    file: path.resolve('../shared/fixtures/enrichment/known_exploited_vulnerabilities.json'),
+    file: path.resolve('test/fixtures/enrichment/known_exploited_vulnerabilities.json.gz'),
   });
 }, 60_000);
 afterAll(async () => {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, signUp, createKey, type TestApp } from '../../helpers/test-app.js';
 import { importKev } from '../../../src/domain/enrichment/kev-import.js';
 
-const KEV = path.resolve('../shared/fixtures/enrichment/known_exploited_vulnerabilities.json');
+const KEV = path.resolve('test/fixtures/enrichment/known_exploited_vulnerabilities.json.gz');
 let t: TestApp;
 let owner: Awaited<ReturnType<typeof signUp>>;
 

@@ -1,5 +1,6 @@
 /** Builders for enrichment maps used across the triage unit tests. */
 import { readFileSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CveEnrichment } from '../../../src/domain/enrichment/types.js';
@@ -32,14 +33,13 @@ interface KevEntry {
   knownRansomwareCampaignUse: string;
 }
 
-/**
- * Reads the shared CISA KEV fixture (never copied into the repo). The repo root is /work/main
- * and the shared fixtures live beside it at ../shared/fixtures.
- */
+/** Reads the CISA KEV catalog fixture (2025.08.25, gzipped in test/fixtures/enrichment). */
 export function loadKevFixture(): CveEnrichment[] {
   const here = dirname(fileURLToPath(import.meta.url));
-  const file = resolve(here, '../../../../shared/fixtures/enrichment/known_exploited_vulnerabilities.json');
-  const catalog = JSON.parse(readFileSync(file, 'utf8')) as { vulnerabilities: KevEntry[] };
+  const file = resolve(here, '../../fixtures/enrichment/known_exploited_vulnerabilities.json.gz');
+  const catalog = JSON.parse(gunzipSync(readFileSync(file)).toString('utf8')) as {
+    vulnerabilities: KevEntry[];
+  };
   return catalog.vulnerabilities.map((v) =>
     enrichment(v.cveID, {
       kev: true,
