@@ -55,14 +55,15 @@ export async function openInfrastructure(
   }
   const pool = createPool(databaseUrl);
   const relaxedPool = createPool(databaseUrl, 5, { synchronousCommit: false });
+  const busError = (err: Error, what: string): void => log.warn({ err: err.message }, `${what} failed`);
   let redis: Redis | null = null;
   let bus: InvalidationBus;
   if (config.redisUrl) {
     redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 3, enableOfflineQueue: true });
     redis.on('error', (err) => log.warn({ err: err.message }, 'redis connection error'));
-    bus = createRedisInvalidationBus(redis, config.redisPrefix);
+    bus = createRedisInvalidationBus(redis, config.redisPrefix, { onError: busError });
   } else {
-    bus = createPgInvalidationBus(pool, databaseUrl);
+    bus = createPgInvalidationBus(pool, databaseUrl, { onError: busError });
   }
   const queues = createQueueKit({
     redisUrl: config.redisUrl,

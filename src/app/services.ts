@@ -4,6 +4,7 @@ import type { Infrastructure } from './infrastructure.js';
 import type { AppDeps } from '../api/app-deps.js';
 import { createKeyVerifier } from '../domain/keys/key-verifier.js';
 import { createKeyService } from '../domain/keys/key-service.js';
+import { readKeyVersion } from '../domain/keys/keys-store.js';
 import { createWorkspaceService } from '../domain/workspaces/workspace-service.js';
 import { createSessionStore } from '../domain/workspaces/sessions.js';
 import { createRequestMeter } from '../domain/usage/request-meter.js';
@@ -33,6 +34,8 @@ export async function buildServices(
     pepper: infra.pepper,
     ttlMs: config.keyCacheTtlMs,
     clock,
+    isLive: () => infra.bus.isLive(),
+    readVersion: () => readKeyVersion(infra.pool),
   });
   infra.bus.subscribe((m) => verifier.invalidate(m));
   const keys = createKeyService({ pepper: infra.pepper, bus: infra.bus, clock });

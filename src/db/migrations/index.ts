@@ -6,6 +6,7 @@ import { M003Scans } from './m003-scans.js';
 import { M005ScanWritePath } from './m005-scan-write-path.js';
 import { M006TriageUnanswered } from './m006-triage-unanswered.js';
 import { M007SweepIndexes } from './m007-sweep-indexes.js';
+import { M008KeyVersion } from './m008-key-version.js';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list runs from
@@ -19,4 +20,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'm005-scan-write-path', class: M005ScanWritePath },
   { name: 'm006-triage-unanswered', class: M006TriageUnanswered },
   { name: 'm007-sweep-indexes', class: M007SweepIndexes },
+  { name: 'm008-key-version', class: M008KeyVersion },
 ];

@@ -75,6 +75,16 @@ export function createKeyVerifier(deps: {
   ttlMs: number;
   clock?: () => Date;
   maxEntries?: number;
+  /** False while the invalidation bus is not subscribed: the cache is bypassed meanwhile. */
+  isLive?: () => boolean;
+  /**
+   * Reads the key-version counter. With it, the cache is used only when the counter was read
+   * less than `versionCheckMs` ago, and dropped whenever it moved: a change whose message was
+   * lost is still seen within that time (issue 11 §1).
+   */
+  readVersion?: () => Promise<string>;
+  /** @defaultValue 1000 */
+  versionCheckMs?: number;
 }): KeyVerifier {
   const clock = deps.clock ?? (() => new Date());
   const maxEntries = deps.maxEntries ?? 10_000;
@@ -83,6 +93,40 @@ export function createKeyVerifier(deps: {
   // Bumped by every invalidation: a lookup that started before one may have read the row as
   // it was before the revoke, so its answer is used once but never cached.
   let generation = 0;
+  const isLive = deps.isLive ?? (() => true);
+  const versionCheckMs = deps.versionCheckMs ?? 1_000;
+  let version: string | null = null;
+  /** When the last successful read of the counter started: what it saw holds from then. */
+  let checkedAt = -Infinity;
+  let checking: Promise<void> | null = null;
+
+  function forgetAll(): void {
+    generation++;
+    inflight.clear();
+    cache.clear();
+  }
+
+  /** Whether the cache may be trusted now; reads the counter at most once per `versionCheckMs`. */
+  async function cacheTrusted(): Promise<boolean> {
+    if (!isLive()) return false;
+    if (!deps.readVersion) return true;
+    if (Date.now() - checkedAt < versionCheckMs) return true;
+    checking ??= (async () => {
+      const started = Date.now();
+      try {
+        const v = await deps.readVersion!();
+        if (v !== version) forgetAll(); // the first read too: entries from before it are unchecked
+        version = v;
+        checkedAt = started;
+      } catch {
+        // Unknown: the cache stays untrusted until a read succeeds.
+      } finally {
+        checking = null;
+      }
+    })();
+    await checking;
+    return Date.now() - checkedAt < versionCheckMs;
+  }
 
   async function load(hash: string): Promise<AuthenticatedKey | null> {
     const res = await deps.db.query<Row>(
@@ -130,7 +174,7 @@ export function createKeyVerifier(deps: {
       if (!isWellFormedApiKey(secret)) return { ok: false, code: 'invalid_api_key' };
       const hash = hashApiKey(deps.pepper, secret);
       let key: AuthenticatedKey | null = null;
-      const hit = cache.get(hash);
+      const hit = (await cacheTrusted()) ? cache.get(hash) : undefined;
       if (hit && hit.until > Date.now()) {
         key = hit.key;
       } else {
@@ -153,6 +197,7 @@ export function createKeyVerifier(deps: {
       return { ok: true, key: state === key.state ? key : { ...key, state } };
     },
     invalidate(message) {
+      if (message.kind === 'all') return forgetAll();
       generation++;
       inflight.clear(); // requests from now on read the row afresh
       for (const [hash, entry] of cache) {
