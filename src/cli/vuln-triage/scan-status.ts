@@ -1,0 +1,74 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CliError, EXIT } from './errors.js';
+import type { ApiClient } from './http-client.js';
+import { formatCount } from './output.js';
+import { parseBar, type Bar } from './progress.js';
+
+/** `GET /api/pipeline/scan/:id` as the README documents it (the fields this client reads). */
+export interface ScanStatus {
+  scanId: string;
+  name: string | null;
+  status: 'queued' | 'parsing' | 'completed' | 'failed';
+  format: string | null;
+  bytes: number;
+  bytesParsed: number;
+  progress: number;
+  counts: {
+    findings: number;
+    new: number | null;
+    duplicate: number | null;
+    bySeverity: Record<string, number>;
+  };
+  error: { code?: string; message?: string; line?: number | null; column?: number | null } | null;
+  notes?: unknown;
+  /** Present once a server triages at upload (the `triage` option): counts by priority. */
+  triage?: { byPriority?: Record<string, number> } & Record<string, unknown>;
+}
+
+export const isFinished = (s: ScanStatus): boolean => s.status === 'completed' || s.status === 'failed';
+
+/** Why a scan failed, with the line and column the parser stopped at when it knows them. */
+export function failureReason(s: ScanStatus): string {
+  const e = s.error ?? {};
+  const where =
+    e.line !== undefined && e.line !== null
+      ? ` at line ${e.line}${e.column !== undefined && e.column !== null ? `, column ${e.column}` : ''}`
+      : '';
+  return `${e.message ?? 'the scan failed'}${where}${e.code ? ` [${e.code}]` : ''}`;
+}
+
+export interface WaitOptions {
+  /** Between polls. @defaultValue 1000 */
+  pollMs: number;
+  /** Give up (exit 4) after this long; the scan goes on on the server. */
+  timeoutMs: number;
+  bars: boolean;
+  label: string;
+}
+
+/**
+ * Polls the scan until it is completed or failed, drawing the parse bar (bytes parsed of the
+ * stored file, findings stored so far) while it runs.
+ */
+export async function waitForScan(client: ApiClient, scanId: string, opts: WaitOptions): Promise<ScanStatus> {
+  const deadline = Date.now() + opts.timeoutMs;
+  let bar: Bar | null = null;
+  try {
+    for (;;) {
+      const scan = await client.json<ScanStatus>('GET', `/api/pipeline/scan/${encodeURIComponent(scanId)}`);
+      bar ??= parseBar(opts.bars, opts.label, scan.bytes);
+      const parsed = scan.status === 'completed' ? scan.bytes : scan.bytesParsed;
+      bar.update(parsed, { findings: formatCount(scan.counts.findings) });
+      if (isFinished(scan)) return scan;
+      if (Date.now() > deadline) {
+        throw new CliError(
+          `Scan ${scanId} is still ${scan.status} after ${Math.round(opts.timeoutMs / 1000)} s; stopped waiting (it goes on on the server).`,
+          EXIT.service,
+        );
+      }
+      await sleep(opts.pollMs);
+    }
+  } finally {
+    bar?.stop();
+  }
+}
