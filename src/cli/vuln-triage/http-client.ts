@@ -39,8 +39,9 @@ export function refusal(status: number, statusText: string, body: string): CliEr
 
 /** A network failure (refused, reset, DNS, TLS) as a retryable CLI error naming its cause. */
 export function networkError(url: URL, err: unknown): CliError {
-  const cause = (err as { cause?: { code?: string; message?: string } } | null)?.cause;
-  const reason = cause?.code ?? cause?.message ?? (err as Error | null)?.message ?? String(err);
+  // fetch wraps the socket's error in `cause`; node:http hands it over as it is.
+  const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } } | null;
+  const reason = e?.cause?.code ?? e?.code ?? e?.cause?.message ?? e?.message ?? String(err);
   return new CliError(`Could not reach ${url.origin}: ${reason}`, EXIT.service);
 }
 

@@ -101,7 +101,9 @@ function uploadOnce(
         });
       });
     });
+    let requestFailed = false;
     request.on('error', (err) => {
+      requestFailed = true;
       if (answered) return;
       setTimeout(() => {
         if (!answered)
@@ -109,14 +111,16 @@ function uploadOnce(
       }, ANSWER_GRACE_MS);
     });
     const source = createReadStream(input.file);
-    source.on('error', (err) =>
+    // The pipeline destroys the file stream with the request's own error: only a read error is the file's.
+    source.on('error', (err) => {
+      if (requestFailed) return;
       settle({
         ok: false,
         error: new CliError(`Cannot read ${input.file}: ${err.message}`, EXIT.usage),
         retryable: false,
         retryAfterMs: null,
-      }),
-    );
+      });
+    });
     // Errors surface through the request's events above; the pipeline's own rejection repeats them.
     pipeline(source, counter(onBytes), input.gzip ? createGzip() : new PassThrough(), request).catch(
       () => undefined,
