@@ -5,6 +5,7 @@ import type { AppDeps } from '../api/app-deps.js';
 import { createKeyVerifier } from '../domain/keys/key-verifier.js';
 import { createKeyService } from '../domain/keys/key-service.js';
 import { readKeyVersion } from '../domain/keys/keys-store.js';
+import { createAuthFailureLimiter } from '../domain/keys/auth-failure-limiter.js';
 import { createWorkspaceService } from '../domain/workspaces/workspace-service.js';
 import { createSessionStore } from '../domain/workspaces/sessions.js';
 import { createRequestMeter } from '../domain/usage/request-meter.js';
@@ -36,6 +37,7 @@ export async function buildServices(
     clock,
     isLive: () => infra.bus.isLive(),
     readVersion: () => readKeyVersion(infra.pool),
+    failures: createAuthFailureLimiter({ limit: config.authFailuresPerMinute }),
   });
   infra.bus.subscribe((m) => verifier.invalidate(m));
   const keys = createKeyService({ pepper: infra.pepper, bus: infra.bus, clock });

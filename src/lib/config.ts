@@ -46,6 +46,11 @@ export interface Config {
   logLevel: string;
   /** How long a verified key stays in a process's cache; invalidations end it sooner. */
   keyCacheTtlMs: number;
+  /**
+   * Well-formed keys that match no live key a client address may present per minute (per web
+   * process) before its unknown keys are refused with 429 without a lookup. @defaultValue 60
+   */
+  authFailuresPerMinute: number;
   /** Absolute base URL used in links we print; defaults to http://HOST:PORT. */
   publicBaseUrl: string;
   cookieSecure: boolean;
@@ -159,6 +164,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     scanMaxBytes,
     logLevel: read.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
     keyCacheTtlMs: read.int('KEY_CACHE_TTL_MS', 30_000, 0, 3_600_000),
+    authFailuresPerMinute: read.int('AUTH_FAILURES_PER_MINUTE', 60, 1, 1_000_000),
     publicBaseUrl: (publicBase ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(
       /\/$/,
       '',

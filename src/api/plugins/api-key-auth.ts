@@ -53,7 +53,12 @@ export function apiKeyAuth(app: FastifyInstance, deps: ApiKeyAuthDeps): void {
           : 'This route needs an API key in the X-API-Key header.',
       );
     }
-    const result = await deps.verifier.verify(secret.trim());
+    const result = await deps.verifier.verify(secret.trim(), req.ip);
+    if (!result.ok && result.code === 'rate_limited') {
+      throw new AppError('rate_limited', 'Too many failed authentications from this address; retry later.', {
+        headers: { 'Retry-After': String(Math.max(1, Math.ceil(result.retryAfterMs / 1000))) },
+      });
+    }
     if (!result.ok) throw new AppError(result.code, DETAILS[result.code]);
     const key = result.key;
     if (key.workspace.status !== 'active')

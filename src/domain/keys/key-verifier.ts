@@ -4,6 +4,7 @@ import { isWellFormedApiKey } from './key-format.js';
 import { hashApiKey } from './key-secrets.js';
 import { authenticates, effectiveKeyState } from './key-lifecycle.js';
 import type { Invalidation } from './invalidation-bus.js';
+import type { AuthFailureLimiter } from './auth-failure-limiter.js';
 
 /** A key that authenticated, with what the request pipeline needs of its workspace. */
 export interface AuthenticatedKey {
@@ -31,10 +32,13 @@ export interface AuthenticatedKey {
 
 export type VerifyResult =
   | { ok: true; key: AuthenticatedKey }
-  | { ok: false; code: 'invalid_api_key' | 'key_expired' | 'key_revoked' };
+  | { ok: false; code: 'invalid_api_key' | 'key_expired' | 'key_revoked' }
+  /** Too many failed authentications from this client: refused without a lookup. */
+  | { ok: false; code: 'rate_limited'; retryAfterMs: number };
 
 export interface KeyVerifier {
-  verify(secret: string): Promise<VerifyResult>;
+  /** `client`: the caller's address, for the failed-authentication limit (issue 11 §8). */
+  verify(secret: string, client?: string): Promise<VerifyResult>;
   invalidate(message: Invalidation): void;
 }
 
@@ -85,10 +89,20 @@ export function createKeyVerifier(deps: {
   readVersion?: () => Promise<string>;
   /** @defaultValue 1000 */
   versionCheckMs?: number;
+  /** Counts well-formed keys that fail per client and refuses lookups past its limit. */
+  failures?: AuthFailureLimiter;
+  /**
+   * How long a well-formed key that matched no row is answered 401 without a lookup. Safe:
+   * a new key's secret is random, so nobody presents it before it exists. @defaultValue 30,000
+   */
+  unknownTtlMs?: number;
 }): KeyVerifier {
   const clock = deps.clock ?? (() => new Date());
   const maxEntries = deps.maxEntries ?? 10_000;
   const cache = new Map<string, Entry>();
+  const unknownTtlMs = deps.unknownTtlMs ?? 30_000;
+  /** Hashes that matched no row, with when that answer expires. */
+  const unknown = new Map<string, number>();
   const inflight = new Map<string, Promise<AuthenticatedKey | null>>();
   // Bumped by every invalidation: a lookup that started before one may have read the row as
   // it was before the revoke, so its answer is used once but never cached.
@@ -170,14 +184,21 @@ export function createKeyVerifier(deps: {
   }
 
   return {
-    async verify(secret) {
+    async verify(secret, client) {
       if (!isWellFormedApiKey(secret)) return { ok: false, code: 'invalid_api_key' };
       const hash = hashApiKey(deps.pepper, secret);
       let key: AuthenticatedKey | null = null;
       const hit = (await cacheTrusted()) ? cache.get(hash) : undefined;
+      const unknownUntil = unknown.get(hash);
+      if (unknownUntil !== undefined && unknownUntil <= Date.now()) unknown.delete(hash);
       if (hit && hit.until > Date.now()) {
         key = hit.key;
+      } else if (unknownUntil !== undefined && unknownUntil > Date.now()) {
+        if (client) deps.failures?.recordFailure(client);
+        return { ok: false, code: 'invalid_api_key' };
       } else {
+        const retryAfterMs = client ? (deps.failures?.blockedForMs(client) ?? 0) : 0;
+        if (retryAfterMs > 0) return { ok: false, code: 'rate_limited', retryAfterMs };
         const started = generation;
         let pending = inflight.get(hash);
         if (!pending) {
@@ -190,8 +211,16 @@ export function createKeyVerifier(deps: {
         key = await pending;
         if (key && started === generation) remember(hash, key);
       }
-      if (!key) return { ok: false, code: 'invalid_api_key' };
+      if (!key) {
+        if (unknownTtlMs > 0) {
+          if (unknown.size >= maxEntries) unknown.delete(unknown.keys().next().value as string);
+          unknown.set(hash, Date.now() + unknownTtlMs);
+        }
+        if (client) deps.failures?.recordFailure(client);
+        return { ok: false, code: 'invalid_api_key' };
+      }
       const state = effectiveKeyState(key, clock());
+      if (!authenticates(state) && client) deps.failures?.recordFailure(client);
       if (state === 'revoked') return { ok: false, code: 'key_revoked' };
       if (!authenticates(state)) return { ok: false, code: 'key_expired' };
       return { ok: true, key: state === key.state ? key : { ...key, state } };
