@@ -30,7 +30,7 @@ export interface AppExtensions {
  * a 400 naming the field (DECISIONS §2, §6). Query strings and params are text by nature,
  * so their validator may coerce.
  */
-function validators(): { body: Ajv; other: Ajv } {
+export function validators(): { body: Ajv; other: Ajv } {
   const base = { allErrors: true, removeAdditional: false, useDefaults: false, strict: false } as const;
   return { body: new Ajv({ ...base, coerceTypes: false }), other: new Ajv({ ...base, coerceTypes: true }) };
 }

@@ -35,6 +35,9 @@ export async function buildTriage(deps: {
   quota: QuotaService;
   clock: () => Date;
   logger: Logger;
+  pepper: string;
+  /** The jobs layer's producer of a batch's item jobs. */
+  enqueueBatchItems(batchId: string, total: number): Promise<void>;
 }): Promise<{ triage: TriageService; close(): Promise<void> }> {
   const env = { ...deps.config.providerEnv, REDIS_URL: deps.config.redisUrl ?? undefined };
   // TRIAGE_CONFIG_FILE replaces config/triage.json (another chain, limits or endpoints).
@@ -94,6 +97,12 @@ export async function buildTriage(deps: {
     thresholds: triageConfig.thresholds,
     catalog: deps.config.models,
     clock: deps.clock,
+    enqueueBatchItems: deps.enqueueBatchItems,
+    pepper: deps.pepper,
+    webhooks: {
+      allowLoopbackHttp: deps.config.webhookAllowLoopbackHttp,
+      allowPrivateHosts: deps.config.webhookAllowPrivateHosts,
+    },
     shadow,
     logger: deps.logger,
     leases: createAiCallLeases(deps.quota, {

@@ -19,6 +19,7 @@ import { buildTriage } from './build-triage.js';
 import { createLocalScanStorage } from '../domain/scans/scan-storage.js';
 import { SCAN_INGEST_QUEUE, type ScanIngestPayload } from '../jobs/scan-ingest.js';
 import type { QueueHandle } from '../jobs/queue-kit.js';
+import { enqueueBatchItems } from '../jobs/triage-batch.js';
 
 /**
  * The domain services of a process, wired from its infrastructure. No container: plain
@@ -43,7 +44,17 @@ export async function buildServices(
   const keys = createKeyService({ pepper: infra.pepper, bus: infra.bus, clock });
   const meter = createRequestMeter(infra.pool);
   const quota = createQuotaService(infra.pool, clock, { reserveDb: infra.relaxedPool });
-  const triage = await buildTriage({ config, pool: infra.pool, redis: infra.redis, quota, clock, logger });
+  const triage = await buildTriage({
+    config,
+    pool: infra.pool,
+    redis: infra.redis,
+    quota,
+    clock,
+    logger,
+    pepper: infra.pepper,
+    enqueueBatchItems: (batchId, total) =>
+      enqueueBatchItems(infra.queues, batchId, total, config.batchItemRetry),
+  });
   let scanQueue: QueueHandle<ScanIngestPayload> | null = null;
   return {
     config,

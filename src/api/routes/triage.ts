@@ -1,15 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppDeps } from '../app-deps.js';
-import { invalidRequest, notFound } from '../../lib/errors.js';
+import { notFound } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
 import { encodeCursor, seqCursor } from '../../lib/cursor.js';
-import { checkBatchRequest } from '../../domain/triage/batch-schema.js';
-import { checkTriageRequest } from '../../domain/triage-engine/request-schema.js';
-import { sealSecret } from '../../domain/keys/key-secrets.js';
-import { createBatch, findBatch, itemsPage } from '../../domain/triage/batches.js';
-import { webhookSigningKey } from '../../domain/triage/webhook.js';
-import { enqueueBatchItems } from '../../jobs/triage-batch.js';
+import { findBatch, itemsPage } from '../../domain/triage/batches.js';
+import type { BatchTriageRequest } from '../../domain/triage/triage-requests.js';
+import type { TriageRequest } from '../../domain/triage-engine/types.js';
+import { batchItemsQuery, batchRequestBody, triageRequestBody } from '../schemas/triage.js';
 
 function caller(req: FastifyRequest) {
   return {
@@ -22,71 +19,38 @@ function caller(req: FastifyRequest) {
 
 /**
  * `POST /api/v1/triage` (spec §4.1), `POST /api/v1/triage/batch` and
- * `GET /api/v1/triage/batch/:id` (DECISIONS §7). Bodies are checked by the pure checkers of
- * the triage domain, which list every bad field and reject unknown ones (a `model` field too).
+ * `GET /api/v1/triage/batch/:id` (DECISIONS §7). Bodies are checked by their schemas
+ * (`schemas/triage.ts`: every bad field listed, unknown ones refused, a `model` field too); the
+ * rules a schema cannot say are the triage service's.
  */
-export function triageRoutes(app: FastifyInstance, deps: AppDeps): void {
-  app.post('/triage', { config: { scope: 'triage:write' }, bodyLimit: 64 * 1024 }, async (req) => {
-    const checked = checkTriageRequest(req.body);
-    if (!checked.ok) throw invalidRequest(checked.errors);
-    return deps.triage.triageOne(caller(req), checked.value);
-  });
+export function triageRoutes(app: FastifyInstance, deps: Pick<AppDeps, 'triage' | 'pool'>): void {
+  app.post(
+    '/triage',
+    { config: { scope: 'triage:write' }, bodyLimit: 64 * 1024, schema: { body: triageRequestBody } },
+    async (req) => deps.triage.triageOne(caller(req), req.body as TriageRequest),
+  );
 
   app.post(
     '/triage/batch',
-    { config: { scope: 'triage:write' }, bodyLimit: 5 * 1024 * 1024 },
+    { config: { scope: 'triage:write' }, bodyLimit: 5 * 1024 * 1024, schema: { body: batchRequestBody } },
     async (req, reply) => {
-      const maxItems = req.plan.limits.batchMaxItems;
-      const checked = checkBatchRequest(req.body, {
-        maxItems,
-        allowLoopbackHttp: deps.config.webhookAllowLoopbackHttp,
-        allowPrivateHosts: deps.config.webhookAllowPrivateHosts,
-      });
-      if (!checked.ok) throw invalidRequest(checked.errors);
-      const { items, webhookUrl } = checked.value;
-      await deps.triage.checkBatch(items);
-      const c = caller(req);
-      const reserved = await deps.quota.reserve(c.workspaceId, items.length, c.aiCallLimit, 24 * 3_600_000);
-      if (!reserved.ok) throw deps.triage.quotaError(c.aiCallLimit);
-      const batchId = randomUUID();
-      try {
-        const secret = String(req.headers['x-api-key']).trim();
-        await createBatch(deps.pool, {
-          id: batchId,
-          workspaceId: c.workspaceId,
-          keyId: c.keyId,
-          items,
-          reservationId: reserved.reservation.id,
-          webhookUrl: webhookUrl ?? null,
-          webhookKeySealed: webhookUrl ? sealSecret(deps.pepper, webhookSigningKey(secret, batchId)) : null,
-          at: deps.clock(),
-        });
-        await enqueueBatchItems(deps.queues, batchId, items.length, deps.config.batchItemRetry);
-      } catch (err) {
-        await deps.quota.release(reserved.reservation.id).catch(() => undefined);
-        await deps.pool.query(`DELETE FROM triage_batches WHERE id = $1`, [batchId]).catch(() => undefined);
-        throw err;
-      }
-      void reply.code(202).header('Location', `/api/v1/triage/batch/${batchId}`);
-      return { batchId, status: 'queued', total: items.length, statusUrl: `/api/v1/triage/batch/${batchId}` };
+      const { batchId, total } = await deps.triage.acceptBatch(
+        {
+          ...caller(req),
+          batchMaxItems: req.plan.limits.batchMaxItems,
+          apiKeySecret: String(req.headers['x-api-key']).trim(),
+        },
+        req.body as BatchTriageRequest,
+      );
+      const statusUrl = `/api/v1/triage/batch/${batchId}`;
+      void reply.code(202).header('Location', statusUrl);
+      return { batchId, status: 'queued', total, statusUrl };
     },
   );
 
   app.get(
     '/triage/batch/:id',
-    {
-      config: { scope: 'scans:read' },
-      schema: {
-        querystring: {
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            cursor: { type: 'string', maxLength: 40 },
-            limit: { type: 'integer', minimum: 1, maximum: 500 },
-          },
-        },
-      },
-    },
+    { config: { scope: 'scans:read' }, schema: { querystring: batchItemsQuery } },
     async (req) => {
       const { id } = req.params as { id: string };
       const { cursor, limit = 100 } = req.query as { cursor?: string; limit?: number };

@@ -1,11 +1,9 @@
 import { describedPattern } from '../../lib/schema-patterns.js';
 import { SCAN_FORMATS } from '../../parsers/index.js';
+import { CASE_STATUSES, type CaseStatus } from '../../domain/scans/case-status.js';
+import { ASSET_CRITICALITIES, ASSET_ENVIRONMENTS, SEVERITIES } from '../../domain/triage-engine/types.js';
 
-/** Request schemas of the scan, finding and case routes (DECISIONS §8, §10). */
-
-const SEVERITIES = ['CRITICAL', 'HIGH', 'MEDIUM', 'LOW', 'INFO'] as const;
-export const CASE_STATUSES = ['open', 'in_progress', 'resolved', 'risk_accepted', 'false_positive'] as const;
-export type CaseStatus = (typeof CASE_STATUSES)[number];
+/** Request schemas of the scan, finding and case routes (DECISIONS §8, §10), from the domain's vocabulary. */
 
 export const uploadQuery = {
   type: 'object',
@@ -14,8 +12,8 @@ export const uploadQuery = {
     format: { type: 'string', enum: [...SCAN_FORMATS] },
     name: { type: 'string', minLength: 1, maxLength: 200 },
     asset: { type: 'string', minLength: 1, maxLength: 200 },
-    environment: { type: 'string', enum: ['PRODUCTION', 'STAGING', 'DEVELOPMENT', 'TEST'] },
-    criticality: { type: 'string', enum: ['CRITICAL', 'HIGH', 'MEDIUM', 'LOW'] },
+    environment: { type: 'string', enum: [...ASSET_ENVIRONMENTS] },
+    criticality: { type: 'string', enum: [...ASSET_CRITICALITIES] },
     internetExposed: { type: 'boolean' },
   },
 } as const;

@@ -3,6 +3,7 @@
  * escalation chain on low confidence, repeated schema failures or provider errors, applies the
  * safety policy to the answer that stands, and records every hop for usage and billing.
  */
+import { buildPrompt } from './prompt.js';
 import { applySafetyPolicy, policyOnlyAnswer, type PolicyChange } from './safety-policy.js';
 import { DEFAULT_TRIAGE_CONFIG, type RouterThresholds } from './triage-config.js';
 import type {
@@ -11,6 +12,7 @@ import type {
   EnrichmentMap,
   EscalationReason,
   Hop,
+  Prompt,
   Provider,
   ProviderResult,
   TriageAnswer,
@@ -65,6 +67,8 @@ export interface RouteTriageInput {
   clock?: Clock;
   /** Aborts the walk (client gone, job deadline); the best answer so far still stands. */
   signal?: AbortSignal;
+  /** The request's prompt when the caller already built it (to check its size): never counted twice. */
+  prompt?: Prompt;
 }
 
 /** Who produced the answer that was returned. `policy` means no model answered (DECISIONS §6). */
@@ -128,6 +132,7 @@ export async function routeTriage(input: RouteTriageInput): Promise<RouteTriageR
   const thresholds = input.thresholds ?? DEFAULT_TRIAGE_CONFIG.thresholds;
   const clock = input.clock ?? SYSTEM_CLOCK;
   const highRisk = highRiskReasons(request, enrichment, thresholds);
+  const prompt = input.prompt ?? buildPrompt(request, enrichment);
   const hops: Hop[] = [];
   let kept: { answer: TriageAnswer; tier: ChainTier } | null = null;
 
@@ -139,7 +144,7 @@ export async function routeTriage(input: RouteTriageInput): Promise<RouteTriageR
       const started = clock.now();
       const result = await callProvider(
         providers[tier.provider],
-        { request, enrichment, model: tier.model },
+        { request, enrichment, prompt, model: tier.model },
         signal,
       );
       const hop: Hop = {

@@ -125,10 +125,20 @@ export interface ProviderError {
   retryAfterMs?: number;
 }
 
-/** What a provider is asked: the request, its enrichment, and which of its models to use. */
+/** A request's prompt, built and counted once per request (`prompt.ts`). */
+export interface Prompt {
+  system: string;
+  user: string;
+  /** Tokens of `system` and `user` together (o200k_base). */
+  inputTokens: number;
+}
+
+/** What a provider is asked: the request, its enrichment, its prompt, and which of its models to use. */
 export interface ProviderInput {
   request: TriageRequest;
   enrichment: EnrichmentMap;
+  /** Built and counted once for the whole request, whichever tiers it walks. */
+  prompt: Prompt;
   /** The provider's own model name for this tier (e.g. `gpt-4o-mini`). */
   model: string;
 }

@@ -14,7 +14,7 @@ import { deliverWebhook } from './webhook.js';
 
 export interface BatchProcessorDeps {
   db: Pool;
-  triage: TriageService;
+  triage: Pick<TriageService, 'runBatchItem'>;
   pepper: string;
   clock: () => Date;
   deliver?: typeof deliverWebhook;
@@ -51,8 +51,7 @@ export async function processBatchItem(
   };
   let finished = false;
   try {
-    const enrichment = await deps.triage.prepare(item.request);
-    const outcome = await deps.triage.run(caller, item.request, enrichment, { batchId, index });
+    const outcome = await deps.triage.runBatchItem(caller, item.request, { batchId, index });
     if (!outcome.recorded) return 'already_done';
     finished = outcome.finished;
   } catch (err) {

@@ -84,6 +84,14 @@ export async function createBatch(
   return id;
 }
 
+/**
+ * Removes a batch whose acceptance failed after it was stored (its items go with it, ON DELETE
+ * CASCADE): the compensation of `acceptBatch` when enqueuing its items failed.
+ */
+export async function deleteBatch(db: Queryable, batchId: string): Promise<void> {
+  await db.query(`DELETE FROM triage_batches WHERE id = $1`, [batchId]);
+}
+
 export async function findBatch(
   db: Queryable,
   workspaceId: string,

@@ -1,20 +1,32 @@
+/**
+ * The triage use cases behind `POST /api/v1/triage` and the batch routes (spec §4.1,
+ * DECISIONS §3, §5, §6, §7). Routes and the batch worker see only {@link TriageService}.
+ *
+ * Glossary:
+ * - **caller**: the workspace and key a request is made with, and its plan's limits;
+ * - **AI call**: the unit of the monthly quota; one per answered request or batch item;
+ * - **prompt**: the finding and its enrichment as the models read it, built and counted once
+ *   per request by the engine (`triage-engine/prompt.ts`);
+ * - **settlement**: how a stored answer's AI call is accounted for (`record-triage.ts`).
+ */
 import { randomUUID } from 'node:crypto';
 import type { Pool } from '../../db/pool.js';
 import type { ModelCatalogEntry } from '../../lib/config.js';
-import { AppError } from '../../lib/errors.js';
+import { AppError, invalidRequest } from '../../lib/errors.js';
 import type { EnrichmentLookup } from '../enrichment/types.js';
-import { monthOf, nextMonthStart } from '../plans/plans.js';
-import { rateLimitHeaders } from '../usage/rate-limiter.js';
+import { monthOf } from '../plans/plans.js';
 import type { QuotaService } from '../usage/quota.js';
 import { createAiCallLeases, type AiCallLeases } from '../usage/ai-call-leases.js';
+import { sealSecret } from '../keys/key-secrets.js';
 import { routeTriage } from '../triage-engine/router.js';
-import { promptTokens } from '../triage-engine/providers/prompt.js';
+import { buildPrompt } from '../triage-engine/prompt.js';
 import { SAFETY_POLICY_VERSION } from '../triage-engine/safety-policy.js';
 import type { RouterThresholds } from '../triage-engine/triage-config.js';
 import type {
   ChainTier,
   EnrichmentMap,
   Priority,
+  Prompt,
   Provider,
   TriageRequest,
   TriageResponse,
@@ -29,6 +41,15 @@ import {
   type TriageRecord,
 } from './record-triage.js';
 import { recordUnanswered } from './record-unanswered.js';
+import { createBatch, deleteBatch } from './batches.js';
+import { quotaRefusal } from './quota-refusal.js';
+import {
+  batchRequestErrors,
+  triageRequestErrors,
+  type BatchTriageRequest,
+  type WebhookHostRules,
+} from './triage-requests.js';
+import { webhookSigningKey } from './webhook.js';
 import type { Logger } from '../../lib/logger.js';
 
 /** A second engine whose answers are stored beside the served one, never returned (DECISIONS §6). */
@@ -46,6 +67,49 @@ export interface TriageCaller {
   aiCallLimit: number;
 }
 
+/** Who submits a batch: a caller, its plan's batch size, and the key its webhook is signed from. */
+export interface BatchCaller extends TriageCaller {
+  /** The plan's largest batch (DECISIONS §3). */
+  batchMaxItems: number;
+  /** The API key the batch was submitted with: its webhook's signing key derives from it (DECISIONS §7). */
+  apiKeySecret: string;
+}
+
+/** A batch accepted for processing: stored, its AI calls reserved, one job per item enqueued. */
+export interface AcceptedBatch {
+  batchId: string;
+  total: number;
+}
+
+/** What running one batch item did (see `RecordOutcome`). */
+export type BatchItemOutcome = { response: TriageResponse } & RecordOutcome;
+
+/** The triage service: all a route or the batch worker may ask of triage. */
+export interface TriageService {
+  /**
+   * `POST /api/v1/triage`: one AI call, answered synchronously. Throws `AppError`s:
+   * `invalid_request`, `payload_too_large`, `monthly_limit_exceeded`, `triage_unavailable`.
+   */
+  triageOne(caller: TriageCaller, request: TriageRequest): Promise<TriageResponse>;
+  /**
+   * `POST /api/v1/triage/batch`: checks the batch (plan size, CVEs or description, webhook
+   * host, input tokens of every item), reserves its AI calls, stores it and enqueues its items;
+   * if a step fails, what the earlier steps did is undone (DECISIONS §7).
+   */
+  acceptBatch(caller: BatchCaller, batch: BatchTriageRequest): Promise<AcceptedBatch>;
+  /**
+   * Routes and records one item of a stored batch, whose AI call its batch reserved. Recorded
+   * only if still queued, so an item whose job runs again after a crash is stored and billed once.
+   */
+  runBatchItem(
+    caller: TriageCaller,
+    request: TriageRequest,
+    item: { batchId: string; index: number },
+  ): Promise<BatchItemOutcome>;
+  /** Gives the AI calls this process holds but has not used back to their month. */
+  close(): Promise<void>;
+}
+
 export interface TriageServiceDeps {
   db: Pool;
   quota: QuotaService;
@@ -55,6 +119,12 @@ export interface TriageServiceDeps {
   thresholds: RouterThresholds;
   catalog: readonly ModelCatalogEntry[];
   clock: () => Date;
+  /** Enqueues one job per item of a stored batch (the jobs layer's producer). */
+  enqueueBatchItems(batchId: string, total: number): Promise<void>;
+  /** Server secret (KEY_PEPPER) sealing each batch's webhook signing key at rest. */
+  pepper: string;
+  /** Which webhook hosts are accepted. @defaultValue public https hosts only */
+  webhooks?: WebhookHostRules;
   shadow?: ShadowEngine | null;
   /** Longest a request may spend walking the chain. @defaultValue 60 s */
   deadlineMs?: number;
@@ -66,6 +136,9 @@ export interface TriageServiceDeps {
   logger?: Pick<Logger, 'warn'>;
 }
 
+/** How long a batch's reservation lives if its process dies before settling it. */
+const BATCH_RESERVATION_TTL_MS = 24 * 3_600_000;
+
 /**
  * One triage, end to end (DECISIONS §3, §5, §6): enrichment, the input-size check against
  * the catalog `max`, one AI call reserved from the monthly quota, routing, then the ledger
@@ -73,7 +146,7 @@ export interface TriageServiceDeps {
  * that gets no answer releases its reservation and is not billed; its hops are kept apart for
  * our own cost accounting (`record-unanswered.ts`).
  */
-export function createTriageService(deps: TriageServiceDeps) {
+export function createTriageService(deps: TriageServiceDeps): TriageService {
   // The chain may escalate to any of its tiers, so the strictest `max` among them applies.
   const maxInputTokens = Math.min(
     ...deps.chain.map((t) => deps.catalog.find((m) => m.id === t.billedAs)?.max ?? Number.POSITIVE_INFINITY),
@@ -92,45 +165,33 @@ export function createTriageService(deps: TriageServiceDeps) {
     maxItems: deps.itemsPerCommit ?? 64,
   });
 
-  function quotaError(limit: number): AppError {
-    const now = deps.clock();
-    const resetMs = nextMonthStart(now).getTime() - now.getTime();
-    return new AppError(
-      'monthly_limit_exceeded',
-      `This workspace has used its ${limit} AI calls for this month.`,
-      {
-        headers: rateLimitHeaders({ allowed: false, limit, remaining: 0, resetMs }),
-      },
-    );
-  }
-
-  /** 413 when the request is more input tokens than the catalog `max` (DECISIONS §6). */
-  function checkSize(request: TriageRequest, enrichment: EnrichmentMap): void {
-    const tokens = promptTokens({ request, enrichment, model: deps.chain[0]?.model ?? 'local' });
-    if (tokens > maxInputTokens) {
+  /** The request's prompt, counted once; 413 when it is more input tokens than the catalog `max` (DECISIONS §6). */
+  function sizedPrompt(request: TriageRequest, enrichment: EnrichmentMap): Prompt {
+    const prompt = buildPrompt(request, enrichment);
+    if (prompt.inputTokens > maxInputTokens) {
       throw new AppError(
         'payload_too_large',
-        `The finding is ${tokens} input tokens; the model accepts at most ${maxInputTokens}.`,
+        `The finding is ${prompt.inputTokens} input tokens; the model accepts at most ${maxInputTokens}.`,
       );
     }
+    return prompt;
   }
 
-  /** Checks the request's size in tokens; returns its enrichment. */
-  async function prepare(request: TriageRequest): Promise<EnrichmentMap> {
+  /** The request's enrichment and its prompt, checked for size. */
+  async function prepare(request: TriageRequest): Promise<{ enrichment: EnrichmentMap; prompt: Prompt }> {
     const enrichment = await deps.lookup(request.cveIds ?? []);
-    checkSize(request, enrichment);
-    return enrichment;
+    return { enrichment, prompt: sizedPrompt(request, enrichment) };
   }
 
   /**
-   * Checks every item of a batch with one enrichment lookup for all their CVEs; a failing item
-   * is reported by its index.
+   * Checks the input tokens of every item of a batch with one enrichment lookup for all their
+   * CVEs; a failing item is reported by its index.
    */
-  async function checkBatch(items: readonly TriageRequest[]): Promise<void> {
+  async function checkBatchSizes(items: readonly TriageRequest[]): Promise<void> {
     const enrichment = await deps.lookup(items.flatMap((i) => i.cveIds ?? []));
     items.forEach((item, i) => {
       try {
-        checkSize(item, enrichment);
+        sizedPrompt(item, enrichment);
       } catch (err) {
         if (err instanceof AppError) throw new AppError(err.code, `Item ${i}: ${err.detail}`);
         throw err;
@@ -142,13 +203,14 @@ export function createTriageService(deps: TriageServiceDeps) {
   async function answer(
     caller: TriageCaller,
     request: TriageRequest,
-    enrichment: EnrichmentMap,
+    { enrichment, prompt }: { enrichment: EnrichmentMap; prompt: Prompt },
   ): Promise<{ response: TriageResponse; record: Omit<TriageRecord, 'settle'> }> {
     const signal = AbortSignal.timeout(deps.deadlineMs ?? 60_000);
     const clock = { now: () => deps.clock().getTime() };
     const routed = await routeTriage({
       request,
       enrichment,
+      prompt,
       providers: deps.providers,
       chain: deps.chain,
       thresholds: deps.thresholds,
@@ -214,62 +276,95 @@ export function createTriageService(deps: TriageServiceDeps) {
   }
 
   /**
-   * Routes and records a batch item, whose AI call its batch reserved. It is recorded only if
-   * still queued, so an item whose job runs again after a crash is stored and billed once.
-   * Batch items are group-committed: the items of concurrent jobs are stored by one statement.
+   * Held (from a lease) before any provider outside this process is called; with in-process
+   * providers only, taken when the answer is stored (a request past the limit is answered 429
+   * and its answer dropped, unbilled).
    */
-  async function run(
-    caller: TriageCaller,
-    request: TriageRequest,
-    enrichment: EnrichmentMap,
-    settle: { batchId: string; index: number },
-  ): Promise<{ response: TriageResponse } & RecordOutcome> {
-    const { response, record } = await answer(caller, request, enrichment);
-    return { response, ...(await batchItems.submit({ ...record, settle })) };
+  async function triageOne(caller: TriageCaller, request: TriageRequest): Promise<TriageResponse> {
+    const errors = triageRequestErrors(request);
+    if (errors.length > 0) throw invalidRequest(errors);
+    const prepared = await prepare(request);
+    if (inProcessOnly) {
+      const { response, record } = await answer(caller, request, prepared);
+      const take = { limit: caller.aiCallLimit, month: monthOf(deps.clock()) };
+      if (!(await recordTriage(deps.db, { ...record, settle: { take } })).recorded) {
+        throw quotaRefusal(deps.clock(), caller.aiCallLimit);
+      }
+      return response;
+    }
+    const call = await leases.take(caller.workspaceId, caller.aiCallLimit);
+    if (!call) throw quotaRefusal(deps.clock(), caller.aiCallLimit);
+    let answered;
+    try {
+      answered = await answer(caller, request, prepared);
+    } catch (err) {
+      call.giveBack(); // no answer: the call was never counted
+      throw err;
+    }
+    try {
+      await recordTriage(deps.db, { ...answered.record, settle: { reservationId: call.reservationId } });
+    } catch (err) {
+      call.abandon(); // the statement may have counted it before the failure reached us
+      throw err;
+    }
+    return answered.response;
+  }
+
+  /**
+   * Check, reserve, store, enqueue. Invariant: a batch that is not accepted leaves nothing
+   * behind — no reservation, no stored batch (its items go with it) — so a failure to enqueue
+   * undoes the two steps before it. Enqueuing twice is harmless (job ids derive from the batch).
+   */
+  async function acceptBatch(caller: BatchCaller, batch: BatchTriageRequest): Promise<AcceptedBatch> {
+    const errors = batchRequestErrors(batch, caller.batchMaxItems, deps.webhooks);
+    if (errors.length > 0) throw invalidRequest(errors);
+    const { items, webhookUrl } = batch;
+    await checkBatchSizes(items);
+    const reserved = await deps.quota.reserve(
+      caller.workspaceId,
+      items.length,
+      caller.aiCallLimit,
+      BATCH_RESERVATION_TTL_MS,
+    );
+    if (!reserved.ok) {
+      const remaining = Math.max(0, reserved.limit - reserved.used - reserved.reserved);
+      throw quotaRefusal(deps.clock(), caller.aiCallLimit, { asked: items.length, remaining });
+    }
+    const batchId = randomUUID();
+    try {
+      await createBatch(deps.db, {
+        id: batchId,
+        workspaceId: caller.workspaceId,
+        keyId: caller.keyId,
+        items,
+        reservationId: reserved.reservation.id,
+        webhookUrl: webhookUrl ?? null,
+        webhookKeySealed: webhookUrl
+          ? sealSecret(deps.pepper, webhookSigningKey(caller.apiKeySecret, batchId))
+          : null,
+        at: deps.clock(),
+      });
+      await deps.enqueueBatchItems(batchId, items.length);
+    } catch (err) {
+      // Best effort: the error that reaches the caller is the one that stopped the batch.
+      await deps.quota.release(reserved.reservation.id).catch(() => undefined);
+      await deleteBatch(deps.db, batchId).catch(() => undefined);
+      throw err;
+    }
+    return { batchId, total: items.length };
   }
 
   return {
-    maxInputTokens,
-    prepare,
-    checkBatch,
-    run,
-    quotaError,
+    triageOne,
+    acceptBatch,
 
-    /** Gives the AI calls this process holds but has not used back to their month. */
-    close: () => leases.close(),
-
-    /**
-     * `POST /api/v1/triage`: one AI call, answered synchronously. Held (from a lease) before any
-     * provider outside this process is called; with in-process providers only, taken when the
-     * answer is stored (a request past the limit is answered 429 and its answer dropped, unbilled).
-     */
-    async triageOne(caller: TriageCaller, request: TriageRequest): Promise<TriageResponse> {
-      const enrichment = await prepare(request);
-      if (inProcessOnly) {
-        const { response, record } = await answer(caller, request, enrichment);
-        const take = { limit: caller.aiCallLimit, month: monthOf(deps.clock()) };
-        if (!(await recordTriage(deps.db, { ...record, settle: { take } })).recorded) {
-          throw quotaError(caller.aiCallLimit);
-        }
-        return response;
-      }
-      const call = await leases.take(caller.workspaceId, caller.aiCallLimit);
-      if (!call) throw quotaError(caller.aiCallLimit);
-      let answered;
-      try {
-        answered = await answer(caller, request, enrichment);
-      } catch (err) {
-        call.giveBack(); // no answer: the call was never counted
-        throw err;
-      }
-      try {
-        await recordTriage(deps.db, { ...answered.record, settle: { reservationId: call.reservationId } });
-      } catch (err) {
-        call.abandon(); // the statement may have counted it before the failure reached us
-        throw err;
-      }
-      return answered.response;
+    /** Batch items are group-committed: the items of concurrent jobs are stored by one statement. */
+    async runBatchItem(caller, request, item) {
+      const { response, record } = await answer(caller, request, await prepare(request));
+      return { response, ...(await batchItems.submit({ ...record, settle: item })) };
     },
+
+    close: () => leases.close(),
   };
 }
 
@@ -281,5 +376,3 @@ function safeShadow(shadow: ShadowEngine, request: TriageRequest, enrichment: En
     return null;
   }
 }
-
-export type TriageService = ReturnType<typeof createTriageService>;

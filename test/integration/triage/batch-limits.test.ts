@@ -98,7 +98,7 @@ describe('POST /api/v1/triage/batch body limit (5 MiB)', () => {
     const items = Array.from({ length: 1001 }, (_, i) => finding(i));
     const res = await post('/api/v1/triage/batch', jsonOfSize({ items }, 5 * MiB));
     expect(res.statusCode).toBe(400);
-    expect(res.json().errors).toEqual([{ path: '/items', message: 'must have between 1 and 1000 items' }]);
+    expect(res.json().errors).toEqual([{ path: '/items', message: 'must NOT have more than 1000 items' }]);
     await expectNothingKept();
   });
 

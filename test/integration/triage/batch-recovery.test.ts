@@ -66,7 +66,7 @@ async function storeOnly(batchId: string, index: number) {
     aiCallLimit: 0,
   };
   const request = items[index]!;
-  return t.deps.triage.run(caller, request, await t.deps.triage.prepare(request), { batchId, index });
+  return t.deps.triage.runBatchItem(caller, request, { batchId, index });
 }
 
 async function state(batchId: string) {

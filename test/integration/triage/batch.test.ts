@@ -135,7 +135,7 @@ describe('batch limits', () => {
       });
     const tooMany = await post({ items: [item(1), item(2), item(3)] });
     expect(tooMany.statusCode).toBe(400);
-    expect(tooMany.json().errors).toEqual([{ path: '/items', message: 'must have between 1 and 2 items' }]);
+    expect(tooMany.json().errors).toEqual([{ path: '/items', message: 'must NOT have more than 2 items' }]);
     const badItem = await post({ items: [item(1), { title: 'x', severity: 'NOPE', description: 'd' }] });
     expect(badItem.json().errors).toEqual([expect.objectContaining({ path: '/items/1/severity' })]);
     const badHook = await post({ items: [item(1)], webhookUrl: 'http://example.com/hook' });
@@ -155,7 +155,11 @@ describe('batch limits', () => {
     expect((await single()).statusCode).toBe(200);
     const over = await post({ items: [item(1), item(2)] });
     expect(over.statusCode).toBe(429);
-    expect(over.json()).toMatchObject({ code: 'monthly_limit_exceeded', status: 429 });
+    expect(over.json()).toMatchObject({
+      code: 'monthly_limit_exceeded',
+      status: 429,
+      detail: 'This workspace has 1 of its 3 AI calls left for this month; the batch asks for 2.',
+    });
     expect(Number(over.headers['retry-after'])).toBeGreaterThan(0);
     expect(over.headers['ratelimit-remaining']).toBe('0');
     expect((await single()).statusCode).toBe(200);

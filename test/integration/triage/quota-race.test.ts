@@ -16,7 +16,8 @@ import {
  * (DECISIONS §3, §7). Singles take their call when the answer is stored (local engine) or hold it
  * from a lease before the provider is paid (remote provider); batches reserve every item's call
  * at acceptance and are refused whole when they do not fit. Whatever the interleaving, no more
- * than the limit is answered, every refusal is the same 429 problem, and once the batches have
+ * than the limit is answered, every refusal is the same 429 problem (a batch's says how many calls
+ * were left and how many it asked), and once the batches have
  * finished and the leases are closed nothing stays reserved.
  */
 const LIMIT = 40;
@@ -42,9 +43,18 @@ const refusal = problemDocument(
   'Monthly AI-call limit exceeded',
   `This workspace has used its ${LIMIT} AI calls for this month.`,
 );
+// A batch is refused when it asks more than is left: fewer than its size, maybe none.
+const batchRefusal = {
+  ...refusal,
+  detail: expect.stringMatching(
+    new RegExp(
+      `^This workspace has [0-${BATCH_SIZE - 1}] of its ${LIMIT} AI calls left for this month; the batch asks for ${BATCH_SIZE}\\.$`,
+    ),
+  ),
+};
 
-function expectRefusal(res: LightMyRequestResponse): void {
-  expect(res.json()).toEqual(refusal);
+function expectRefusal(res: LightMyRequestResponse, batch: boolean): void {
+  expect(res.json()).toEqual(batch ? batchRefusal : refusal);
   expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
   expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
   expect(res.headers['ratelimit-remaining']).toBe('0');
@@ -88,7 +98,8 @@ describe.each([
 
     for (const res of singles) expect([200, 429], res.body).toContain(res.statusCode);
     for (const res of batches) expect([202, 429], res.body).toContain(res.statusCode);
-    for (const res of [...singles, ...batches].filter((r) => r.statusCode === 429)) expectRefusal(res);
+    for (const res of singles.filter((r) => r.statusCode === 429)) expectRefusal(res, false);
+    for (const res of batches.filter((r) => r.statusCode === 429)) expectRefusal(res, true);
     const answered = singles.filter((r) => r.statusCode === 200);
     const accepted = batches.filter((r) => r.statusCode === 202);
     if (remote) for (const r of answered) expect(r.json().model).toMatch(/^openai:/);

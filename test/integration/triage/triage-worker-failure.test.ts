@@ -49,12 +49,12 @@ describe.each([
       const attempts = new Map<number, number>();
       const faulty: TriageService = {
         ...t.deps.triage,
-        async run(caller, request, enrichment, settle) {
-          const n = (attempts.get(settle.index) ?? 0) + 1;
-          attempts.set(settle.index, n);
-          if (settle.index === 1 || (settle.index === 2 && n === 1))
+        async runBatchItem(caller, request, item) {
+          const n = (attempts.get(item.index) ?? 0) + 1;
+          attempts.set(item.index, n);
+          if (item.index === 1 || (item.index === 2 && n === 1))
             throw new Error('Connection terminated unexpectedly');
-          return t.deps.triage.run(caller, request, enrichment, settle);
+          return t.deps.triage.runBatchItem(caller, request, item);
         },
       };
       let openGate!: () => void;

@@ -3,6 +3,7 @@ import type { CveEnrichment } from '../../../src/domain/enrichment/types.js';
 import { createInhouseProvider, inhouseInputFromRequest } from '../../../src/domain/inhouse/provider.js';
 import type { TriageRequest } from '../../../src/domain/triage-engine/types.js';
 import { shippedModel } from './support.js';
+import { buildPrompt } from '../../../src/domain/triage-engine/prompt.js';
 
 const kevRecord: CveEnrichment = {
   cveId: 'CVE-2021-44228',
@@ -39,11 +40,9 @@ describe('in-house provider', () => {
 
   it('answers like any provider, without tokens, and never proposes a severity', async () => {
     const provider = createInhouseProvider(shippedModel());
-    const result = await provider.triage({
-      request,
-      enrichment: new Map([[kevRecord.cveId, kevRecord]]),
-      model: 'x',
-    });
+    const enrichment = new Map([[kevRecord.cveId, kevRecord]]);
+    const prompt = buildPrompt(request, enrichment);
+    const result = await provider.triage({ request, enrichment, prompt, model: 'x' });
     expect(provider.name).toBe('inhouse');
     expect(result.ok).toBe(true);
     if (!result.ok) return;
@@ -54,9 +53,15 @@ describe('in-house provider', () => {
 
   it('answers a request without CVEs or asset from its text alone', async () => {
     const provider = createInhouseProvider(shippedModel());
+    const request = {
+      title: 'Reflected XSS',
+      severity: 'HIGH' as const,
+      description: 'Cross-site scripting in search.',
+    };
     const result = await provider.triage({
-      request: { title: 'Reflected XSS', severity: 'HIGH', description: 'Cross-site scripting in search.' },
+      request,
       enrichment: new Map(),
+      prompt: buildPrompt(request, new Map()),
       model: 'x',
     });
     expect(result).toMatchObject({ ok: true, answer: { priority: 'LOW', recommendedAction: 'MONITOR' } });

@@ -1,7 +1,7 @@
 import { countTokens } from 'gpt-tokenizer';
 import { describe, expect, it } from 'vitest';
 import { createLocalProvider, localAnswer } from '../../../src/domain/triage-engine/providers/local.js';
-import { buildUserPrompt, SYSTEM_PROMPT } from '../../../src/domain/triage-engine/providers/prompt.js';
+import { buildPrompt, buildUserPrompt, SYSTEM_PROMPT } from '../../../src/domain/triage-engine/prompt.js';
 import type { CveEnrichment } from '../../../src/domain/enrichment/types.js';
 import type { TriageAnswer, TriageRequest } from '../../../src/domain/triage-engine/types.js';
 import { enrichment, enrichmentMap } from './enrichment-fixtures.js';
@@ -104,16 +104,19 @@ describe('localAnswer', () => {
 
 describe('createLocalProvider', () => {
   it('counts tokens over the exact prompt it read and answer it wrote', async () => {
+    const request = { cveIds: [CVE], title: 'x', severity: 'HIGH' as const };
+    const enriched = enrichmentMap(enrichment(CVE, { epss: 0.2 }));
     const input = {
-      request: { cveIds: [CVE], title: 'x', severity: 'HIGH' as const },
-      enrichment: enrichmentMap(enrichment(CVE, { epss: 0.2 })),
+      request,
+      enrichment: enriched,
+      prompt: buildPrompt(request, enriched),
       model: 'ssvc-2.0.3',
     };
     const result = await createLocalProvider().triage(input);
     expect(result.ok).toBe(true);
     if (!result.ok) return;
     expect(result.usage).toEqual({
-      inputTokens: countTokens(SYSTEM_PROMPT) + countTokens(buildUserPrompt(input)),
+      inputTokens: countTokens(SYSTEM_PROMPT) + countTokens(buildUserPrompt(request, enriched)),
       outputTokens: countTokens(JSON.stringify(result.answer)),
     });
     expect(result.usage.inputTokens).toBeGreaterThan(100);

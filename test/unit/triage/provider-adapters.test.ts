@@ -9,16 +9,20 @@ import { startAnthropicFake } from '../../helpers/fake-providers/anthropic-fake.
 import { DEFAULT_ANSWER, type FakeServer, type FakeStep } from '../../helpers/fake-providers/fake-server.js';
 import { startOpenAiFake } from '../../helpers/fake-providers/openai-fake.js';
 import { enrichment, enrichmentMap } from './enrichment-fixtures.js';
+import { buildPrompt } from '../../../src/domain/triage-engine/prompt.js';
 
 const API_KEY = 'sk-test-0123456789abcdefSECRET';
+const request: ProviderInput['request'] = {
+  cveIds: ['CVE-2021-44228'],
+  title: 'Log4Shell',
+  severity: 'CRITICAL',
+  asset: { criticality: 'HIGH', internetExposed: true },
+};
+const enriched = enrichmentMap(enrichment('CVE-2021-44228', { kev: true, epss: 0.944, cvssScore: 10 }));
 const input: ProviderInput = {
-  request: {
-    cveIds: ['CVE-2021-44228'],
-    title: 'Log4Shell',
-    severity: 'CRITICAL',
-    asset: { criticality: 'HIGH', internetExposed: true },
-  },
-  enrichment: enrichmentMap(enrichment('CVE-2021-44228', { kev: true, epss: 0.944, cvssScore: 10 })),
+  request,
+  enrichment: enriched,
+  prompt: buildPrompt(request, enriched),
   model: 'test-model',
 };
 

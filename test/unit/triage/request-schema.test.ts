@@ -1,24 +1,42 @@
 import { describe, expect, it } from 'vitest';
+import { validators } from '../../../src/api/app.js';
+import { fieldErrors } from '../../../src/api/plugins/problem.js';
+import { batchRequestBody, triageRequestBody } from '../../../src/api/schemas/triage.js';
 import {
-  buildBatchRequestSchema,
-  checkBatchRequest,
-  isAllowedWebhookUrl,
-} from '../../../src/domain/triage/batch-schema.js';
-import {
-  TRIAGE_REQUEST_SCHEMA,
-  checkTriageRequest,
-} from '../../../src/domain/triage-engine/request-schema.js';
-import { ASSET_TYPES, SEVERITIES } from '../../../src/domain/triage-engine/types.js';
+  batchRequestErrors,
+  triageRequestErrors,
+  webhookUrlProblem,
+  type BatchTriageRequest,
+} from '../../../src/domain/triage/triage-requests.js';
+import { ASSET_TYPES, SEVERITIES, type TriageRequest } from '../../../src/domain/triage-engine/types.js';
 
 const valid = { cveIds: ['CVE-2021-44228'], title: 'Log4Shell', severity: 'CRITICAL' };
 
-describe('checkTriageRequest', () => {
+/**
+ * The field errors a body gets on its way through a triage route: the schema, compiled by the
+ * app's body validator and worded by the problem plugin, then (only if it passed) the domain's
+ * rules — the order the route and the service apply them.
+ */
+const ajv = validators().body;
+const validateTriage = ajv.compile(triageRequestBody);
+const validateBatch = ajv.compile(batchRequestBody);
+
+function triageErrors(body: unknown) {
+  const validate = validateTriage;
+  if (!validate(body)) return fieldErrors(validate.errors as Parameters<typeof fieldErrors>[0], 'body');
+  return triageRequestErrors(body as TriageRequest);
+}
+
+function batchErrors(body: unknown, maxItems = 1000, loopback = false) {
+  const validate = validateBatch;
+  if (!validate(body)) return fieldErrors(validate.errors as Parameters<typeof fieldErrors>[0], 'body');
+  return batchRequestErrors(body as BatchTriageRequest, maxItems, { allowLoopbackHttp: loopback });
+}
+
+describe('triage request', () => {
   it.each([
     { name: 'cveIds, title and severity only (spec §2.3)', body: valid },
-    {
-      name: 'description instead of cveIds',
-      body: { title: 't', severity: 'LOW', description: 'custom finding' },
-    },
+    { name: 'description instead of cveIds', body: { title: 't', severity: 'LOW', description: 'custom' } },
     {
       name: 'empty cveIds with description',
       body: { cveIds: [], title: 't', severity: 'INFO', description: 'd' },
@@ -40,14 +58,14 @@ describe('checkTriageRequest', () => {
       },
     },
   ])('accepts $name', ({ body }) => {
-    expect(checkTriageRequest(body)).toEqual({ ok: true, value: body });
+    expect(triageErrors(body)).toEqual([]);
   });
 
   it.each([
     {
-      name: 'a model field',
+      name: 'a model field, like any unknown field',
       body: { ...valid, model: 'gpt-4' },
-      errors: [{ path: '/model', message: 'is not an allowed property' }],
+      errors: [{ path: '/model', message: 'is not an allowed field' }],
     },
     {
       name: 'no cveIds and no description',
@@ -62,12 +80,17 @@ describe('checkTriageRequest', () => {
     {
       name: 'a malformed CVE id',
       body: { ...valid, cveIds: ['CVE-2021-1'] },
-      errors: [{ path: '/cveIds/0', message: 'must match ^CVE-\\d{4}-\\d{4,}$' }],
+      errors: [{ path: '/cveIds/0', message: 'must be a CVE id such as CVE-2021-44228' }],
     },
     {
       name: 'a cvssScore above 10',
       body: { ...valid, cvssScore: 10.1 },
-      errors: [{ path: '/cvssScore', message: 'must be between 0 and 10' }],
+      errors: [{ path: '/cvssScore', message: 'must be <= 10' }],
+    },
+    {
+      name: 'a string cvssScore (never coerced)',
+      body: { ...valid, cvssScore: '9.8' },
+      errors: [{ path: '/cvssScore', message: 'must be number' }],
     },
     {
       name: 'an unknown severity',
@@ -78,14 +101,14 @@ describe('checkTriageRequest', () => {
       name: 'an unknown asset field and type',
       body: { ...valid, asset: { type: 'SERVER', owner: 'x' } },
       errors: [
+        { path: '/asset/owner', message: 'is not an allowed field' },
         { path: '/asset/type', message: `must be one of ${ASSET_TYPES.join(', ')}` },
-        { path: '/asset/owner', message: 'is not an allowed property' },
       ],
     },
     {
       name: 'a too long title',
       body: { ...valid, title: 'x'.repeat(501) },
-      errors: [{ path: '/title', message: 'must be at most 500 characters' }],
+      errors: [{ path: '/title', message: 'must NOT have more than 500 characters' }],
     },
     {
       name: 'missing title and severity',
@@ -95,31 +118,16 @@ describe('checkTriageRequest', () => {
         { path: '/severity', message: 'is required' },
       ],
     },
-    { name: 'a non-object', body: [], errors: [{ path: '/', message: 'must be an object' }] },
+    { name: 'a non-object', body: [], errors: [{ path: '/', message: 'must be object' }] },
     {
       name: 'duplicate CVEs',
       body: { ...valid, cveIds: ['CVE-2021-44228', 'CVE-2021-44228'] },
-      errors: [{ path: '/cveIds', message: 'must not contain duplicate items' }],
+      errors: [
+        { path: '/cveIds', message: 'must NOT have duplicate items (items ## 1 and 0 are identical)' },
+      ],
     },
   ])('rejects $name listing every failing field', ({ body, errors }) => {
-    expect(checkTriageRequest(body)).toEqual({ ok: false, errors });
-  });
-});
-
-describe('TRIAGE_REQUEST_SCHEMA', () => {
-  it('is draft-07, closed, and encodes the cveIds/description rule with anyOf', () => {
-    expect(TRIAGE_REQUEST_SCHEMA.$schema).toBe('http://json-schema.org/draft-07/schema#');
-    expect(TRIAGE_REQUEST_SCHEMA.additionalProperties).toBe(false);
-    expect(TRIAGE_REQUEST_SCHEMA.properties.asset.additionalProperties).toBe(false);
-    // refused even when ajv runs with Fastify's removeAdditional: true
-    expect(TRIAGE_REQUEST_SCHEMA.properties.model).toBe(false);
-    expect(TRIAGE_REQUEST_SCHEMA.anyOf).toEqual([
-      { required: ['cveIds'], properties: { cveIds: { type: 'array', minItems: 1 } } },
-      { required: ['description'], properties: { description: { type: 'string' } } },
-    ]);
-    expect(new RegExp(TRIAGE_REQUEST_SCHEMA.properties.cveIds.items.pattern).test('CVE-2024-123456')).toBe(
-      true,
-    );
+    expect(triageErrors(body)).toEqual(errors);
   });
 });
 
@@ -133,82 +141,72 @@ describe('batch request', () => {
     { url: 'https://user:pass@example.com/', loopback: false, ok: false },
     { url: 'ftp://example.com/', loopback: true, ok: false },
   ])('webhookUrl scheme: $url (loopback http allowed: $loopback) → $ok', ({ url, loopback, ok }) => {
-    expect(isAllowedWebhookUrl(url, { allowLoopbackHttp: loopback })).toBe(ok);
-    // The schema's pattern checks the scheme only; hosts are the checker's business (below).
-    const pattern = new RegExp(
-      buildBatchRequestSchema({ allowLoopbackHttp: loopback }).properties.webhookUrl.pattern,
-    );
-    expect(pattern.test(url)).toBe(ok);
+    expect(webhookUrlProblem(url, { allowLoopbackHttp: loopback }) === null).toBe(ok);
+    expect(batchErrors({ items: [valid], webhookUrl: url }, 1000, loopback).length === 0).toBe(ok);
   });
 
+  const HOST = 'must not point to a private, loopback or internal host';
   it.each([
-    {
-      url: 'https://169.254.169.254/latest/meta-data/',
-      message: 'must not point to a private, loopback or internal host',
-    },
-    {
-      url: 'https://[::ffff:169.254.169.254]/',
-      message: 'must not point to a private, loopback or internal host',
-    },
-    { url: 'https://10.1.2.3/hook', message: 'must not point to a private, loopback or internal host' },
-    { url: 'https://2130706433/hook', message: 'must not point to a private, loopback or internal host' },
-    { url: 'https://[::1]:8443/hook', message: 'must not point to a private, loopback or internal host' },
-    { url: 'https://[fd00::1]/hook', message: 'must not point to a private, loopback or internal host' },
-    { url: 'https://localhost/hook', message: 'must not point to a private, loopback or internal host' },
-    { url: 'https://api.localhost/hook', message: 'must not point to a private, loopback or internal host' },
-    {
-      url: 'https://metadata.google.internal/computeMetadata/v1/',
-      message: 'must not point to a private, loopback or internal host',
-    },
-    { url: 'https://intranet/hook', message: 'must not point to a private, loopback or internal host' },
+    { url: 'https://169.254.169.254/latest/meta-data/', message: HOST },
+    { url: 'https://[::ffff:169.254.169.254]/', message: HOST },
+    { url: 'https://10.1.2.3/hook', message: HOST },
+    { url: 'https://2130706433/hook', message: HOST },
+    { url: 'https://[::1]:8443/hook', message: HOST },
+    { url: 'https://[fd00::1]/hook', message: HOST },
+    { url: 'https://localhost/hook', message: HOST },
+    { url: 'https://api.localhost/hook', message: HOST },
+    { url: 'https://metadata.google.internal/computeMetadata/v1/', message: HOST },
+    { url: 'https://intranet/hook', message: HOST },
     { url: 'https://user:pass@hooks.example.com/', message: 'must not contain credentials' },
     { url: 'https://user@hooks.example.com/', message: 'must not contain credentials' },
     { url: 'http://hooks.example.com/', message: 'must be an https URL' },
-    { url: 'https://127.0.0.1/hook', message: 'must not point to a private, loopback or internal host' },
+    { url: 'https://127.0.0.1/hook', message: HOST },
   ])('webhookUrl $url is refused: $message', ({ url, message }) => {
-    expect(isAllowedWebhookUrl(url)).toBe(false);
     // Loopback http is about the scheme of http://127.0.0.1 only; it admits no other host.
-    expect(isAllowedWebhookUrl(url, { allowLoopbackHttp: true })).toBe(false);
-    expect(checkBatchRequest({ items: [valid], webhookUrl: url })).toEqual({
-      ok: false,
-      errors: [{ path: '/webhookUrl', message }],
-    });
+    for (const loopback of [false, true]) {
+      expect(batchErrors({ items: [valid], webhookUrl: url }, 1000, loopback)).toEqual([
+        { path: '/webhookUrl', message },
+      ]);
+    }
   });
 
   it('admits private hosts only with allowPrivateHosts, and never credentials or plain http', () => {
     const opts = { allowPrivateHosts: true };
-    expect(isAllowedWebhookUrl('https://127.0.0.1:8443/hook', opts)).toBe(true);
-    expect(isAllowedWebhookUrl('https://localhost/hook', opts)).toBe(true);
-    expect(isAllowedWebhookUrl('https://10.0.0.5/hook', opts)).toBe(true);
-    expect(isAllowedWebhookUrl('https://0.0.0.0/hook', opts)).toBe(false);
-    expect(isAllowedWebhookUrl('https://[ff02::1]/hook', opts)).toBe(false);
-    expect(isAllowedWebhookUrl('https://u:p@10.0.0.5/hook', opts)).toBe(false);
-    expect(isAllowedWebhookUrl('http://10.0.0.5/hook', opts)).toBe(false);
+    expect(webhookUrlProblem('https://127.0.0.1:8443/hook', opts)).toBeNull();
+    expect(webhookUrlProblem('https://localhost/hook', opts)).toBeNull();
+    expect(webhookUrlProblem('https://10.0.0.5/hook', opts)).toBeNull();
+    expect(webhookUrlProblem('https://0.0.0.0/hook', opts)).not.toBeNull();
+    expect(webhookUrlProblem('https://[ff02::1]/hook', opts)).not.toBeNull();
+    expect(webhookUrlProblem('https://u:p@10.0.0.5/hook', opts)).not.toBeNull();
+    expect(webhookUrlProblem('http://10.0.0.5/hook', opts)).not.toBeNull();
   });
 
   it('rejects a webhookUrl that is not a string or is too long', () => {
-    for (const webhookUrl of [42, `https://hooks.example.com/${'a'.repeat(2048)}`]) {
-      expect(checkBatchRequest({ items: [valid], webhookUrl })).toEqual({
-        ok: false,
-        errors: [{ path: '/webhookUrl', message: 'must be an https URL' }],
-      });
-    }
+    expect(batchErrors({ items: [valid], webhookUrl: 42 })).toEqual([
+      { path: '/webhookUrl', message: 'must be string' },
+    ]);
+    expect(
+      batchErrors({ items: [valid], webhookUrl: `https://hooks.example.com/${'a'.repeat(2048)}` }),
+    ).toEqual([{ path: '/webhookUrl', message: 'must NOT have more than 2048 characters' }]);
   });
 
-  it('accepts 1..maxItems items and prefixes item errors with their index', () => {
-    expect(checkBatchRequest({ items: [valid] }).ok).toBe(true);
-    expect(checkBatchRequest({ items: [] })).toEqual({
-      ok: false,
-      errors: [{ path: '/items', message: 'must have between 1 and 1000 items' }],
-    });
-    expect(checkBatchRequest({ items: [valid, valid, valid] }, { maxItems: 2 }).ok).toBe(false);
-    expect(checkBatchRequest({ items: [valid, { ...valid, model: 'x' }], extra: 1 })).toEqual({
-      ok: false,
-      errors: [
-        { path: '/extra', message: 'is not an allowed property' },
-        { path: '/items/1/model', message: 'is not an allowed property' },
-      ],
-    });
-    expect(buildBatchRequestSchema({ maxItems: 100 }).properties.items.maxItems).toBe(100);
+  it('accepts 1..maxItems items, worded alike for the schema and the plan, and prefixes item errors with their index', () => {
+    expect(batchErrors({ items: [valid] })).toEqual([]);
+    expect(batchErrors({ items: [] })).toEqual([
+      { path: '/items', message: 'must NOT have fewer than 1 items' },
+    ]);
+    expect(batchErrors({ items: Array.from({ length: 1001 }, () => valid) })).toEqual([
+      { path: '/items', message: 'must NOT have more than 1000 items' },
+    ]);
+    expect(batchErrors({ items: [valid, valid, valid] }, 2)).toEqual([
+      { path: '/items', message: 'must NOT have more than 2 items' },
+    ]);
+    expect(batchErrors({ items: [valid, { ...valid, model: 'x' }], extra: 1 })).toEqual([
+      { path: '/extra', message: 'is not an allowed field' },
+      { path: '/items/1/model', message: 'is not an allowed field' },
+    ]);
+    expect(batchErrors({ items: [valid, { title: 't', severity: 'LOW' }] })).toEqual([
+      { path: '/items/1/cveIds', message: 'must contain at least one CVE id unless description is given' },
+    ]);
   });
 });

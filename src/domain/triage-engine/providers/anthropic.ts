@@ -6,7 +6,6 @@
 import type { Provider, ProviderInput, ProviderResult, TokenUsage } from '../types.js';
 import { ANSWER_SCHEMA_NAME, TRIAGE_ANSWER_JSON_SCHEMA, parseTriageAnswer } from './answer-schema.js';
 import type { RemoteProviderOptions } from './openai-compatible.js';
-import { buildUserPrompt, promptTokens, SYSTEM_PROMPT } from './prompt.js';
 import { sendToProvider } from './remote-call.js';
 
 /** Value of the `anthropic-version` header. */
@@ -51,13 +50,12 @@ export function createAnthropicProvider(options: RemoteProviderOptions): Provide
   return {
     name: options.name,
     async triage(input: ProviderInput, signal?: AbortSignal): Promise<ProviderResult> {
-      const user = buildUserPrompt(input);
-      const inputTokens = promptTokens(input);
+      const { system, user, inputTokens } = input.prompt;
       const body = {
         model: input.model,
         max_tokens: options.maxOutputTokens,
         temperature: 0,
-        system: SYSTEM_PROMPT,
+        system,
         messages: [{ role: 'user', content: user }],
         tools: [
           {

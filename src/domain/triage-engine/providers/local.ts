@@ -17,7 +17,6 @@ import type {
   TriageAnswer,
   TriageRequest,
 } from '../types.js';
-import { promptTokens } from './prompt.js';
 
 /** Default model name, reported as `local:ssvc-2.0.3`. */
 export const LOCAL_MODEL = `ssvc-${SSVC_TREE_VERSION}`;
@@ -130,7 +129,7 @@ export function createLocalProvider(name = 'local'): Provider {
     triage(input: ProviderInput): Promise<ProviderResult> {
       const answer = localAnswer(input.request, input.enrichment);
       const usage = {
-        inputTokens: promptTokens(input),
+        inputTokens: input.prompt.inputTokens,
         outputTokens: countTokens(JSON.stringify(answer)),
       };
       return Promise.resolve({

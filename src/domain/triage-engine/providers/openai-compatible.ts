@@ -6,7 +6,6 @@
 import type { Provider, ProviderInput, ProviderResult, TokenUsage } from '../types.js';
 import { ANSWER_SCHEMA_NAME, TRIAGE_ANSWER_JSON_SCHEMA, parseTriageAnswer } from './answer-schema.js';
 import type { PostJsonOptions } from './http-client.js';
-import { buildUserPrompt, promptTokens, SYSTEM_PROMPT } from './prompt.js';
 import type { ProviderLimiter } from './rate-limiter.js';
 import { sendToProvider } from './remote-call.js';
 
@@ -69,12 +68,11 @@ export function createOpenAiCompatibleProvider(options: RemoteProviderOptions): 
   return {
     name: options.name,
     async triage(input: ProviderInput, signal?: AbortSignal): Promise<ProviderResult> {
-      const user = buildUserPrompt(input);
-      const inputTokens = promptTokens(input);
+      const { system, user, inputTokens } = input.prompt;
       const body = {
         model: input.model,
         messages: [
-          { role: 'system', content: SYSTEM_PROMPT },
+          { role: 'system', content: system },
           { role: 'user', content: user },
         ],
         response_format: {

@@ -2,10 +2,14 @@
  * The prompt every model provider sees. One builder for all providers keeps answers comparable
  * across tiers, and lets the local engine count the same tokens a model would have read.
  * Only the finding and public enrichment go in: no workspace ids, keys or other tenants' data.
+ *
+ * A request's prompt is built and counted ONCE (`buildPrompt`): the size check against the
+ * catalog `max`, the providers' rate-limit weight and the local engine's usage all read the
+ * same {@link Prompt}, handed along in `ProviderInput` (BPE tokenizing is the costly part).
  */
 import { countTokens } from 'gpt-tokenizer';
-import { deriveSignals } from '../signals.js';
-import type { ProviderInput } from '../types.js';
+import { deriveSignals } from './signals.js';
+import type { EnrichmentMap, Prompt, TriageRequest } from './types.js';
 
 export const SYSTEM_PROMPT = [
   'You triage one vulnerability finding for a security team.',
@@ -17,9 +21,11 @@ export const SYSTEM_PROMPT = [
   'Answer only through the required structured output.',
 ].join('\n');
 
+/** Tokens of the fixed system prompt (it never changes, so it is counted once per process). */
+const SYSTEM_PROMPT_TOKENS = countTokens(SYSTEM_PROMPT);
+
 /** The user message: the finding and what the enrichment store knows, as compact JSON. */
-export function buildUserPrompt(input: ProviderInput): string {
-  const { request, enrichment } = input;
+export function buildUserPrompt(request: TriageRequest, enrichment: EnrichmentMap): string {
   const s = deriveSignals(request, enrichment);
   const cves = (request.cveIds ?? []).map((id) => {
     const r = enrichment.get(id);
@@ -48,30 +54,12 @@ export function buildUserPrompt(input: ProviderInput): string {
   return `Finding:\n${JSON.stringify(finding)}\n\nEnrichment:\n${JSON.stringify(cves)}\n\nDerived SSVC inputs:\n${JSON.stringify(ssvc)}`;
 }
 
-let systemPromptTokens: number | undefined;
-
-// The same prompt is counted more than once per request (the size check, the rate limiter's
-// weight, the local engine's usage); BPE tokenizing is the costly part, so recent counts are kept.
-const recentCounts = new Map<string, number>();
-const RECENT_MAX = 128; // prompts are at most 64 KiB: a few MB at worst
-
-function countPromptTokens(text: string): number {
-  let n = recentCounts.get(text);
-  if (n === undefined) {
-    n = countTokens(text);
-    if (recentCounts.size >= RECENT_MAX) recentCounts.delete(recentCounts.keys().next().value as string);
-    recentCounts.set(text, n);
-  }
-  return n;
-}
-
 /**
- * Input tokens of the prompt for `input`, counted with gpt-tokenizer's default encoding
- * (o200k_base). Used for token-weighted rate limits, the local engine's usage, and by the HTTP
- * layer to enforce the catalog's `max` input tokens (DECISIONS §6: larger requests get 413
- * `payload_too_large`).
+ * The request's prompt and its input tokens, counted with gpt-tokenizer's default encoding
+ * (o200k_base): the catalog's `max` input tokens (DECISIONS §6: larger requests get 413
+ * `payload_too_large`), token-weighted rate limits, and the local engine's usage.
  */
-export function promptTokens(input: ProviderInput): number {
-  systemPromptTokens ??= countTokens(SYSTEM_PROMPT);
-  return systemPromptTokens + countPromptTokens(buildUserPrompt(input));
+export function buildPrompt(request: TriageRequest, enrichment: EnrichmentMap): Prompt {
+  const user = buildUserPrompt(request, enrichment);
+  return { system: SYSTEM_PROMPT, user, inputTokens: SYSTEM_PROMPT_TOKENS + countTokens(user) };
 }
