@@ -10,8 +10,9 @@ import {
   type ParserContext,
 } from './format-parser.js';
 import { prependChunk } from './input-stream.js';
-import type { JsonPath } from './json/json-path-assembler.js';
+import type { JsonPath } from './json/walk-json.js';
 import { walkJson, type JsonHandler } from './json/walk-json.js';
+import { walkJsonLines } from './json/walk-json-lines.js';
 import { unparseable } from './parse-error.js';
 import { parseScore, severityFromCvss, severityFromText } from './severity.js';
 import type { FindingDraft } from './types.js';
@@ -55,7 +56,7 @@ function parseLocation(loc: unknown): {
  * with one finding per line. Only `title` is required; a finding without one is a broken upload,
  * reported with its position rather than silently dropped.
  */
-class CliHandler implements JsonHandler {
+export class CliHandler implements JsonHandler {
   out: FindingDraft[] = [];
   private scanner: string | null = null;
   private held: { value: Obj; n: number }[] = [];
@@ -141,7 +142,7 @@ export const parseCli: FormatParser = async function* (chunks, ctx) {
     : first.value.toString('utf8', 0, Math.min(first.value.length, 4096)).replace(/^\uFEFF/, '');
   const firstKey = /^\s*\{\s*"((?:[^"\\]|\\.)*)"/.exec(head)?.[1];
   const lines = firstKey !== undefined && !DOCUMENT_KEYS.has(firstKey);
-  yield* walkJson(prependChunk(first.done ? null : first.value, it), new CliHandler(ctx, lines), ctx, {
-    jsonStreaming: lines,
-  });
+  const input = prependChunk(first.done ? null : first.value, it);
+  const handler = new CliHandler(ctx, lines);
+  yield* lines ? walkJsonLines(input, handler, ctx) : walkJson(input, handler, ctx);
 };

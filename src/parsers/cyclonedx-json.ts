@@ -6,7 +6,7 @@ import {
   type CdxComponent,
   type CdxVulnerability,
 } from './cyclonedx-common.js';
-import type { JsonPath } from './json/json-path-assembler.js';
+import type { JsonPath } from './json/walk-json.js';
 import type { JsonHandler } from './json/walk-json.js';
 import type { FindingDraft } from './types.js';
 

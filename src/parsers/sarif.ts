@@ -7,7 +7,7 @@ import {
   type FormatParser,
   type ParserContext,
 } from './format-parser.js';
-import type { JsonPath } from './json/json-path-assembler.js';
+import type { JsonPath } from './json/walk-json.js';
 import { walkJson, type JsonHandler } from './json/walk-json.js';
 import { severityFromSarifLevel, severityFromSecuritySeverity } from './severity.js';
 import { sarifMessage, type SarifRule, type SarifTool, SarifRuleIndex } from './sarif-rules.js';
@@ -24,7 +24,7 @@ const str = (v: unknown): string | null => (typeof v === 'string' && v.trim() !=
  * first, those results are held until the run's tool arrives or the run ends, which is the one
  * case where memory grows with the file.
  */
-class SarifHandler implements JsonHandler {
+export class SarifHandler implements JsonHandler {
   out: FindingDraft[] = [];
   private run = -1;
   private rules: SarifRuleIndex | null = null;

@@ -1,18 +1,19 @@
-import { TextDecoder } from 'node:util';
 import { unparseable } from '../parse-error.js';
 import type { ParserContext } from '../format-parser.js';
 import type { FindingDraft } from '../types.js';
-import { JsonPathAssembler, type JsonPathHandlers } from './json-path-assembler.js';
-import { JsonTokenizer } from './json-tokenizer.js';
+import { JsonRecordScanner, type JsonRecordHandlers } from './json-record-scanner.js';
+
+export type { JsonPath } from './json-record-scanner.js';
 
 /** A JSON format: path callbacks that push drafts into `out`, plus an end-of-document hook. */
-export interface JsonHandler extends JsonPathHandlers {
+export interface JsonHandler extends JsonRecordHandlers {
   out: FindingDraft[];
   /** Called once the document is complete; may push final drafts (e.g. buffered SARIF results). */
   end?(): void;
 }
 
-function sniff(first: Buffer): void {
+/** Refuses binary data and XML before any JSON error could describe them less clearly. */
+export function sniffJson(first: Buffer): void {
   const sample = first.subarray(0, 512);
   if (sample.includes(0)) throw unparseable('The file is binary data, not JSON.', 1, 1);
   const lead = sample
@@ -23,39 +24,44 @@ function sniff(first: Buffer): void {
 }
 
 /**
- * Streams JSON through the incremental tokenizer and a path assembler, yielding the drafts each
- * input chunk completed. Pull-driven like `walkXml`, so the consumer's pace bounds read-ahead.
+ * A record may hold several long strings: it is allowed four text limits (UTF-8 bytes), as the
+ * token-based walker allowed four text limits of characters.
+ */
+export const recordLimit = (ctx: ParserContext): number => ctx.limits.maxTextBytes * 4;
+
+/**
+ * Streams a JSON document through {@link JsonRecordScanner}: the values the handler selects are
+ * cut out of the bytes and `JSON.parse`d one at a time, so memory is the largest record, not the
+ * document. Yields the drafts each input chunk completed; pull-driven like `walkXml`, so the
+ * consumer's pace bounds read-ahead.
  */
 export async function* walkJson(
   chunks: AsyncIterable<Buffer>,
   handler: JsonHandler,
   ctx: ParserContext,
-  options: { jsonStreaming?: boolean } = {},
 ): AsyncGenerator<FindingDraft[], void, undefined> {
-  // jsonStreaming accepts a sequence of top-level values: JSON Lines.
-  const tokenizer = new JsonTokenizer(ctx.limits.maxTextBytes, options.jsonStreaming ?? false);
-  // A record may hold several long strings; allow four text limits per selected value.
-  const assembler = new JsonPathAssembler(handler, ctx.limits.maxTextBytes * 4, ctx.limits.maxDepth);
-  const decoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: false });
+  const scanner = new JsonRecordScanner(handler, {
+    maxDepth: ctx.limits.maxDepth,
+    maxTokenBytes: ctx.limits.maxTextBytes,
+    maxRecordBytes: recordLimit(ctx),
+  });
   let seen = false;
-  const take = (): FindingDraft[] | null => {
-    if (handler.out.length === 0) return null;
-    const ready = handler.out;
-    handler.out = [];
-    return ready;
-  };
   for await (const chunk of chunks) {
     if (chunk.length === 0) continue;
-    if (!seen) sniff(chunk);
+    if (!seen) sniffJson(chunk);
     seen = true;
-    for (const token of tokenizer.write(decoder.decode(chunk, { stream: true }))) assembler.push(token);
-    const ready = take();
-    if (ready) yield ready;
+    scanner.write(chunk);
+    if (handler.out.length > 0) yield take(handler);
   }
   if (!seen) throw unparseable('The file is empty.');
-  for (const token of tokenizer.write(decoder.decode())) assembler.push(token);
-  for (const token of tokenizer.end()) assembler.push(token);
+  scanner.end();
   handler.end?.();
-  const ready = take();
-  if (ready) yield ready;
+  if (handler.out.length > 0) yield take(handler);
+}
+
+/** Hands over the drafts collected so far. */
+export function take(handler: { out: FindingDraft[] }): FindingDraft[] {
+  const ready = handler.out;
+  handler.out = [];
+  return ready;
 }
