@@ -17,6 +17,7 @@ import { actorFrom, registerKeyManagement } from './routes/key-management.js';
 import { triageRoutes } from './routes/triage.js';
 import { registerScanListRoutes, registerScanPipelineRoutes } from './routes/scans.js';
 import { registerFindingCaseRoutes } from './routes/findings-cases.js';
+import { registerAuditEventRoutes } from './routes/audit-events.js';
 
 /** Route groups mounted beside ours by the process that builds the app (the console pages). */
 export interface AppExtensions {
@@ -62,7 +63,7 @@ export async function buildApp(deps: AppDeps, ext: AppExtensions = {}): Promise<
     if (nul.length > 0) throw invalidRequest(nul);
   });
   app.addHook('onSend', async (req, reply) => {
-    void reply.header('X-Request-Id', req.id);
+    void reply.header('X-Request-Id', req.id).header('X-Content-Type-Options', 'nosniff');
   });
 
   await app.register(problemPlugin);
@@ -104,6 +105,7 @@ export async function buildApp(deps: AppDeps, ext: AppExtensions = {}): Promise<
         viaRevealPage: false,
         scope: 'keys:write',
       });
+      registerAuditEventRoutes(scope, deps);
       ext.v1?.(scope);
     },
     { prefix: '/api/v1' },

@@ -16,7 +16,7 @@ export function encodeCursor(p: { s: string }): string {
 
 const badCursor = (): AppError =>
   new AppError('invalid_request', 'The cursor is not valid; pass back nextCursor unchanged.', {
-    errors: [{ path: '/query/cursor', message: 'is not a valid cursor' }],
+    errors: [{ path: '/querystring/cursor', message: 'is not a valid cursor' }],
   });
 
 /** The sequence number a cursor points after. */

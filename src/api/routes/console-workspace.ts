@@ -5,6 +5,7 @@ import { microsToUsd, picosToMicros } from '../../domain/usage/ledger.js';
 import { monthlyStatement } from '../../domain/usage/usage-report.js';
 import { planBody, statementQuery } from '../schemas/console.js';
 import { noQuery } from '../schemas/common.js';
+import { actorFrom } from './key-management.js';
 
 /** Settings > API keys, as JSON: the workspace summary, plan changes and the monthly statement. */
 export function consoleWorkspaceRoutes(app: FastifyInstance, deps: AppDeps): void {
@@ -49,7 +50,7 @@ export function consoleWorkspaceRoutes(app: FastifyInstance, deps: AppDeps): voi
     await deps.workspaces.changePlan(deps.orm.em.fork(), {
       workspaceId: req.session.workspaceId,
       plan,
-      actor: `user:${req.session.userId}`,
+      actor: actorFrom(req, `user:${req.session.userId}`),
     });
     return summary(req.session.workspaceId);
   });

@@ -4,15 +4,17 @@ import { viewKey } from '../../domain/keys/key-view.js';
 import { monthOf } from '../../domain/plans/plans.js';
 import { usageSeries } from '../../domain/usage/usage-report.js';
 import { invalidRequest } from '../../lib/errors.js';
+import { describedPattern } from '../../lib/schema-patterns.js';
 import { noQuery } from '../schemas/common.js';
 
 const DAY_MS = 86_400_000;
+const DAY = describedPattern('^\\d{4}-\\d{2}-\\d{2}$', 'must be a date as YYYY-MM-DD (UTC)');
 const usageQuery = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    from: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' },
-    to: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' },
+    from: { type: 'string', pattern: DAY },
+    to: { type: 'string', pattern: DAY },
   },
 } as const;
 
@@ -24,12 +26,13 @@ export function usageRange(query: { from?: string; to?: string }, now: Date): { 
     : new Date(`${now.toISOString().slice(0, 10)}T00:00:00Z`);
   const to = new Date(toDay.getTime() + DAY_MS);
   const errors = [];
-  if (Number.isNaN(from.getTime())) errors.push({ path: '/query/from', message: 'is not a valid date' });
-  if (Number.isNaN(to.getTime())) errors.push({ path: '/query/to', message: 'is not a valid date' });
+  if (Number.isNaN(from.getTime()))
+    errors.push({ path: '/querystring/from', message: 'is not a valid date' });
+  if (Number.isNaN(to.getTime())) errors.push({ path: '/querystring/to', message: 'is not a valid date' });
   if (errors.length === 0 && from >= to)
-    errors.push({ path: '/query/from', message: 'must not be after to' });
+    errors.push({ path: '/querystring/from', message: 'must not be after to' });
   if (errors.length === 0 && to.getTime() - from.getTime() > 366 * DAY_MS)
-    errors.push({ path: '/query/to', message: 'the range may span at most 366 days' });
+    errors.push({ path: '/querystring/to', message: 'the range may span at most 366 days' });
   if (errors.length > 0) throw invalidRequest(errors);
   return { from, to };
 }
@@ -38,8 +41,10 @@ export function usageRange(query: { from?: string; to?: string }, now: Date): { 
 export function selfServiceRoutes(app: FastifyInstance, deps: AppDeps): void {
   const config = { scope: 'usage:read' as const };
 
-  app.get('/keys/me', { config, schema: { querystring: noQuery } }, async (req) => {
+  app.get('/keys/me', { config, schema: { querystring: noQuery } }, async (req, reply) => {
     // Served from the verified key (cached): this route costs no database round trip.
+    // It describes the credential itself: no shared cache may keep it (issue 11 item 10).
+    void reply.header('Cache-Control', 'no-store');
     const k = req.apiKey;
     return {
       ...viewKey({ ...k, state: k.state, revokedAt: null }, k.workspace.rotationPolicyDays, deps.clock()),

@@ -49,11 +49,15 @@ export interface ApiKey {
   revokedAt: Date | null;
 }
 
+/** What an audit event records (DECISIONS §4, §10); `plan_change` events carry no key. */
+export const AUDIT_ACTIONS = ['create', 'reveal', 'rotate', 'revoke', 'expire', 'plan_change'] as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
 export interface KeyAuditEvent {
   id?: string;
   workspaceId: string;
   keyId: string | null;
-  action: 'create' | 'reveal' | 'rotate' | 'revoke' | 'expire';
+  action: AuditAction;
   actor: string;
   ip: string | null;
   userAgent: string | null;

@@ -7,6 +7,7 @@ import { M005ScanWritePath } from './m005-scan-write-path.js';
 import { M006TriageUnanswered } from './m006-triage-unanswered.js';
 import { M007SweepIndexes } from './m007-sweep-indexes.js';
 import { M008KeyVersion } from './m008-key-version.js';
+import { M009AuditPlanChanges } from './m009-audit-plan-changes.js';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list runs from
@@ -21,4 +22,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'm006-triage-unanswered', class: M006TriageUnanswered },
   { name: 'm007-sweep-indexes', class: M007SweepIndexes },
   { name: 'm008-key-version', class: M008KeyVersion },
+  { name: 'm009-audit-plan-changes', class: M009AuditPlanChanges },
 ];

@@ -10,9 +10,15 @@ import {
 } from '../../db/entities/index.js';
 import { AppError, notFound } from '../../lib/errors.js';
 import { FIRST_KEY_SCOPES } from '../keys/scopes.js';
-import type { Actor, KeyService, NewKey } from '../keys/key-service.js';
+import { audit, type Actor, type KeyService, type NewKey } from '../keys/key-service.js';
 import type { InvalidationBus } from '../keys/invalidation-bus.js';
 import { DUMMY_HASH, hashPassword, verifyPassword } from './password.js';
+
+/** The plan a workspace is on at `now`: a trial past its end is `free` (DECISIONS §3). */
+function currentPlan(w: Pick<Workspace, 'plan' | 'trialEndsAt'>, now: Date): PlanName {
+  if (w.plan === 'trial' && (!w.trialEndsAt || w.trialEndsAt.getTime() <= now.getTime())) return 'free';
+  return w.plan;
+}
 
 export interface WorkspaceServiceDeps {
   keys: KeyService;
@@ -126,26 +132,42 @@ export function createWorkspaceService(deps: WorkspaceServiceDeps) {
       return ok && row ? { userId: row.id, workspaceId: row.workspace_id } : null;
     },
 
-    /** Plan changes are recorded behind this one function, where a payment provider can plug in. */
+    /**
+     * Plan changes are recorded behind this one function, where a payment provider can plug in,
+     * both as a plan change and in the audit log (DECISIONS §3, §10). The current plan is the
+     * effective one: a trial whose 14 days have passed is already `free`, so asking for `free`
+     * then changes nothing. Going to `free` during a trial ends the trial at once (it is not
+     * paused: no plan change leads back to `trial`); going to `service` clears it.
+     */
     async changePlan(
       em: Em,
-      input: { workspaceId: string; plan: PlanName; actor: string },
+      input: { workspaceId: string; plan: 'free' | 'service'; actor: Actor },
     ): Promise<Workspace> {
       const ws = await em.transactional(async (tx) => {
         const w = await tx.findOne(WorkspaceSchema, { id: input.workspaceId });
         if (!w) throw notFound('workspace');
-        if (w.plan !== input.plan) {
-          tx.create(PlanChangeSchema, {
-            workspaceId: w.id,
-            fromPlan: w.plan,
-            toPlan: input.plan,
-            reason: input.plan === 'service' ? 'upgrade' : 'change',
-            actor: input.actor,
-            at: clock(),
-          });
-          w.plan = input.plan;
-          if (input.plan === 'service') w.trialEndsAt = null;
-        }
+        const now = clock();
+        const current = currentPlan(w, now);
+        if (current === input.plan) return w;
+        const reason = input.plan === 'service' ? 'upgrade' : 'downgrade';
+        tx.create(PlanChangeSchema, {
+          workspaceId: w.id,
+          fromPlan: current,
+          toPlan: input.plan,
+          reason,
+          actor: input.actor.actor,
+          at: now,
+        });
+        audit(tx, {
+          workspaceId: w.id,
+          keyId: null,
+          action: 'plan_change',
+          ...input.actor,
+          details: { from: current, to: input.plan, reason },
+        });
+        w.plan = input.plan;
+        if (input.plan === 'service') w.trialEndsAt = null;
+        else if (current === 'trial') w.trialEndsAt = now;
         return w;
       });
       await deps.bus?.publish({ kind: 'workspace', id: input.workspaceId });

@@ -122,7 +122,7 @@ describe('workspace isolation', () => {
     expect(res.statusCode).toBe(400);
     expect(res.json()).toMatchObject({
       code: 'invalid_request',
-      errors: [{ path: '/query/cursor', message: 'is not a valid cursor' }],
+      errors: [{ path: '/querystring/cursor', message: 'is not a valid cursor' }],
     });
   });
 });

@@ -1,0 +1,21 @@
+import type { FastifyInstance } from 'fastify';
+import type { AppDeps } from '../app-deps.js';
+import { listAuditEvents, type AuditQuery } from '../../domain/keys/audit-log.js';
+import { auditEventsQuery } from '../schemas/audit.js';
+
+/**
+ * `GET /api/v1/audit-events` with a `keys:write` key (DECISIONS §4, §10): the workspace's
+ * audit log, newest first, `{object: "list", data, nextCursor}`.
+ */
+export function registerAuditEventRoutes(app: FastifyInstance, deps: Pick<AppDeps, 'pool'>): void {
+  app.get(
+    '/audit-events',
+    { config: { scope: 'keys:write' }, schema: { querystring: auditEventsQuery } },
+    async (req, reply) => {
+      const page = await listAuditEvents(deps.pool, req.apiKey.workspace.id, req.query as AuditQuery);
+      // Who did what from where: not for shared caches.
+      void reply.header('Cache-Control', 'no-store');
+      return { object: 'list', data: page.data, nextCursor: page.nextCursor };
+    },
+  );
+}
