@@ -192,7 +192,10 @@ describe('GET /api/v1/cases/:id/evidence', () => {
       `/api/v1/cases/${caseId}/evidence?cursor=${Buffer.from('{"s":"1; DROP"}').toString('base64url')}`,
     );
     expect(tampered.statusCode).toBe(400);
-    expect(tampered.json()).toMatchObject({ code: 'invalid_request', errors: [{ path: '/querystring/cursor' }] });
+    expect(tampered.json()).toMatchObject({
+      code: 'invalid_request',
+      errors: [{ path: '/querystring/cursor' }],
+    });
     const unknown = await get(`/api/v1/cases/${caseId}/evidence?order=asc`);
     expect(unknown.statusCode).toBe(400);
     expect((await get(`/api/v1/cases/${caseId}/evidence?limit=0`)).statusCode).toBe(400);
