@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig } from './lib/config.js';
 import { createLogger } from './lib/logger.js';
+import { describeError } from './lib/error-text.js';
 import { openInfrastructure } from './app/infrastructure.js';
 import { buildServices } from './app/services.js';
 import { startServer } from './api/server.js';
@@ -70,7 +71,7 @@ main().catch((err: unknown) => {
   if (err instanceof ConfigError) {
     console.error(err.message);
   } else {
-    console.error(`Failed to start: ${err instanceof Error ? err.message : String(err)}`);
+    console.error(`Failed to start: ${describeError(err)}`);
   }
   process.exit(1);
 });

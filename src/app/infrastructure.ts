@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Config } from '../lib/config.js';
 import type { Logger } from '../lib/logger.js';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from '../db/embedded.js';
+import { openEmbeddedDatabase, type OpenedEmbedded } from '../db/embedded-record.js';
 import { createOrm, migrate, type Orm } from '../db/orm.js';
 import { createPool, type Pool } from '../db/pool.js';
 import { createQueueKit, type QueueKit } from '../jobs/queue-kit.js';
@@ -35,16 +35,17 @@ export interface Infrastructure {
 export async function openInfrastructure(
   config: Config,
   log: Logger,
-  options: { migrate?: boolean; queueNamespace?: string } = {},
+  options: {
+    migrate?: boolean;
+    queueNamespace?: string;
+    /** Use the embedded PostgreSQL another process on this DATA_DIR runs (the admin CLI). */
+    reuseRunningEmbedded?: boolean;
+  } = {},
 ): Promise<Infrastructure> {
-  let embedded: EmbeddedDatabase | null = null;
+  let embedded: OpenedEmbedded | null = null;
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
-    const dir = path.join(config.dataDir, 'postgres');
-    log.info({ dir }, 'no DATABASE_URL: starting the embedded PostgreSQL');
-    embedded = await startEmbeddedPostgres(dir, config.embeddedPostgresPort, (line) =>
-      log.debug({ postgres: line.trim() }),
-    );
+    embedded = await openEmbedded(config, log, options.reuseRunningEmbedded ?? false);
     databaseUrl = embedded.url;
   }
   const pepper = config.keyPepper ?? localPepper(config.dataDir);
@@ -86,9 +87,28 @@ export async function openInfrastructure(
       await pool.end();
       await relaxedPool.end();
       await orm.close();
-      await embedded?.stop();
+      await embedded?.close();
     },
   };
+}
+
+/** The embedded PostgreSQL of DATA_DIR: another process's when asked and one runs, else our own. */
+export async function openEmbedded(
+  config: Config,
+  log: Logger,
+  reuseRunning: boolean,
+): Promise<OpenedEmbedded> {
+  const embedded = await openEmbeddedDatabase(config.dataDir, config.embeddedPostgresPort, {
+    reuseRunning,
+    log: (line) => log.debug({ postgres: line.trim() }),
+  });
+  log.info(
+    { dir: path.join(config.dataDir, 'postgres'), port: new URL(embedded.url).port, shared: embedded.shared },
+    embedded.shared
+      ? 'no DATABASE_URL: using the running embedded PostgreSQL'
+      : 'no DATABASE_URL: started the embedded PostgreSQL',
+  );
+  return embedded;
 }
 
 /** Embedded mode only: a pepper generated once and kept beside the data (mode 0600). */

@@ -2,6 +2,8 @@ import { ConfigError, loadConfig } from '../lib/config.js';
 import { createLogger } from '../lib/logger.js';
 import { openInfrastructure } from '../app/infrastructure.js';
 import { buildServices } from '../app/services.js';
+import { openDatabaseOnly } from '../app/database.js';
+import { describeError } from '../lib/error-text.js';
 import { runEnrichCommand } from './enrich-command.js';
 
 /**
@@ -10,6 +12,9 @@ import { runEnrichCommand } from './enrich-command.js';
  *     prints the workspace id and its first API key (shown once: store it now).
  *   enrich [--kev FILE|URL] [--epss FILE|URL] [--nvd FILE|URL]
  *     loads enrichment feeds offline (CISA KEV JSON, FIRST EPSS CSV, NVD API 2.0 JSON).
+ * Beside a running `npm start` (no DATABASE_URL) both use its embedded PostgreSQL, found through
+ * `DATA_DIR/postgres.json`, and its key pepper; with none running they start the embedded one.
+ * `enrich` hashes no key, so it never asks for KEY_PEPPER.
  */
 const USAGE = [
   'usage: npm run admin -- create-workspace --name NAME [--plan free|trial|service]',
@@ -36,7 +41,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const config = loadConfig();
   const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
-  const infra = await openInfrastructure(config, logger);
+  const infra = await openInfrastructure(config, logger, { reuseRunningEmbedded: true });
   try {
     const services = await buildServices(config, infra, logger);
     const { workspace, firstKey } = await services.workspaces.createWorkspace(infra.orm.em.fork(), {
@@ -55,22 +60,20 @@ async function main(argv: string[]): Promise<number> {
 }
 
 async function enrich(args: string[]): Promise<number> {
-  const config = loadConfig();
+  const config = loadConfig(process.env, { needsKeyPepper: false });
   const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
-  const infra = await openInfrastructure(config, logger);
+  const db = await openDatabaseOnly(config, logger);
   try {
-    return await runEnrichCommand(args, { db: infra.pool, out: (line) => process.stdout.write(`${line}\n`) });
+    return await runEnrichCommand(args, { db: db.pool, out: (line) => process.stdout.write(`${line}\n`) });
   } finally {
-    await infra.close();
+    await db.close();
   }
 }
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
-    console.error(
-      err instanceof ConfigError ? err.message : `admin: ${err instanceof Error ? err.message : String(err)}`,
-    );
+    console.error(err instanceof ConfigError ? err.message : `admin: ${describeError(err)}`);
     process.exit(1);
   },
 );

@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig } from '../lib/config.js';
 import { createLogger } from '../lib/logger.js';
+import { describeError } from '../lib/error-text.js';
 import { openInfrastructure } from '../app/infrastructure.js';
 
 /** The Procfile `release` process: applies pending migrations, then exits. */
@@ -12,10 +13,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  console.error(
-    err instanceof ConfigError
-      ? err.message
-      : `Migration failed: ${err instanceof Error ? err.message : String(err)}`,
-  );
+  console.error(err instanceof ConfigError ? err.message : `Migration failed: ${describeError(err)}`);
   process.exit(1);
 });

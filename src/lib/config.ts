@@ -119,8 +119,15 @@ function findRoot(start: string): string {
 
 const PROVIDER_ENV = /^(OPENAI|ANTHROPIC|TRIAGE|PROVIDER)_/;
 
-/** Parses `env` once; throws a `ConfigError` naming every bad variable. */
-export function loadConfig(env: Record<string, string | undefined> = process.env): Readonly<Config> {
+/**
+ * Parses `env` once; throws a `ConfigError` naming every bad variable. `needsKeyPepper: false`
+ * is for commands that never hash a key (the admin CLI's `enrich`): they run on DATABASE_URL
+ * without KEY_PEPPER.
+ */
+export function loadConfig(
+  env: Record<string, string | undefined> = process.env,
+  options: { needsKeyPepper?: boolean } = {},
+): Readonly<Config> {
   const problems: string[] = [];
   const read = new Reader(env, problems);
 
@@ -131,7 +138,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const keyPepper = read.optional('KEY_PEPPER');
   if (keyPepper !== null && keyPepper.length < 32)
     problems.push('KEY_PEPPER: must be at least 32 characters');
-  if (keyPepper === null && databaseUrl !== null) {
+  if (keyPepper === null && databaseUrl !== null && options.needsKeyPepper !== false) {
     problems.push('KEY_PEPPER: required when DATABASE_URL is set (generate one with `openssl rand -hex 32`)');
   }
   const dataDir = path.resolve(read.string('DATA_DIR', path.join(process.cwd(), '.data')));
