@@ -88,11 +88,14 @@ export class JsonRecordScanner {
   write(buf: Buffer): void {
     let i = 0;
     const len = buf.length;
-    while (this.bomSeen < 3 && this.offset + i === this.bomSeen && i < len && buf[i] === BOM[this.bomSeen]) {
-      this.bomSeen++;
-      i++;
+    // A byte order mark may arrive split over the first chunks.
+    while (this.bomSeen < 3 && i < len) {
+      if (this.offset + i === this.bomSeen && buf[i] === BOM[this.bomSeen]) {
+        i++;
+        if (++this.bomSeen === 3) this.lineStart = 3;
+      } else if (this.bomSeen > 0) throw this.invalid(buf, i, 'the byte order mark is broken');
+      else this.bomSeen = 3;
     }
-    if (this.offset + i > 0) this.bomSeen = 3;
     while (i < len) {
       if (this.token !== NONE) {
         i = this.continueToken(buf, i);

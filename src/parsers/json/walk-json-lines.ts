@@ -25,9 +25,11 @@ export async function* walkJsonLines(
   let heldBytes = 0;
   let seen = false;
 
-  const parseLine = (text: string, bytes: number): void => {
+  const parseLine = (input: string, bytes: number): void => {
+    let text = input;
     line++;
     if (bytes > maxLine) throw tooLarge(line, maxLine);
+    if (line === 1 && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
     if (isBlank(text)) return;
     let value: unknown;
     try {
@@ -46,7 +48,6 @@ export async function* walkJsonLines(
     if (!seen) {
       sniffJson(chunk);
       seen = true;
-      if (chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) start = 3;
     }
     for (let nl = chunk.indexOf(0x0a, start); nl >= 0; nl = chunk.indexOf(0x0a, start)) {
       if (held.length === 0) parseLine(chunk.toString('utf8', start, nl), nl - start);
