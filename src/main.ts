@@ -3,6 +3,7 @@ import { createLogger } from './lib/logger.js';
 import { describeError } from './lib/error-text.js';
 import { openInfrastructure } from './app/infrastructure.js';
 import { buildServices } from './app/services.js';
+import { prepareDayOneEnrichment } from './app/day-one-enrichment.js';
 import { startServer } from './api/server.js';
 import { startWorkers } from './workers/main.js';
 import { registerPages } from './api/pages/index.js';
@@ -23,6 +24,8 @@ async function main(): Promise<void> {
   const infra = await openInfrastructure(config, logger, {
     migrate: role !== 'worker' || !config.databaseUrl,
   });
+  // Before any triage can cache "no KEV record": the first start loads the shipped snapshot.
+  const enrichment = role === 'worker' ? [] : await prepareDayOneEnrichment(config, infra.pool, logger);
   const services = await buildServices(config, infra, logger);
   const server =
     role === 'worker' ? null : await startServer(services, { root: (app) => registerPages(app, services) });
@@ -33,7 +36,9 @@ async function main(): Promise<void> {
       `\nVulnerability triage service (${role}) is running.\n` +
         `  Open ${server.url}/ in a browser, or call ${server.url}/api/v1/... with an X-API-Key.\n` +
         `  Database: ${config.databaseUrl ? 'DATABASE_URL' : `embedded PostgreSQL in ${config.dataDir}/postgres`}; ` +
-        `queue: ${infra.queues.kind === 'redis' ? 'Redis (REDIS_URL)' : 'PostgreSQL (no REDIS_URL)'}.\n\n`,
+        `queue: ${infra.queues.kind === 'redis' ? 'Redis (REDIS_URL)' : 'PostgreSQL (no REDIS_URL)'}.\n` +
+        enrichment.map((line) => `  ${line}\n`).join('') +
+        '\n',
     );
   } else {
     process.stdout.write(
