@@ -48,6 +48,17 @@ export async function buildTriage(deps: {
   const built = buildProviders(triageConfig, env, {
     idPrefix: deps.config.redisPrefix,
     ...(deps.redis ? { redis: deps.redis } : {}),
+    maxWaitMs: deps.config.providerQueueMaxWaitMs,
+    onLimits: (provider, inForce, configured) =>
+      deps.logger.info(
+        { provider, inForce, configured },
+        'provider limits in force differ from this process configuration (the newest configuration wins)',
+      ),
+    onLimiterStoreError: (provider, err) =>
+      deps.logger.warn(
+        { provider, err: err.message },
+        'shared provider limits unreachable: per-process window used',
+      ),
   });
   for (const f of built.fallbacks)
     deps.logger.info(

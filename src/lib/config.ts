@@ -51,6 +51,11 @@ export interface Config {
    * process) before its unknown keys are refused with 429 without a lookup. @defaultValue 60
    */
   authFailuresPerMinute: number;
+  /**
+   * Longest a triage call waits for a provider's rate-limit capacity before the router goes
+   * to the next tier (issue 11 §7). @defaultValue 5000
+   */
+  providerQueueMaxWaitMs: number;
   /** Absolute base URL used in links we print; defaults to http://HOST:PORT. */
   publicBaseUrl: string;
   cookieSecure: boolean;
@@ -172,6 +177,7 @@ export function loadConfig(
     logLevel: read.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
     keyCacheTtlMs: read.int('KEY_CACHE_TTL_MS', 30_000, 0, 3_600_000),
     authFailuresPerMinute: read.int('AUTH_FAILURES_PER_MINUTE', 60, 1, 1_000_000),
+    providerQueueMaxWaitMs: read.int('PROVIDER_QUEUE_MAX_WAIT_MS', 5_000, 0, 600_000),
     publicBaseUrl: (publicBase ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(
       /\/$/,
       '',

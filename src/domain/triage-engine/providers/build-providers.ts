@@ -15,6 +15,7 @@ import { createAnthropicProvider } from './anthropic.js';
 import { createLocalProvider } from './local.js';
 import { createOpenAiCompatibleProvider, type RemoteProviderOptions } from './openai-compatible.js';
 import { createProviderLimiter, type ProviderLimiter } from './rate-limiter.js';
+import type { Limits } from './capacity-window.js';
 
 /** Environment as a plain object (e.g. the validated config of src/lib/config.ts). */
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -27,6 +28,12 @@ export interface BuildProvidersOptions {
   redis?: Redis;
   /** Test seams of the HTTP helper. */
   http?: RemoteProviderOptions['http'];
+  /** Longest a call waits for provider capacity (PROVIDER_QUEUE_MAX_WAIT_MS). @defaultValue 5000 */
+  maxWaitMs?: number;
+  /** Told when a provider's limits in force differ from its configuration (another process's are newer). */
+  onLimits?: (provider: string, inForce: Limits, configured: Limits) => void;
+  /** Told when the shared limit store failed and a call used a per-process window. */
+  onLimiterStoreError?: (provider: string, err: Error) => void;
 }
 
 /** Providers, resolved chain and shutdown hook. */
@@ -78,6 +85,9 @@ export function buildProviders(
       requestsPerMinute: p.requestsPerMinute,
       tokensPerMinute: p.tokensPerMinute,
       ...(redis === undefined ? {} : { redis }),
+      ...(options.maxWaitMs === undefined ? {} : { maxWaitMs: options.maxWaitMs }),
+      onLimits: (inForce, configured) => options.onLimits?.(name, inForce, configured),
+      onStoreError: (err) => options.onLimiterStoreError?.(name, err),
     });
     limiters.push(limiter);
     const common: RemoteProviderOptions = {

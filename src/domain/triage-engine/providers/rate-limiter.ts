@@ -1,22 +1,42 @@
 /**
- * Per-provider client-side rate limits with bottleneck: a request reservoir (requests per minute)
- * and a token reservoir in which each job weighs its estimated tokens (tokens per minute).
- * DECISIONS §1: rate limits are enforced in the shared store, so with a Redis connection every
- * process uses bottleneck's Redis clustering (datastore `ioredis`) under one shared limiter id
- * and draws from the same reservoirs.
+ * Per-provider client-side rate limits: requests per minute and tokens per minute, each a
+ * fixed window (`capacity-window.ts`). DECISIONS §1: rate limits are enforced in the shared
+ * store, so with Redis every process of a deployment draws from the same windows, and the
+ * limits in force are the newest configuration any process offered (issue 11 §7).
+ *
+ * Capacity is taken in blocks of about 2% of a limit (never more than the window has left)
+ * and spent locally, so a call costs a Redis round trip only once per block; unspent blocks
+ * lapse with the window, so the shared limit stays within one block per process of exact.
+ * A call never waits for capacity longer than `maxWaitMs`: past it, it fails with
+ * `LimiterBusyError` (the router then goes to the next tier), and the provider's own
+ * rate-limit headers pause the limiter before the provider starts answering 429.
  */
-import Bottleneck from 'bottleneck';
 import { Redis } from 'ioredis';
+import {
+  createLocalWindow,
+  createRedisWindow,
+  type CapacityWindow,
+  type Limits,
+  type Resource,
+} from './capacity-window.js';
 
 export interface ProviderLimiterOptions {
   /** Shared id, e.g. `triage-provider-openai`; processes using the same id share the limit. */
   id: string;
   requestsPerMinute: number;
   tokensPerMinute: number;
-  /** A Redis URL or an ioredis client; absent → limits are per process. */
+  /** An ioredis client (or a URL, for a client the limiter owns); absent → limits are per process. */
   redis?: string | Redis;
-  /** Reservoir refresh period. @defaultValue 60000 */
+  /** Window length. @defaultValue 60000 */
   intervalMs?: number;
+  /** Longest a call waits for capacity before `LimiterBusyError`. @defaultValue 5000 */
+  maxWaitMs?: number;
+  /** Told when the limits in force differ from this process's configuration (and when they change). */
+  onLimits?: (inForce: Limits, configured: Limits) => void;
+  /** Told when Redis failed and this call used a per-process window instead. */
+  onStoreError?: (err: Error) => void;
+  /** Orders configurations: the newest offer wins. @defaultValue this process's start time */
+  offeredAt?: number;
 }
 
 /** Thrown inside `schedule` only when the caller's signal aborted while the job waited. */
@@ -24,75 +44,153 @@ export class LimiterAbortedError extends Error {
   override readonly name = 'LimiterAbortedError';
 }
 
+/** Thrown when capacity would not be there within `maxWaitMs`. */
+export class LimiterBusyError extends Error {
+  override readonly name = 'LimiterBusyError';
+  constructor(readonly retryAfterMs: number) {
+    super('provider capacity exhausted for longer than the wait allowed');
+  }
+}
+
 export interface ProviderLimiter {
   /** Runs `fn` once both a request slot and `tokens` tokens are available. */
   schedule<T>(tokens: number, fn: () => Promise<T>, signal?: AbortSignal): Promise<T>;
+  /** Reads the provider's rate-limit headers from a response and pauses before it would answer 429. */
+  observe?(headers: Headers): void;
   /** Releases Redis connections it created. */
   close(): Promise<void>;
 }
 
-function reservoir(amount: number, intervalMs: number) {
-  return { reservoir: amount, reservoirRefreshAmount: amount, reservoirRefreshInterval: intervalMs };
-}
+const STORE_DEADLINE_MS = 1_000;
+/** Started once per process: a later start is a newer deployment, whose limits win. */
+const PROCESS_STARTED_AT = Date.now();
 
-/** Creates the two-reservoir limiter of one provider. */
+/** Creates the two-window limiter of one provider. */
 export function createProviderLimiter(options: ProviderLimiterOptions): ProviderLimiter {
-  const intervalMs = options.intervalMs ?? 60_000;
-  const ownClient =
-    typeof options.redis === 'string' ? new Redis(options.redis, { maxRetriesPerRequest: 3 }) : undefined;
-  const client = ownClient ?? (typeof options.redis === 'object' ? options.redis : undefined);
-  const connection = client ? new Bottleneck.IORedisConnection({ client, Redis }) : undefined;
-  // clearDatastore false: a restarting process must not reset what its peers have already spent.
-  const shared = connection ? { datastore: 'ioredis', connection, clearDatastore: false } : {};
-  const requests = new Bottleneck({
-    id: `${options.id}:rpm`,
-    ...shared,
-    ...reservoir(options.requestsPerMinute, intervalMs),
-  });
-  const tokens = new Bottleneck({
-    id: `${options.id}:tpm`,
-    ...shared,
-    ...reservoir(options.tokensPerMinute, intervalMs),
-  });
+  const windowMs = options.intervalMs ?? 60_000;
+  const maxWaitMs = options.maxWaitMs ?? 5_000;
+  const configured: Limits = {
+    requestsPerMinute: Math.max(1, Math.floor(options.requestsPerMinute)),
+    tokensPerMinute: Math.max(1, Math.floor(options.tokensPerMinute)),
+  };
+  const local = createLocalWindow(configured, windowMs);
+  let ownClient: Redis | undefined;
+  let shared: ReturnType<typeof createRedisWindow> | undefined;
+  if (options.redis !== undefined) {
+    let client: Redis;
+    if (typeof options.redis === 'string') {
+      ownClient = new Redis(options.redis, { maxRetriesPerRequest: 1 });
+      ownClient.on('error', () => undefined);
+      client = ownClient;
+    } else {
+      client = options.redis;
+    }
+    shared = createRedisWindow({
+      redis: client,
+      id: options.id,
+      limits: configured,
+      windowMs,
+      offeredAt: options.offeredAt ?? PROCESS_STARTED_AT,
+    });
+  }
+  let inForce: Limits = { ...configured };
+  function note(resource: Resource, limit: number): void {
+    const field = resource === 'requests' ? 'requestsPerMinute' : 'tokensPerMinute';
+    if (inForce[field] === limit) return;
+    inForce = { ...inForce, [field]: limit };
+    options.onLimits?.(inForce, configured);
+  }
+  if (shared) {
+    void withDeadline(shared.offer()).then(
+      (limits) => {
+        note('requests', limits.requestsPerMinute);
+        note('tokens', limits.tokensPerMinute);
+      },
+      (err: Error) => options.onStoreError?.(err),
+    );
+  }
 
-  // Bottleneck handles a few hundred jobs a second per limiter (measured: ~400/s, p50 ≈ 50 ms
-  // with 20 waiting callers), and every call went through two of them. Capacity is therefore
-  // taken from each reservoir in blocks of about 2% of its per-interval budget and spent locally;
-  // a process holds at most one block more than it uses, and unspent blocks lapse with the
-  // interval, so the shared limits stay within one block per process of exact.
-  const requestBlock = new BlockAllowance(
-    requests,
-    Math.max(1, Math.floor(options.requestsPerMinute / 50)),
-    intervalMs,
-  );
-  const tokenBlock = new BlockAllowance(
-    tokens,
-    Math.max(1, Math.floor(options.tokensPerMinute / 50)),
-    intervalMs,
-  );
+  const store: CapacityWindow = {
+    async take(resource, want) {
+      if (shared) {
+        try {
+          const g = await withDeadline(shared.take(resource, want));
+          note(resource, g.limit);
+          return g;
+        } catch (err) {
+          options.onStoreError?.(err as Error);
+        }
+      }
+      return local.take(resource, want);
+    },
+    close: () => undefined,
+  };
+  const requests = new BlockAllowance(store, 'requests', () => inForce.requestsPerMinute);
+  const tokens = new BlockAllowance(store, 'tokens', () => inForce.tokensPerMinute);
+  let pausedUntil = 0;
 
   return {
     async schedule<T>(weight: number, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-      // A job heavier than the whole reservoir would wait forever; cap it at one minute's budget.
-      const w = Math.max(1, Math.min(Math.ceil(weight), options.tokensPerMinute));
+      const deadline = Date.now() + maxWaitMs;
       if (signal?.aborted) throw new LimiterAbortedError('aborted while waiting for a rate-limit slot');
-      await tokenBlock.take(w, signal);
-      await requestBlock.take(1, signal);
+      if (pausedUntil > Date.now()) {
+        if (pausedUntil > deadline) throw new LimiterBusyError(pausedUntil - Date.now());
+        await sleep(pausedUntil - Date.now(), signal);
+      }
+      // A job heavier than a whole window would wait forever; cap it at one window's budget.
+      const w = Math.max(1, Math.min(Math.ceil(weight), inForce.tokensPerMinute));
+      await tokens.take(w, deadline, signal);
+      await requests.take(1, deadline, signal);
       if (signal?.aborted) throw new LimiterAbortedError('aborted while waiting for a rate-limit slot');
       return fn();
     },
+    observe(headers) {
+      const until = pauseFromHeaders(headers, Date.now(), windowMs);
+      if (until > pausedUntil) pausedUntil = until;
+    },
     async close() {
-      await Promise.allSettled([requests.disconnect(false), tokens.disconnect(false)]);
-      if (connection) await connection.disconnect(false);
-      // A caller-provided client is the caller's to close.
-      if (ownClient) ownClient.disconnect();
+      ownClient?.disconnect();
     },
   };
 }
 
 /**
+ * The provider's own view of its limits: OpenAI-style `x-ratelimit-remaining-*` with
+ * `x-ratelimit-reset-*` (`1s`, `6m0s`, `20ms`), Anthropic's `anthropic-ratelimit-*-remaining`
+ * with `-reset` (RFC 3339). When requests or tokens left reach zero, pause until the reset
+ * (at most one window); 0 when there is nothing to wait for.
+ */
+export function pauseFromHeaders(headers: Headers, now: number, maxMs: number): number {
+  let until = 0;
+  for (const kind of ['requests', 'tokens', 'input-tokens', 'output-tokens']) {
+    const pairs: [string, string][] = [
+      [`x-ratelimit-remaining-${kind}`, `x-ratelimit-reset-${kind}`],
+      [`anthropic-ratelimit-${kind}-remaining`, `anthropic-ratelimit-${kind}-reset`],
+    ];
+    for (const [remainingName, resetName] of pairs) {
+      const remaining = headers.get(remainingName);
+      if (remaining === null || Number(remaining) > 0) continue;
+      const resetAt = parseReset(headers.get(resetName), now);
+      if (resetAt !== undefined) until = Math.max(until, Math.min(resetAt, now + maxMs));
+    }
+  }
+  return until;
+}
+
+function parseReset(value: string | null, now: number): number | undefined {
+  if (!value) return undefined;
+  const date = Date.parse(value);
+  if (/^\d{4}-/.test(value) && Number.isFinite(date)) return date;
+  const parts = [...value.matchAll(/(\d+(?:\.\d+)?)(ms|h|m|s)/g)];
+  if (parts.length === 0) return undefined;
+  const unit = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 } as const;
+  return now + parts.reduce((sum, [, n, u]) => sum + Number(n) * unit[u as keyof typeof unit], 0);
+}
+
+/**
  * Runs a provider HTTP call under the limiter when there is one; a caller abort while waiting
- * becomes a `timeout` result instead of an exception (provider calls return results).
+ * becomes `onAbort()`, capacity not there in time becomes `onBusy(retryAfterMs)` (provider
+ * calls return results, not exceptions).
  */
 export async function runLimited<T extends { ok: boolean }>(
   limiter: ProviderLimiter | undefined,
@@ -100,56 +198,77 @@ export async function runLimited<T extends { ok: boolean }>(
   signal: AbortSignal | undefined,
   fn: () => Promise<T>,
   onAbort: () => T,
+  onBusy?: (retryAfterMs: number) => T,
 ): Promise<T> {
   if (limiter === undefined) return fn();
   try {
     return await limiter.schedule(tokens, fn, signal);
   } catch (error) {
     if (error instanceof LimiterAbortedError) return onAbort();
+    if (error instanceof LimiterBusyError && onBusy) return onBusy(error.retryAfterMs);
     throw error;
   }
 }
 
-/** Capacity taken from a Bottleneck reservoir in blocks and spent locally (see above). */
+/** Capacity taken from a window in blocks and spent locally (see the module comment). */
 class BlockAllowance {
   private available = 0;
-  private acquiredAt = 0;
-  private pending: Promise<void> | null = null;
+  private windowEndsAt = 0;
+  private pending: Promise<number> | null = null;
 
   constructor(
-    private readonly limiter: Bottleneck,
-    private readonly block: number,
-    private readonly intervalMs: number,
+    private readonly store: CapacityWindow,
+    private readonly resource: Resource,
+    private readonly limit: () => number,
   ) {}
 
-  async take(n: number, signal?: AbortSignal): Promise<void> {
+  async take(n: number, deadline: number, signal?: AbortSignal): Promise<void> {
     for (;;) {
-      if (Date.now() - this.acquiredAt >= this.intervalMs) this.available = 0;
+      if (Date.now() >= this.windowEndsAt) this.available = 0;
       if (this.available >= n) {
         this.available -= n;
         return;
       }
-      if (!this.pending) {
-        const want = Math.max(this.block, n - this.available);
-        this.pending = this.limiter
-          .schedule({ weight: want }, async () => undefined)
-          .then(() => {
-            if (Date.now() - this.acquiredAt >= this.intervalMs) this.available = 0;
-            this.available += want;
-            this.acquiredAt = Date.now();
-          })
-          .finally(() => {
-            this.pending = null;
-          });
+      // One request to the store at a time; callers wait for it, then look again.
+      this.pending ??= this.fetch(n - this.available).finally(() => (this.pending = null));
+      const resetMs = await waitOrAbort(this.pending, signal);
+      if (this.available >= n) continue;
+      if (resetMs > 0) {
+        if (Date.now() + resetMs > deadline) throw new LimiterBusyError(resetMs);
+        await sleep(resetMs, signal);
       }
-      await waitOrAbort(this.pending, signal);
     }
+  }
+
+  /** Adds what the window grants to `available`; returns ms until the window resets when short. */
+  private async fetch(missing: number): Promise<number> {
+    const block = Math.max(1, Math.floor(this.limit() / 50));
+    const g = await this.store.take(this.resource, Math.max(block, missing));
+    // A new window: what was held of the last one has lapsed.
+    if (Date.now() >= this.windowEndsAt) this.available = 0;
+    this.windowEndsAt = Date.now() + g.resetMs;
+    this.available += g.granted;
+    return g.granted >= missing ? 0 : Math.max(1, g.resetMs);
   }
 }
 
-function waitOrAbort(p: Promise<void>, signal?: AbortSignal): Promise<void> {
+function withDeadline<T>(p: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    p,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('rate-limit store timed out')), STORE_DEADLINE_MS);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return waitOrAbort(new Promise<void>((r) => setTimeout(r, ms)), signal);
+}
+
+function waitOrAbort<T>(p: Promise<T>, signal?: AbortSignal): Promise<T> {
   if (!signal) return p;
-  return new Promise<void>((resolve, reject) => {
+  return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(new LimiterAbortedError('aborted while waiting for a rate-limit slot'));
     if (signal.aborted) return onAbort();
     signal.addEventListener('abort', onAbort, { once: true });

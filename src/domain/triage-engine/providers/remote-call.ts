@@ -30,10 +30,32 @@ export function sendToProvider(
     secrets: [options.apiKey],
     ...(request.signal === undefined ? {} : { signal: request.signal }),
     limit: (attempt) =>
-      runLimited(options.limiter, weight, request.signal, attempt, () => ({
-        ok: false as const,
-        attempts: 0,
-        error: { kind: 'timeout' as const, retryable: false, message: 'cancelled while rate-limited' },
-      })),
+      runLimited(
+        options.limiter,
+        weight,
+        request.signal,
+        async () => {
+          const result = await attempt();
+          // The provider's own rate-limit headers slow the limiter down before it answers 429.
+          if (result.ok) options.limiter?.observe?.(result.headers);
+          return result;
+        },
+        () => ({
+          ok: false as const,
+          attempts: 0,
+          error: { kind: 'timeout' as const, retryable: false, message: 'cancelled while rate-limited' },
+        }),
+        // Not retryable here: the router goes to the next tier rather than wait (issue 11 §7).
+        (retryAfterMs) => ({
+          ok: false as const,
+          attempts: 0,
+          error: {
+            kind: 'rate_limited' as const,
+            retryable: false,
+            message: 'no provider capacity within the allowed wait',
+            retryAfterMs,
+          },
+        }),
+      ),
   });
 }
