@@ -82,7 +82,7 @@ const config = loadConfig({
 const logger = createLogger('silent');
 const infra = await openInfrastructure(config, logger);
 const services = await buildServices(config, infra, logger);
-const { firstKey } = await services.workspaces.createWorkspace(infra.orm.em.fork(), {
+const { firstKey } = await services.workspaces.createWorkspace({
   name: 'bench',
   plan: 'service',
   actor: { actor: 'operator', ip: null, userAgent: null },

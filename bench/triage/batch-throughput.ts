@@ -42,7 +42,7 @@ async function run(backend: 'postgres' | 'redis') {
   });
   const services = await buildServices(config, infra, logger);
   const app = await buildApp(services);
-  const { workspace, firstKey } = await services.workspaces.createWorkspace(infra.orm.em.fork(), {
+  const { workspace, firstKey } = await services.workspaces.createWorkspace({
     name: 'bench',
     plan: 'service',
     actor: { actor: 'operator', ip: null, userAgent: null },

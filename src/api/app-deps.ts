@@ -1,6 +1,5 @@
 import type { Config } from '../lib/config.js';
 import type { Logger } from '../lib/logger.js';
-import type { Orm } from '../db/orm.js';
 import type { Pool } from '../db/pool.js';
 import type { KeyVerifier } from '../domain/keys/key-verifier.js';
 import type { KeyService } from '../domain/keys/key-service.js';
@@ -18,7 +17,6 @@ export interface AppDeps {
   config: Config;
   logger: Logger;
   clock: () => Date;
-  orm: Orm;
   pool: Pool;
   verifier: KeyVerifier;
   keys: KeyService;

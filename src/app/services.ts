@@ -41,7 +41,7 @@ export async function buildServices(
     failures: createAuthFailureLimiter({ limit: config.authFailuresPerMinute }),
   });
   infra.bus.subscribe((m) => verifier.invalidate(m));
-  const keys = createKeyService({ pepper: infra.pepper, bus: infra.bus, clock });
+  const keys = createKeyService({ orm: infra.orm, pepper: infra.pepper, bus: infra.bus, clock });
   const meter = createRequestMeter(infra.pool);
   const quota = createQuotaService(infra.pool, clock, { reserveDb: infra.relaxedPool });
   const triage = await buildTriage({
@@ -60,11 +60,16 @@ export async function buildServices(
     config,
     logger,
     clock,
-    orm: infra.orm,
     pool: infra.pool,
     verifier,
     keys,
-    workspaces: createWorkspaceService({ keys, bus: infra.bus, clock, trialDays: config.trialDays }),
+    workspaces: createWorkspaceService({
+      orm: infra.orm,
+      pepper: infra.pepper,
+      bus: infra.bus,
+      clock,
+      trialDays: config.trialDays,
+    }),
     sessions: createSessionStore(infra.pool, infra.pepper, clock),
     meter,
     rateLimiter: createRateLimiter(

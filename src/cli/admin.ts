@@ -44,7 +44,7 @@ async function main(argv: string[]): Promise<number> {
   const infra = await openInfrastructure(config, logger, { reuseRunningEmbedded: true });
   try {
     const services = await buildServices(config, infra, logger);
-    const { workspace, firstKey } = await services.workspaces.createWorkspace(infra.orm.em.fork(), {
+    const { workspace, firstKey } = await services.workspaces.createWorkspace({
       name,
       plan: plan as 'free' | 'trial' | 'service',
       actor: { actor: 'operator', ip: null, userAgent: 'admin-cli' },

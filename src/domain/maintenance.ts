@@ -1,4 +1,6 @@
-import type { Queryable } from '../db/pool.js';
+import type { Db } from '../db/pool.js';
+import { expireDueKeys, wipeExpiredReveals } from './keys/keys-store.js';
+import { endDueTrials } from './workspaces/workspace-store.js';
 import type { InvalidationBus } from './keys/invalidation-bus.js';
 import type { QuotaService } from './usage/quota.js';
 import { failStuckScans, type StuckScanSweepDeps } from './scans/scan-failure.js';
@@ -25,7 +27,7 @@ export interface MaintenanceReport {
  * is one atomic step, and a scan is failed under its row lock).
  */
 export async function runMaintenance(deps: {
-  db: Queryable;
+  db: Db;
   quota: QuotaService;
   bus: InvalidationBus | null;
   clock: () => Date;
@@ -36,35 +38,11 @@ export async function runMaintenance(deps: {
 }): Promise<MaintenanceReport> {
   const now = deps.clock();
   const reservationsReleased = await deps.quota.releaseExpired();
-  const expired = await deps.db.query<{ id: string }>(
-    `WITH gone AS (
-       UPDATE api_keys SET state = 'expired'
-        WHERE state IN ('active', 'rotating')
-          AND ((expires_at IS NOT NULL AND expires_at <= $1) OR (state = 'rotating' AND grace_ends_at <= $1))
-        RETURNING id, workspace_id
-     ), audit AS (
-       INSERT INTO key_audit_events (workspace_id, key_id, action, actor, at)
-       SELECT workspace_id, id, 'expire', 'system', $1 FROM gone
-     )
-     SELECT id FROM gone`,
-    [now],
-  );
-  for (const row of expired.rows) await deps.bus?.publish({ kind: 'key', id: row.id });
-  const wiped = await deps.db.query(
-    `UPDATE key_reveals SET sealed_secret = NULL WHERE sealed_secret IS NOT NULL AND expires_at <= $1`,
-    [now],
-  );
-  const trials = await deps.db.query<{ id: string }>(
-    `WITH ended AS (
-       UPDATE workspaces SET plan = 'free' WHERE plan = 'trial' AND trial_ends_at <= $1 RETURNING id
-     ), changes AS (
-       INSERT INTO plan_changes (workspace_id, from_plan, to_plan, reason, actor, at)
-       SELECT id, 'trial', 'free', 'trial_ended', 'system', $1 FROM ended
-     )
-     SELECT id FROM ended`,
-    [now],
-  );
-  for (const row of trials.rows) await deps.bus?.publish({ kind: 'workspace', id: row.id });
+  const expired = await expireDueKeys(deps.db, now);
+  for (const id of expired) await deps.bus?.publish({ kind: 'key', id });
+  const revealsWiped = await wipeExpiredReveals(deps.db, now);
+  const trials = await endDueTrials(deps.db, now);
+  for (const id of trials) await deps.bus?.publish({ kind: 'workspace', id });
   // Last: it asks the queue about each candidate, and a queue outage must not hold up the rest.
   const scansFailed = deps.scans ? await failStuckScans(deps.scans, now) : 0;
   const batches = deps.batches
@@ -72,9 +50,9 @@ export async function runMaintenance(deps: {
     : { itemsFailed: 0, batchesFinished: 0, webhooksResent: 0 };
   return {
     reservationsReleased,
-    keysExpired: expired.rowCount ?? 0,
-    revealsWiped: wiped.rowCount ?? 0,
-    trialsEnded: trials.rowCount ?? 0,
+    keysExpired: expired.length,
+    revealsWiped,
+    trialsEnded: trials.length,
     scansFailed,
     batches,
   };

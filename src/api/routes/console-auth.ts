@@ -35,7 +35,7 @@ export function consoleAuthRoutes(app: FastifyInstance, deps: AppDeps): void {
         workspaceName: string;
         plan: 'free' | 'trial';
       };
-      const { userId, workspace, firstKey } = await deps.workspaces.signup(deps.orm.em.fork(), {
+      const { userId, workspace, firstKey } = await deps.workspaces.signup({
         email: body.email.trim(),
         password: body.password,
         workspaceName: body.workspaceName.trim(),
@@ -67,7 +67,7 @@ export function consoleAuthRoutes(app: FastifyInstance, deps: AppDeps): void {
       // Per address and per account, so neither a single client nor a distributed guesser gets far.
       await limit(`login-ip:${req.ip}`, LOGIN_ATTEMPTS_PER_MINUTE * 3, 60_000);
       await limit(`login:${body.email.trim().toLowerCase()}`, LOGIN_ATTEMPTS_PER_MINUTE, 60_000);
-      const found = await deps.workspaces.checkLogin(deps.orm.em.fork(), body.email.trim(), body.password);
+      const found = await deps.workspaces.checkLogin(body.email.trim(), body.password);
       if (!found) throw new AppError('unauthenticated', 'The email or password is not right.');
       const { token, session } = await deps.sessions.create(found.userId, found.workspaceId);
       setSessionCookie(reply, token, session.expiresAt, secure);
@@ -105,7 +105,7 @@ export function consoleAuthRoutes(app: FastifyInstance, deps: AppDeps): void {
     async (req, reply) => {
       const { token } = req.params as { token: string };
       void reply.header('Cache-Control', 'no-store');
-      return deps.keys.reveal(deps.orm.em.fork(), {
+      return deps.keys.reveal({
         token,
         workspaceId: req.session.workspaceId,
         actor: actorFrom(req, `user:${req.session.userId}`),

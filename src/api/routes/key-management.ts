@@ -30,7 +30,7 @@ export function registerKeyManagement(app: FastifyInstance, deps: AppDeps, surfa
   const bodyLimit = 16 * 1024;
 
   async function rotationPolicy(workspaceId: string): Promise<number> {
-    const ws = await deps.keys.workspaceOf(deps.orm.em.fork(), workspaceId);
+    const ws = await deps.workspaces.workspaceOf(workspaceId);
     return ws.rotationPolicyDays;
   }
 
@@ -40,9 +40,8 @@ export function registerKeyManagement(app: FastifyInstance, deps: AppDeps, surfa
 
   app.get('/keys', { config, schema: { querystring: noQuery } }, async (req) => {
     const workspaceId = surface.workspaceOf(req);
-    const em = deps.orm.em.fork();
     const [keys, policy, totals] = await Promise.all([
-      deps.keys.listKeys(em, workspaceId),
+      deps.keys.listKeys(workspaceId),
       rotationPolicy(workspaceId),
       perKeyTotals(deps.pool, workspaceId),
     ]);
@@ -64,7 +63,7 @@ export function registerKeyManagement(app: FastifyInstance, deps: AppDeps, surfa
       throw invalidRequest([{ path: '/expiresIn', message: expiry.error }]);
     }
     const workspaceId = surface.workspaceOf(req);
-    const created = await deps.keys.createKey(deps.orm.em.fork(), {
+    const created = await deps.keys.createKey({
       workspaceId,
       label: body.label,
       scopes: body.scopes,
@@ -83,7 +82,7 @@ export function registerKeyManagement(app: FastifyInstance, deps: AppDeps, surfa
       const { id } = req.params as { id: string };
       const body = (req.body ?? {}) as { graceHours?: number };
       const workspaceId = surface.workspaceOf(req);
-      const { old, successor } = await deps.keys.rotateKey(deps.orm.em.fork(), {
+      const { old, successor } = await deps.keys.rotateKey({
         workspaceId,
         keyId: id,
         graceHours: body.graceHours,
@@ -106,7 +105,7 @@ export function registerKeyManagement(app: FastifyInstance, deps: AppDeps, surfa
     async (req) => {
       const { id } = req.params as { id: string };
       const workspaceId = surface.workspaceOf(req);
-      const key = await deps.keys.revokeKey(deps.orm.em.fork(), {
+      const key = await deps.keys.revokeKey({
         workspaceId,
         keyId: id,
         actor: surface.actorOf(req),

@@ -1,19 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { LockMode } from '@mikro-orm/core';
-import type { Em } from '../../db/orm.js';
-import {
-  ApiKeySchema,
-  KeyAuditEventSchema,
-  WorkspaceSchema,
-  type ApiKey,
-  type KeyAuditEvent,
-} from '../../db/entities/index.js';
+import type { Em, Orm } from '../../db/orm.js';
+import type { ApiKey } from '../../db/entities/index.js';
 import { AppError, notFound } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
 import { generateApiKey, maskApiKey, maskParts } from './key-format.js';
 import { hashApiKey, hashToken, randomToken, sealSecret, unsealSecret } from './key-secrets.js';
 import { DEFAULT_GRACE_HOURS, effectiveKeyState, graceEnd } from './key-lifecycle.js';
 import type { InvalidationBus } from './invalidation-bus.js';
+import * as store from './keys-store.js';
 
 /** Who did something to a key, for the audit trail (DECISIONS §4: who, when, from where). */
 export interface Actor {
@@ -26,6 +20,8 @@ export interface Actor {
 export const REVEAL_TTL_MS = 15 * 60_000;
 
 export interface KeyServiceDeps {
+  /** The ORM whose entity manager the service forks per call: routes never hold one. */
+  orm: Orm;
   pepper: string;
   bus: InvalidationBus | null;
   clock: () => Date;
@@ -39,121 +35,105 @@ export interface NewKey {
   revealToken: string | null;
 }
 
-export function audit(
-  em: Em,
-  event: Omit<KeyAuditEvent, 'at' | 'details'> & { details?: Record<string, unknown> },
-): void {
-  em.create(KeyAuditEventSchema, { ...event, details: event.details ?? {}, at: new Date() });
+/** What a new key needs; see {@link insertKey}. */
+export interface KeyInput {
+  workspaceId: string;
+  label: string;
+  scopes: string[];
+  expiresAt: Date | null;
+  actor: Actor;
+  reveal: boolean;
 }
 
 /**
- * Key management (DECISIONS §4). Every function takes the caller's forked entity manager
- * and the workspace it acts for; a key of another workspace is "not found", never "forbidden".
+ * Adds a key (and its audit event) in the caller's unit of work `em`. With `reveal`, the secret
+ * is sealed into a one-time reveal row; without, the answer itself reveals it (audited as such).
+ * Exported for the workspace use cases, which create a first key in their own transaction.
+ */
+export async function insertKey(
+  em: Em,
+  ctx: { pepper: string; clock: () => Date },
+  input: KeyInput,
+): Promise<NewKey> {
+  const secret = generateApiKey();
+  const now = ctx.clock();
+  const key = store.addKey(em, {
+    id: randomUUID(),
+    workspaceId: input.workspaceId,
+    label: input.label,
+    keyHash: hashApiKey(ctx.pepper, secret),
+    ...maskParts(secret),
+    scopes: [...new Set(input.scopes)],
+    state: 'active',
+    expiresAt: input.expiresAt,
+    graceEndsAt: null,
+    successorId: null,
+    createdAt: now,
+    lastUsedAt: null,
+    revokedAt: null,
+  });
+  store.addAuditEvent(em, {
+    workspaceId: input.workspaceId,
+    keyId: key.id,
+    action: 'create',
+    ...input.actor,
+  });
+  if (!input.reveal) {
+    store.addAuditEvent(em, {
+      workspaceId: input.workspaceId,
+      keyId: key.id,
+      action: 'reveal',
+      ...input.actor,
+      details: { via: 'api_response' },
+    });
+    return { key, secret, revealToken: null };
+  }
+  const revealToken = randomToken();
+  await store.addReveal(em, {
+    tokenHash: hashToken(ctx.pepper, revealToken),
+    keyId: key.id,
+    workspaceId: key.workspaceId,
+    sealedSecret: sealSecret(ctx.pepper, secret),
+    createdAt: now,
+    expiresAt: new Date(now.getTime() + REVEAL_TTL_MS),
+  });
+  return { key, secret, revealToken };
+}
+
+/**
+ * Key management (DECISIONS §4). Every function acts for one workspace; a key of another
+ * workspace is "not found", never "forbidden". Each call runs on its own fork of the ORM's
+ * entity manager, so no caller holds one.
  */
 export function createKeyService(deps: KeyServiceDeps) {
   const { pepper, clock } = deps;
+  const fork = () => deps.orm.em.fork();
 
   async function findKey(em: Em, workspaceId: string, keyId: string, lock = false): Promise<ApiKey> {
     if (!isUuid(keyId)) throw notFound('key');
-    const key = await em.findOne(
-      ApiKeySchema,
-      { id: keyId, workspaceId },
-      lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {},
-    );
+    const key = await store.findKey(em, workspaceId, keyId, lock);
     if (!key) throw notFound('key');
     return key;
   }
 
-  /**
-   * Adds a key (and its audit event) in the caller's transaction. With `reveal`, the secret is
-   * sealed into a one-time reveal row; without, the answer itself reveals it (audited as such).
-   */
-  async function insertKey(
-    em: Em,
-    input: {
-      workspaceId: string;
-      label: string;
-      scopes: string[];
-      expiresAt: Date | null;
-      actor: Actor;
-      reveal: boolean;
-    },
-  ): Promise<NewKey> {
-    const secret = generateApiKey();
-    const now = clock();
-    const key = em.create(ApiKeySchema, {
-      id: randomUUID(),
-      workspaceId: input.workspaceId,
-      label: input.label,
-      keyHash: hashApiKey(pepper, secret),
-      ...maskParts(secret),
-      scopes: [...new Set(input.scopes)],
-      state: 'active',
-      expiresAt: input.expiresAt,
-      graceEndsAt: null,
-      successorId: null,
-      createdAt: now,
-      lastUsedAt: null,
-      revokedAt: null,
-    });
-    audit(em, { workspaceId: input.workspaceId, keyId: key.id, action: 'create', ...input.actor });
-    if (!input.reveal) {
-      audit(em, {
-        workspaceId: input.workspaceId,
-        keyId: key.id,
-        action: 'reveal',
-        ...input.actor,
-        details: { via: 'api_response' },
-      });
-      return { key, secret, revealToken: null };
-    }
-    const revealToken = randomToken();
-    await em.flush();
-    await em
-      .getConnection()
-      .execute(
-        `INSERT INTO key_reveals (token_hash, key_id, workspace_id, sealed_secret, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)`,
-        [
-          hashToken(pepper, revealToken),
-          key.id,
-          key.workspaceId,
-          sealSecret(pepper, secret),
-          now,
-          new Date(now.getTime() + REVEAL_TTL_MS),
-        ],
-        'run',
-        em.getTransactionContext(),
-      );
-    return { key, secret, revealToken };
-  }
-
   return {
-    findKey,
-
     /** Creates a key; with `reveal`, it is shown once on the reveal page instead of in the answer. */
-    async createKey(
-      em: Em,
-      input: {
-        workspaceId: string;
-        label: string;
-        scopes: string[];
-        expiresAt: Date | null;
-        actor: Actor;
-        reveal: boolean;
-      },
-    ): Promise<NewKey> {
-      return em.transactional((tx) => insertKey(tx, input));
+    async createKey(input: KeyInput): Promise<NewKey> {
+      return fork().transactional((tx) => insertKey(tx, deps, input));
     },
 
     /**
      * Rotation: a successor with the same label, scopes and expiry length; the old key is
      * `rotating` and keeps working until its grace period ends (0 to 7 days, default 24 h).
      */
-    async rotateKey(
-      em: Em,
-      input: { workspaceId: string; keyId: string; graceHours?: number; actor: Actor; reveal: boolean },
-    ): Promise<{ old: ApiKey; successor: NewKey }> {
-      const result = await em.transactional(async (tx) => {
+    async rotateKey(input: {
+      workspaceId: string;
+      keyId: string;
+      graceHours?: number;
+      actor: Actor;
+      reveal: boolean;
+    }): Promise<{ old: ApiKey; successor: NewKey }> {
+      const result = await fork().transactional(async (tx) => {
         const old = await findKey(tx, input.workspaceId, input.keyId, true);
         const now = clock();
         const state = effectiveKeyState(old, now);
@@ -161,7 +141,7 @@ export function createKeyService(deps: KeyServiceDeps) {
           throw new AppError('conflict', `Only an active key can be rotated; this key is ${state}.`);
         }
         const lifetime = old.expiresAt ? old.expiresAt.getTime() - old.createdAt.getTime() : null;
-        const successor = await insertKey(tx, {
+        const successor = await insertKey(tx, deps, {
           workspaceId: input.workspaceId,
           label: old.label,
           scopes: old.scopes,
@@ -173,7 +153,7 @@ export function createKeyService(deps: KeyServiceDeps) {
         old.state = hours === 0 ? 'expired' : 'rotating';
         old.graceEndsAt = graceEnd(now, hours);
         old.successorId = successor.key.id;
-        audit(tx, {
+        store.addAuditEvent(tx, {
           workspaceId: input.workspaceId,
           keyId: old.id,
           action: 'rotate',
@@ -187,13 +167,18 @@ export function createKeyService(deps: KeyServiceDeps) {
     },
 
     /** Revocation is immediate and final; it reaches every process through the bus. */
-    async revokeKey(em: Em, input: { workspaceId: string; keyId: string; actor: Actor }): Promise<ApiKey> {
-      const key = await em.transactional(async (tx) => {
+    async revokeKey(input: { workspaceId: string; keyId: string; actor: Actor }): Promise<ApiKey> {
+      const key = await fork().transactional(async (tx) => {
         const k = await findKey(tx, input.workspaceId, input.keyId, true);
         if (k.state !== 'revoked') {
           k.state = 'revoked';
           k.revokedAt = clock();
-          audit(tx, { workspaceId: input.workspaceId, keyId: k.id, action: 'revoke', ...input.actor });
+          store.addAuditEvent(tx, {
+            workspaceId: input.workspaceId,
+            keyId: k.id,
+            action: 'revoke',
+            ...input.actor,
+          });
         }
         return k;
       });
@@ -201,61 +186,39 @@ export function createKeyService(deps: KeyServiceDeps) {
       return key;
     },
 
-    async listKeys(em: Em, workspaceId: string): Promise<ApiKey[]> {
-      return em.find(ApiKeySchema, { workspaceId }, { orderBy: { createdAt: 'desc', id: 'asc' } });
+    async listKeys(workspaceId: string): Promise<ApiKey[]> {
+      return store.listKeys(fork(), workspaceId);
     },
 
     /**
-     * The one-time reveal: the sealed secret is wiped in the same statement that reads
-     * it, so two concurrent views cannot both see it. Unknown token: not found; used or
-     * older than 15 minutes: `reveal_expired`.
+     * The one-time reveal: the sealed secret is wiped in the same transaction that reads it,
+     * under its row lock, so two concurrent views cannot both see it. Unknown token: not found;
+     * used or older than 15 minutes: `reveal_expired`.
      */
-    async reveal(
-      em: Em,
-      input: { token: string; workspaceId: string; actor: Actor },
-    ): Promise<{ keyId: string; key: string; masked: string }> {
+    async reveal(input: {
+      token: string;
+      workspaceId: string;
+      actor: Actor;
+    }): Promise<{ keyId: string; key: string; masked: string }> {
       const tokenHash = hashToken(pepper, input.token);
-      const outcome = await em.transactional(async (tx) => {
-        const conn = tx.getConnection();
-        const ctx = tx.getTransactionContext();
-        const rows = await conn.execute<
-          {
-            key_id: string;
-            sealed_secret: string | null;
-            expires_at: string | Date;
-            revealed_at: string | Date | null;
-          }[]
-        >(
-          `SELECT key_id, sealed_secret, expires_at, revealed_at FROM key_reveals
-            WHERE token_hash = ? AND workspace_id = ? FOR UPDATE`,
-          [tokenHash, input.workspaceId],
-          'all',
-          ctx,
-        );
-        const row = rows[0];
-        if (!row) return null;
+      const outcome = await fork().transactional(async (tx) => {
         const now = clock();
-        const usable =
-          row.sealed_secret !== null &&
-          !row.revealed_at &&
-          new Date(row.expires_at).getTime() > now.getTime();
-        // Whatever happens, the sealed copy is gone after this statement.
-        await conn.execute(
-          `UPDATE key_reveals SET sealed_secret = NULL, revealed_at = COALESCE(revealed_at, ?) WHERE token_hash = ?`,
-          [usable ? now : null, tokenHash],
-          'run',
-          ctx,
+        const isUsable = (r: store.HeldReveal) =>
+          r.sealedSecret !== null && !r.revealedAt && r.expiresAt.getTime() > now.getTime();
+        const row = await store.takeReveal(tx, tokenHash, input.workspaceId, (r) =>
+          isUsable(r) ? now : null,
         );
-        if (!usable || !row.sealed_secret) return 'expired' as const;
-        const secret = unsealSecret(pepper, row.sealed_secret);
-        audit(tx, {
+        if (!row) return null;
+        if (!isUsable(row) || !row.sealedSecret) return 'expired' as const;
+        const secret = unsealSecret(pepper, row.sealedSecret);
+        store.addAuditEvent(tx, {
           workspaceId: input.workspaceId,
-          keyId: row.key_id,
+          keyId: row.keyId,
           action: 'reveal',
           ...input.actor,
           details: { via: 'reveal_page' },
         });
-        return { keyId: row.key_id, key: secret, masked: maskApiKey(secret.slice(0, 8), secret.slice(-4)) };
+        return { keyId: row.keyId, key: secret, masked: maskApiKey(secret.slice(0, 8), secret.slice(-4)) };
       });
       if (outcome === null) throw notFound('reveal link');
       if (outcome === 'expired') {
@@ -265,12 +228,6 @@ export function createKeyService(deps: KeyServiceDeps) {
         );
       }
       return outcome;
-    },
-
-    async workspaceOf(em: Em, workspaceId: string) {
-      const ws = await em.findOne(WorkspaceSchema, { id: workspaceId });
-      if (!ws) throw notFound('workspace');
-      return ws;
     },
   };
 }

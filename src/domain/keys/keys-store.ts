@@ -1,5 +1,169 @@
-import type { Queryable } from '../../db/pool.js';
-import type { AuditAction } from '../../db/entities/index.js';
+import { LockMode } from '@mikro-orm/core';
+import type { Em } from '../../db/orm.js';
+import type { Db, Queryable } from '../../db/pool.js';
+import { sql } from '../../db/sql.js';
+import {
+  ApiKeySchema,
+  KeyAuditEventSchema,
+  type ApiKey,
+  type AuditAction,
+  type KeyAuditEvent,
+} from '../../db/entities/index.js';
+
+/**
+ * The keys area's tables: `api_keys`, `key_audit_events` and `key_reveals` (and the `key_version`
+ * counter); nothing else names them (the verifier's hot lookup excepted, see key-verifier.ts).
+ *
+ * Two kinds of function, one per way the area reaches the database:
+ * - `(em, …)`: the MikroORM unit of work the key use cases run in (`em` is a transaction's
+ *   entity manager; MikroORM maps `api_keys` and `key_audit_events` and stays inside this file
+ *   and the services that own a fork).
+ * - `(db, …)`: set-based statements on the pool or a transaction client.
+ */
+
+/** A key of `workspaceId`, or null; `lock` takes its row lock for the caller's transaction. */
+export async function findKey(
+  em: Em,
+  workspaceId: string,
+  keyId: string,
+  lock = false,
+): Promise<ApiKey | null> {
+  return em.findOne(
+    ApiKeySchema,
+    { id: keyId, workspaceId },
+    lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {},
+  );
+}
+
+/** A workspace's keys, newest first. */
+export async function listKeys(em: Em, workspaceId: string): Promise<ApiKey[]> {
+  return em.find(ApiKeySchema, { workspaceId }, { orderBy: { createdAt: 'desc', id: 'asc' } });
+}
+
+/** Adds a key to the unit of work (written at the next flush). */
+export function addKey(em: Em, key: ApiKey): ApiKey {
+  return em.create(ApiKeySchema, key);
+}
+
+/** Adds an audit event to the unit of work (DECISIONS §4: who, when, from where). */
+export function addAuditEvent(
+  em: Em,
+  event: Omit<KeyAuditEvent, 'at' | 'details'> & { details?: Record<string, unknown> },
+): void {
+  em.create(KeyAuditEventSchema, { ...event, details: event.details ?? {}, at: new Date() });
+}
+
+/** A one-time reveal row: the sealed secret of a new key and when its link expires. */
+export interface RevealRow {
+  tokenHash: string;
+  keyId: string;
+  workspaceId: string;
+  sealedSecret: string;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+/** Stores a reveal row in `em`'s transaction, after flushing the key it names. */
+export async function addReveal(em: Em, row: RevealRow): Promise<void> {
+  await em.flush();
+  await em
+    .getConnection()
+    .execute(
+      `INSERT INTO key_reveals (token_hash, key_id, workspace_id, sealed_secret, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)`,
+      [row.tokenHash, row.keyId, row.workspaceId, row.sealedSecret, row.createdAt, row.expiresAt],
+      'run',
+      em.getTransactionContext(),
+    );
+}
+
+/** A reveal row as read under its row lock by {@link takeReveal}. */
+export interface HeldReveal {
+  keyId: string;
+  sealedSecret: string | null;
+  expiresAt: Date;
+  revealedAt: Date | null;
+}
+
+/**
+ * Reads a workspace's reveal row under its row lock and wipes its sealed secret in the same
+ * transaction, whatever the caller decides: two concurrent views cannot both see it.
+ * `revealedAt` is recorded only when the caller says the reveal is usable.
+ */
+export async function takeReveal(
+  em: Em,
+  tokenHash: string,
+  workspaceId: string,
+  usable: (row: HeldReveal) => Date | null,
+): Promise<HeldReveal | null> {
+  const conn = em.getConnection();
+  const ctx = em.getTransactionContext();
+  const rows = await conn.execute<
+    {
+      key_id: string;
+      sealed_secret: string | null;
+      expires_at: string | Date;
+      revealed_at: string | Date | null;
+    }[]
+  >(
+    `SELECT key_id, sealed_secret, expires_at, revealed_at FROM key_reveals
+      WHERE token_hash = ? AND workspace_id = ? FOR UPDATE`,
+    [tokenHash, workspaceId],
+    'all',
+    ctx,
+  );
+  const r = rows[0];
+  if (!r) return null;
+  const row: HeldReveal = {
+    keyId: r.key_id,
+    sealedSecret: r.sealed_secret,
+    expiresAt: new Date(r.expires_at),
+    revealedAt: r.revealed_at ? new Date(r.revealed_at) : null,
+  };
+  await conn.execute(
+    `UPDATE key_reveals SET sealed_secret = NULL, revealed_at = COALESCE(revealed_at, ?) WHERE token_hash = ?`,
+    [usable(row), tokenHash],
+    'run',
+    ctx,
+  );
+  return row;
+}
+
+/** Keys of a workspace that authenticate at `now` (active or rotating, within expiry and grace). */
+export async function countActiveKeys(db: Db, workspaceId: string, now: Date): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    sql`SELECT count(*)::int AS n FROM api_keys WHERE workspace_id = ${workspaceId} AND state IN ('active', 'rotating')
+           AND (expires_at IS NULL OR expires_at > ${now}) AND (grace_ends_at IS NULL OR grace_ends_at > ${now})`,
+  );
+  return rows[0]?.n ?? 0;
+}
+
+/**
+ * Marks every key past its expiry or grace end at `now` as `expired`, with an audit event
+ * each, in one statement; returns their ids (for the invalidation bus).
+ */
+export async function expireDueKeys(db: Db, now: Date): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    sql`WITH gone AS (
+          UPDATE api_keys SET state = 'expired'
+           WHERE state IN ('active', 'rotating')
+             AND ((expires_at IS NOT NULL AND expires_at <= ${now}) OR (state = 'rotating' AND grace_ends_at <= ${now}))
+           RETURNING id, workspace_id
+        ), audit AS (
+          INSERT INTO key_audit_events (workspace_id, key_id, action, actor, at)
+          SELECT workspace_id, id, 'expire', 'system', ${now} FROM gone
+        )
+        SELECT id FROM gone`,
+  );
+  return rows.map((r) => r.id);
+}
+
+/** Wipes the sealed secrets of reveal links expired at `now`; returns how many. */
+export async function wipeExpiredReveals(db: Db, now: Date): Promise<number> {
+  const res = await db.query(
+    sql`UPDATE key_reveals SET sealed_secret = NULL WHERE sealed_secret IS NOT NULL AND expires_at <= ${now}`,
+  );
+  return res.rowCount ?? 0;
+}
 
 /**
  * The key-version counter (migration m008): moved by triggers on every change to what a

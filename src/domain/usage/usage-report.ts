@@ -1,4 +1,5 @@
-import type { Queryable } from '../../db/pool.js';
+import type { Db, Queryable } from '../../db/pool.js';
+import { sql } from '../../db/sql.js';
 import { microsToUsd, picosToMicros } from './ledger.js';
 
 /** Totals over a period, as `/api/v1/usage` and the console show them (DECISIONS §5). */
@@ -178,4 +179,18 @@ export async function perKeyTotals(
       },
     ]),
   );
+}
+
+/** A workspace's model tokens of all time and its model spend since `monthStart`, in picodollars. */
+export async function workspaceLedgerTotals(
+  db: Db,
+  workspaceId: string,
+  monthStart: string,
+): Promise<{ tokens: number; spendPicos: string }> {
+  const { rows } = await db.query<{ tokens: string; spend: string }>(
+    sql`SELECT (SELECT COALESCE(sum(input_tokens + output_tokens), 0) FROM usage_ledger WHERE workspace_id = ${workspaceId})::text AS tokens,
+               (SELECT COALESCE(sum(cost_picos), 0) FROM usage_ledger
+                 WHERE workspace_id = ${workspaceId} AND created_at >= ${monthStart}::date)::text AS spend`,
+  );
+  return { tokens: Number(rows[0]?.tokens ?? 0), spendPicos: rows[0]?.spend ?? '0' };
 }

@@ -1,18 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { Em } from '../../db/orm.js';
-import {
-  ConsoleUserSchema,
-  MembershipSchema,
-  PlanChangeSchema,
-  WorkspaceSchema,
-  type PlanName,
-  type Workspace,
-} from '../../db/entities/index.js';
+import type { Em, Orm } from '../../db/orm.js';
+import type { PlanName, Workspace } from '../../db/entities/index.js';
 import { AppError, notFound } from '../../lib/errors.js';
 import { FIRST_KEY_SCOPES } from '../keys/scopes.js';
-import { audit, type Actor, type KeyService, type NewKey } from '../keys/key-service.js';
+import { insertKey, type Actor, type NewKey } from '../keys/key-service.js';
 import type { InvalidationBus } from '../keys/invalidation-bus.js';
+import { addAuditEvent } from '../keys/keys-store.js';
 import { DUMMY_HASH, hashPassword, verifyPassword } from './password.js';
+import * as store from './workspace-store.js';
 
 /** The plan a workspace is on at `now`: a trial past its end is `free` (DECISIONS §3). */
 function currentPlan(w: Pick<Workspace, 'plan' | 'trialEndsAt'>, now: Date): PlanName {
@@ -21,7 +16,10 @@ function currentPlan(w: Pick<Workspace, 'plan' | 'trialEndsAt'>, now: Date): Pla
 }
 
 export interface WorkspaceServiceDeps {
-  keys: KeyService;
+  /** The ORM whose entity manager the service forks per call: routes never hold one. */
+  orm: Orm;
+  /** Server secret, for the first key of a new workspace. */
+  pepper: string;
   bus: InvalidationBus | null;
   clock: () => Date;
   trialDays: number;
@@ -33,81 +31,84 @@ export interface WorkspaceServiceDeps {
  */
 export function createWorkspaceService(deps: WorkspaceServiceDeps) {
   const { clock } = deps;
+  const fork = () => deps.orm.em.fork();
 
-  async function createWorkspace(
-    em: Em,
+  /** A workspace and its first key, in the caller's transaction `tx`. */
+  async function insertWorkspace(
+    tx: Em,
     input: { name: string; plan: 'free' | 'trial' | 'service'; actor: Actor; reveal: boolean },
   ): Promise<{ workspace: Workspace; firstKey: NewKey }> {
-    return em.transactional(async (tx) => {
-      const now = clock();
-      const workspace = tx.create(WorkspaceSchema, {
-        id: randomUUID(),
-        name: input.name,
-        plan: input.plan,
-        trialEndsAt: input.plan === 'trial' ? new Date(now.getTime() + deps.trialDays * 86_400_000) : null,
-        status: 'active',
-        rotationPolicyDays: 90,
-        createdAt: now,
-      });
-      tx.create(PlanChangeSchema, {
-        workspaceId: workspace.id,
-        fromPlan: null,
-        toPlan: input.plan,
-        reason: 'created',
-        actor: input.actor.actor,
-        at: now,
-      });
-      await tx.flush();
-      const firstKey = await deps.keys.createKey(tx, {
+    const now = clock();
+    const workspace = store.addWorkspace(tx, {
+      id: randomUUID(),
+      name: input.name,
+      plan: input.plan,
+      trialEndsAt: input.plan === 'trial' ? new Date(now.getTime() + deps.trialDays * 86_400_000) : null,
+      status: 'active',
+      rotationPolicyDays: 90,
+      createdAt: now,
+    });
+    store.addPlanChange(tx, {
+      workspaceId: workspace.id,
+      fromPlan: null,
+      toPlan: input.plan,
+      reason: 'created',
+      actor: input.actor.actor,
+      at: now,
+    });
+    await tx.flush();
+    const firstKey = await tx.transactional((inner) =>
+      insertKey(inner, deps, {
         workspaceId: workspace.id,
         label: 'Default key',
         scopes: FIRST_KEY_SCOPES,
         expiresAt: null,
         actor: input.actor,
         reveal: input.reveal,
-      });
-      return { workspace, firstKey };
-    });
+      }),
+    );
+    return { workspace, firstKey };
   }
 
   return {
-    createWorkspace,
+    /** A workspace and its first key (the admin CLI's `create-workspace`). */
+    async createWorkspace(input: {
+      name: string;
+      plan: 'free' | 'trial' | 'service';
+      actor: Actor;
+      reveal: boolean;
+    }): Promise<{ workspace: Workspace; firstKey: NewKey }> {
+      return fork().transactional((tx) => insertWorkspace(tx, input));
+    },
+
+    /** The workspace `workspaceId`; not found if it does not exist. */
+    async workspaceOf(workspaceId: string): Promise<Workspace> {
+      const ws = await store.findWorkspace(fork(), workspaceId);
+      if (!ws) throw notFound('workspace');
+      return ws;
+    },
 
     /** Sign-up: a person, their workspace and its first key, in one transaction. */
-    async signup(
-      em: Em,
-      input: {
-        email: string;
-        password: string;
-        workspaceName: string;
-        plan: 'free' | 'trial';
-        ip: string | null;
-        userAgent: string | null;
-      },
-    ) {
+    async signup(input: {
+      email: string;
+      password: string;
+      workspaceName: string;
+      plan: 'free' | 'trial';
+      ip: string | null;
+      userAgent: string | null;
+    }) {
       const passwordHash = await hashPassword(input.password);
-      return em.transactional(async (tx) => {
-        const taken = await tx
-          .getConnection()
-          .execute(
-            'SELECT 1 FROM console_users WHERE lower(email) = lower(?)',
-            [input.email],
-            'all',
-            tx.getTransactionContext(),
-          );
-        if (taken.length > 0)
+      return fork().transactional(async (tx) => {
+        if (await store.emailTaken(tx, input.email))
           throw new AppError('conflict', 'An account with this email already exists; sign in instead.');
         const userId = randomUUID();
         const actor: Actor = { actor: `user:${userId}`, ip: input.ip, userAgent: input.userAgent };
-        tx.create(ConsoleUserSchema, { id: userId, email: input.email, passwordHash, createdAt: clock() });
+        store.addUser(tx, { id: userId, email: input.email, passwordHash, createdAt: clock() });
         await tx.flush();
-        const { workspace, firstKey } = await createWorkspace(tx, {
-          name: input.workspaceName,
-          plan: input.plan,
-          actor,
-          reveal: true,
-        });
-        tx.create(MembershipSchema, { userId, workspaceId: workspace.id, role: 'owner', createdAt: clock() });
+        const { workspace, firstKey } = await tx.transactional((inner) =>
+          insertWorkspace(inner, { name: input.workspaceName, plan: input.plan, actor, reveal: true }),
+        );
+        store.addMembership(tx, { userId, workspaceId: workspace.id, role: 'owner', createdAt: clock() });
         await tx.flush();
         return { userId, workspace, firstKey };
       });
@@ -115,21 +116,12 @@ export function createWorkspaceService(deps: WorkspaceServiceDeps) {
 
     /** Returns the user and their workspace, or null; takes as long for an unknown email. */
     async checkLogin(
-      em: Em,
       email: string,
       password: string,
     ): Promise<{ userId: string; workspaceId: string } | null> {
-      const rows = await em
-        .getConnection()
-        .execute<{ id: string; password_hash: string; workspace_id: string }[]>(
-          `SELECT u.id, u.password_hash, m.workspace_id FROM console_users u
-             JOIN memberships m ON m.user_id = u.id
-            WHERE lower(u.email) = lower(?) ORDER BY m.created_at LIMIT 1`,
-          [email],
-        );
-      const row = rows[0];
-      const ok = await verifyPassword(password, row?.password_hash ?? DUMMY_HASH);
-      return ok && row ? { userId: row.id, workspaceId: row.workspace_id } : null;
+      const row = await store.findLogin(fork(), email);
+      const ok = await verifyPassword(password, row?.passwordHash ?? DUMMY_HASH);
+      return ok && row ? { userId: row.userId, workspaceId: row.workspaceId } : null;
     },
 
     /**
@@ -139,18 +131,19 @@ export function createWorkspaceService(deps: WorkspaceServiceDeps) {
      * then changes nothing. Going to `free` during a trial ends the trial at once (it is not
      * paused: no plan change leads back to `trial`); going to `service` clears it.
      */
-    async changePlan(
-      em: Em,
-      input: { workspaceId: string; plan: 'free' | 'service'; actor: Actor },
-    ): Promise<Workspace> {
-      const ws = await em.transactional(async (tx) => {
-        const w = await tx.findOne(WorkspaceSchema, { id: input.workspaceId });
+    async changePlan(input: {
+      workspaceId: string;
+      plan: 'free' | 'service';
+      actor: Actor;
+    }): Promise<Workspace> {
+      const ws = await fork().transactional(async (tx) => {
+        const w = await store.findWorkspace(tx, input.workspaceId);
         if (!w) throw notFound('workspace');
         const now = clock();
         const current = currentPlan(w, now);
         if (current === input.plan) return w;
         const reason = input.plan === 'service' ? 'upgrade' : 'downgrade';
-        tx.create(PlanChangeSchema, {
+        store.addPlanChange(tx, {
           workspaceId: w.id,
           fromPlan: current,
           toPlan: input.plan,
@@ -158,7 +151,7 @@ export function createWorkspaceService(deps: WorkspaceServiceDeps) {
           actor: input.actor.actor,
           at: now,
         });
-        audit(tx, {
+        addAuditEvent(tx, {
           workspaceId: w.id,
           keyId: null,
           action: 'plan_change',
