@@ -4,6 +4,7 @@ import { withTransaction } from '../../db/pool.js';
 import type { TriageRequest, TriageResponse } from '../triage-engine/types.js';
 import type { RecordOutcome } from './record-triage.js';
 import { settleReservationCtes } from '../usage/quota.js';
+import { sql } from '../../db/sql.js';
 
 /**
  * Batch triage records (DECISIONS §7): a batch row with counters, one row per item. An item
@@ -189,18 +190,22 @@ export async function recordItemError(
  * uncounted; whoever calls it again (a retried job) finds the batch finished or finishes it.
  */
 export async function finishBatch(db: Queryable, batchId: string, at: Date): Promise<BatchRow | null> {
+  const settle = settleReservationCtes({
+    reservation: sql`(SELECT reservation_id FROM b)`,
+    count: sql`NULL::int`,
+    used: sql`LEAST(q_r.n, (SELECT completed FROM b))`,
+  });
   const res = await db.query({
     name: 'finish-batch',
-    text: `WITH b AS (
+    ...sql`WITH b AS (
        UPDATE triage_batches
           SET status = CASE WHEN failed = 0 THEN 'completed' WHEN completed = 0 THEN 'failed' ELSE 'partial' END,
-              finished_at = $2,
+              finished_at = ${at},
               webhook_status = CASE WHEN webhook_url IS NOT NULL THEN 'pending' ELSE webhook_status END
-        WHERE id = $1 AND completed + failed = total AND finished_at IS NULL
+        WHERE id = ${batchId} AND completed + failed = total AND finished_at IS NULL
         RETURNING *
-     ), ${settleReservationCtes({ reservation: '(SELECT reservation_id FROM b)', count: 'NULL::int', used: 'LEAST(q_r.n, (SELECT completed FROM b))' })}
+     ), ${settle}
      SELECT * FROM b`,
-    values: [batchId, at],
   });
   return res.rows[0] ? toBatch(res.rows[0]) : null;
 }

@@ -2,6 +2,7 @@ import type { Queryable } from '../../db/pool.js';
 import type { LedgerEntry } from '../usage/ledger.js';
 import { ledgerCallColumns } from '../usage/ledger.js';
 import { settleReservationCtes } from '../usage/quota.js';
+import { sql } from '../../db/sql.js';
 
 /**
  * Stores an answered triage in ONE statement, hence one round trip and one commit: the
@@ -44,32 +45,6 @@ export interface RecordOutcome {
   finished: boolean;
 }
 
-const SQL = `
-WITH take AS (
-  INSERT INTO ai_call_quota AS q (workspace_id, month, used, reserved)
-  SELECT $2::uuid, $26::date, 1, 0 WHERE $25::int IS NOT NULL AND 1 <= $25::int
-  ON CONFLICT (workspace_id, month) DO UPDATE SET used = q.used + 1
-   WHERE q.used + q.reserved + 1 <= $25::int
-  RETURNING 1
-), go AS (
-  SELECT 1 AS ok WHERE $25::int IS NULL OR EXISTS (SELECT 1 FROM take)
-), res AS (
-  INSERT INTO triage_results (id, workspace_id, key_id, batch_id, model, priority, response, hops, policy_changes, policy_version, created_at)
-  SELECT $1::uuid, $2::uuid, $10::uuid, NULL, $4, $5, $3::jsonb, $6::jsonb, $7::jsonb, $8, $9 FROM go
-), led AS (
-  INSERT INTO usage_ledger (workspace_id, key_id, request_id, tier, catalog_model, provider_model,
-                            input_tokens, output_tokens, cost_micros, cost_picos, ai_call, created_at)
-  SELECT $2::uuid, $10::uuid, u.request_id, u.tier, u.catalog_model, u.provider_model,
-         u.input_tokens, u.output_tokens, u.cost_micros, u.cost_picos, u.ai_call, $9
-    FROM unnest($12::text[], $13::text[], $14::text[], $15::text[], $16::int[], $17::int[], $18::bigint[], $19::bigint[], $20::boolean[])
-         AS u(request_id, tier, catalog_model, provider_model, input_tokens, output_tokens, cost_micros, cost_picos, ai_call)
-   CROSS JOIN go
-), sh AS (
-  INSERT INTO triage_shadow_answers (triage_result_id, engine, model_version, answer, agrees)
-  SELECT $1::uuid, $21, $22, $23::jsonb, $24 FROM go WHERE $23::jsonb IS NOT NULL
-), ${settleReservationCtes({ reservation: '$11::uuid', count: '1', used: 'q_r.n' })}
-SELECT (SELECT count(*) FROM go)::int AS recorded`;
-
 /** A single request's answer; see {@link TriageRecord}. */
 export async function recordTriage(
   db: Queryable,
@@ -77,29 +52,59 @@ export async function recordTriage(
 ): Promise<RecordOutcome> {
   const reservationId = 'reservationId' in r.settle ? r.settle.reservationId : null;
   const take = 'take' in r.settle ? r.settle.take : null;
+  const limit = sql`${take?.limit ?? null}::int`;
+  const [
+    requestIds,
+    tiers,
+    catalogModels,
+    providerModels,
+    inputTokens,
+    outputTokens,
+    costMicros,
+    costPicos,
+    aiCalls,
+  ] = ledgerCallColumns(r.ledger);
+  const settle = settleReservationCtes({
+    reservation: sql`${reservationId}::uuid`,
+    count: sql`1`,
+    used: sql`q_r.n`,
+  });
+  // The statement's text is the same for every answer (only values vary), so it stays named:
+  // PostgreSQL plans it once per connection.
   const res = await db.query<{ recorded: number }>({
     name: 'record-triage',
-    text: SQL,
-    values: [
-      r.resultId,
-      r.workspaceId,
-      JSON.stringify(r.response),
-      r.model,
-      r.priority,
-      JSON.stringify(r.hops),
-      JSON.stringify(r.policyChanges),
-      r.policyVersion,
-      r.at,
-      r.keyId,
-      reservationId,
-      ...ledgerCallColumns(r.ledger),
-      r.shadow?.engine ?? null,
-      r.shadow?.modelVersion ?? null,
-      r.shadow ? JSON.stringify(r.shadow.answer) : null,
-      r.shadow?.agrees ?? null,
-      take?.limit ?? null,
-      take?.month ?? null,
-    ],
+    ...sql`
+WITH take AS (
+  INSERT INTO ai_call_quota AS q (workspace_id, month, used, reserved)
+  SELECT ${r.workspaceId}::uuid, ${take?.month ?? null}::date, 1, 0 WHERE ${limit} IS NOT NULL AND 1 <= ${limit}
+  ON CONFLICT (workspace_id, month) DO UPDATE SET used = q.used + 1
+   WHERE q.used + q.reserved + 1 <= ${limit}
+  RETURNING 1
+), go AS (
+  SELECT 1 AS ok WHERE ${limit} IS NULL OR EXISTS (SELECT 1 FROM take)
+), res AS (
+  INSERT INTO triage_results (id, workspace_id, key_id, batch_id, model, priority, response, hops, policy_changes, policy_version, created_at)
+  SELECT ${r.resultId}::uuid, ${r.workspaceId}::uuid, ${r.keyId}::uuid, NULL, ${r.model}, ${r.priority},
+         ${JSON.stringify(r.response)}::jsonb, ${JSON.stringify(r.hops)}::jsonb, ${JSON.stringify(r.policyChanges)}::jsonb,
+         ${r.policyVersion}, ${r.at}
+    FROM go
+), led AS (
+  INSERT INTO usage_ledger (workspace_id, key_id, request_id, tier, catalog_model, provider_model,
+                            input_tokens, output_tokens, cost_micros, cost_picos, ai_call, created_at)
+  SELECT ${r.workspaceId}::uuid, ${r.keyId}::uuid, u.request_id, u.tier, u.catalog_model, u.provider_model,
+         u.input_tokens, u.output_tokens, u.cost_micros, u.cost_picos, u.ai_call, ${r.at}
+    FROM unnest(${requestIds}::text[], ${tiers}::text[], ${catalogModels}::text[], ${providerModels}::text[],
+                ${inputTokens}::int[], ${outputTokens}::int[], ${costMicros}::bigint[], ${costPicos}::bigint[],
+                ${aiCalls}::boolean[])
+         AS u(request_id, tier, catalog_model, provider_model, input_tokens, output_tokens, cost_micros, cost_picos, ai_call)
+   CROSS JOIN go
+), sh AS (
+  INSERT INTO triage_shadow_answers (triage_result_id, engine, model_version, answer, agrees)
+  SELECT ${r.resultId}::uuid, ${r.shadow?.engine ?? null}, ${r.shadow?.modelVersion ?? null},
+         ${r.shadow ? JSON.stringify(r.shadow.answer) : null}::jsonb, ${r.shadow?.agrees ?? null}::boolean
+    FROM go WHERE ${r.shadow !== null}::boolean
+), ${settle}
+SELECT (SELECT count(*) FROM go)::int AS recorded`,
   });
   return { recorded: res.rows[0]!.recorded === 1, finished: false };
 }
@@ -114,11 +119,43 @@ export type BatchItemRecord = TriageRecord & { settle: { batchId: string; index:
  * counters moved once by the number of its items recorded here. Of the items that complete a
  * batch, only the last one in the group is reported `finished`, so one caller finishes it.
  */
-const BATCH_SQL = `
+export async function recordBatchItems(
+  db: Queryable,
+  records: readonly BatchItemRecord[],
+): Promise<RecordOutcome[]> {
+  if (records.length === 0) return [];
+  const col = <T>(f: (r: BatchItemRecord, i: number) => T): T[] => records.map(f);
+  const ledger = records.flatMap((r, ord) => r.ledger.map((entry) => ({ ord, entry })));
+  const [
+    requestIds,
+    tiers,
+    catalogModels,
+    providerModels,
+    inputTokens,
+    outputTokens,
+    costMicros,
+    costPicos,
+    aiCalls,
+  ] = ledgerCallColumns(ledger.map((l) => l.entry));
+  const res = await db.query<{
+    ord: number;
+    recorded: boolean;
+    completed: number | null;
+    failed: number | null;
+    total: number | null;
+  }>({
+    name: 'record-batch-items',
+    ...sql`
 WITH u AS (
-  SELECT * FROM unnest($1::int[], $2::uuid[], $3::uuid[], $4::uuid[], $5::uuid[], $6::int[], $7::text[], $8::text[],
-                       $9::jsonb[], $10::jsonb[], $11::jsonb[], $12::text[], $13::timestamptz[],
-                       $14::text[], $15::text[], $16::jsonb[], $17::boolean[])
+  SELECT * FROM unnest(${col((_, i) => i)}::int[], ${col((r) => r.resultId)}::uuid[], ${col((r) => r.workspaceId)}::uuid[],
+                       ${col((r) => r.keyId)}::uuid[], ${col((r) => r.settle.batchId)}::uuid[], ${col((r) => r.settle.index)}::int[],
+                       ${col((r) => r.model)}::text[], ${col((r) => r.priority)}::text[],
+                       ${col((r) => JSON.stringify(r.response))}::jsonb[], ${col((r) => JSON.stringify(r.hops))}::jsonb[],
+                       ${col((r) => JSON.stringify(r.policyChanges))}::jsonb[], ${col((r) => r.policyVersion)}::text[],
+                       ${col((r) => r.at)}::timestamptz[], ${col((r) => r.shadow?.engine ?? null)}::text[],
+                       ${col((r) => r.shadow?.modelVersion ?? null)}::text[],
+                       ${col((r) => (r.shadow ? JSON.stringify(r.shadow.answer) : null))}::jsonb[],
+                       ${col((r) => r.shadow?.agrees ?? null)}::boolean[])
     AS u(ord, result_id, workspace_id, key_id, batch_id, idx, model, priority, response, hops, policy_changes,
          policy_version, at, sh_engine, sh_version, sh_answer, sh_agrees)
 ), item AS (
@@ -141,7 +178,9 @@ WITH u AS (
                             input_tokens, output_tokens, cost_micros, cost_picos, ai_call, created_at)
   SELECT d.workspace_id, d.key_id, l.request_id, l.tier, l.catalog_model, l.provider_model,
          l.input_tokens, l.output_tokens, l.cost_micros, l.cost_picos, l.ai_call, d.at
-    FROM unnest($18::int[], $19::text[], $20::text[], $21::text[], $22::text[], $23::int[], $24::int[], $25::bigint[], $26::bigint[], $27::boolean[])
+    FROM unnest(${ledger.map((l) => l.ord)}::int[], ${requestIds}::text[], ${tiers}::text[], ${catalogModels}::text[],
+                ${providerModels}::text[], ${inputTokens}::int[], ${outputTokens}::int[], ${costMicros}::bigint[],
+                ${costPicos}::bigint[], ${aiCalls}::boolean[])
          AS l(ord, request_id, tier, catalog_model, provider_model, input_tokens, output_tokens, cost_micros, cost_picos, ai_call)
     JOIN done d ON d.ord = l.ord
 ), sh AS (
@@ -149,45 +188,7 @@ WITH u AS (
   SELECT result_id, sh_engine, sh_version, sh_answer, sh_agrees FROM done WHERE sh_answer IS NOT NULL
 )
 SELECT u.ord, item.ord IS NOT NULL AS recorded, c.completed, c.failed, c.total
-  FROM u LEFT JOIN item ON item.ord = u.ord LEFT JOIN counters c ON c.id = u.batch_id`;
-
-export async function recordBatchItems(
-  db: Queryable,
-  records: readonly BatchItemRecord[],
-): Promise<RecordOutcome[]> {
-  if (records.length === 0) return [];
-  const col = <T>(f: (r: BatchItemRecord, i: number) => T): T[] => records.map(f);
-  const ledger = records.flatMap((r, ord) => r.ledger.map((entry) => ({ ord, entry })));
-  const res = await db.query<{
-    ord: number;
-    recorded: boolean;
-    completed: number | null;
-    failed: number | null;
-    total: number | null;
-  }>({
-    name: 'record-batch-items',
-    text: BATCH_SQL,
-    values: [
-      col((_, i) => i),
-      col((r) => r.resultId),
-      col((r) => r.workspaceId),
-      col((r) => r.keyId),
-      col((r) => r.settle.batchId),
-      col((r) => r.settle.index),
-      col((r) => r.model),
-      col((r) => r.priority),
-      col((r) => JSON.stringify(r.response)),
-      col((r) => JSON.stringify(r.hops)),
-      col((r) => JSON.stringify(r.policyChanges)),
-      col((r) => r.policyVersion),
-      col((r) => r.at),
-      col((r) => r.shadow?.engine ?? null),
-      col((r) => r.shadow?.modelVersion ?? null),
-      col((r) => (r.shadow ? JSON.stringify(r.shadow.answer) : null)),
-      col((r) => r.shadow?.agrees ?? null),
-      ledger.map((l) => l.ord),
-      ...ledgerCallColumns(ledger.map((l) => l.entry)),
-    ],
+  FROM u LEFT JOIN item ON item.ord = u.ord LEFT JOIN counters c ON c.id = u.batch_id`,
   });
   const outcomes: RecordOutcome[] = records.map(() => ({ recorded: false, finished: false }));
   const finisher = new Map<string, number>(); // batch → the last recorded item that completes it

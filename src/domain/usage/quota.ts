@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../../db/pool.js';
 import { monthOf } from '../plans/plans.js';
+import { sql, type SqlFragment } from '../../db/sql.js';
 
 /**
  * The monthly AI-call quota (DECISIONS §3), enforced in PostgreSQL so every process
@@ -53,11 +54,12 @@ export function createQuotaService(
 ): QuotaService {
   const reserveDb = options.reserveDb ?? db;
   async function settle(reservationId: string, count: number | undefined, asUsed: boolean): Promise<void> {
-    await db.query({
-      name: 'quota-settle',
-      text: `WITH ${settleReservationCtes({ reservation: '$1::uuid', count: '$2::int', used: 'CASE WHEN $3::boolean THEN q_r.n ELSE 0 END' })} SELECT 1`,
-      values: [reservationId, count ?? null, asUsed],
+    const ctes = settleReservationCtes({
+      reservation: sql`${reservationId}::uuid`,
+      count: sql`${count ?? null}::int`,
+      used: sql`CASE WHEN ${asUsed}::boolean THEN q_r.n ELSE 0 END`,
     });
+    await db.query({ name: 'quota-settle', ...sql`WITH ${ctes} SELECT 1` });
   }
 
   async function refusal(workspaceId: string, month: string, limit: number): Promise<ReserveResult> {
@@ -155,11 +157,15 @@ export function createQuotaService(
  * `reserved`, `used` of it into `used` (an expression over `q_r.n`: `q_r.n` for calls answered,
  * `0` for calls given back). Shared by `commit`/`release`, by the statement that stores a triage
  * answer (`record-triage.ts`), which counts its AI call in the same commit, and by the one that
- * finishes a batch (`batches.ts`). The arguments are SQL expressions (parameters such as
- * `$1::uuid`); CTE names start with `q_`.
+ * finishes a batch (`batches.ts`). The arguments are SQL fragments (`sql` of db/sql.ts) whose
+ * values travel with them; CTE names start with `q_`.
  */
-export function settleReservationCtes(p: { reservation: string; count: string; used: string }): string {
-  return `q_r AS (
+export function settleReservationCtes(p: {
+  reservation: SqlFragment;
+  count: SqlFragment;
+  used: SqlFragment;
+}): SqlFragment {
+  return sql`q_r AS (
       SELECT id, workspace_id, month, amount, LEAST(amount, COALESCE(${p.count}, amount)) AS n
         FROM quota_reservations WHERE id = ${p.reservation} FOR UPDATE
     ), q_del AS (
