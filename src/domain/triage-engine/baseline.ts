@@ -21,6 +21,16 @@ export const ACTION_RANK: Record<RecommendedAction, number> = {
   PATCH_IMMEDIATELY: 5,
 };
 
+/** Each action in words, as the reasoning states it ("recommended: patch immediately"). */
+export const ACTION_WORDS: Record<RecommendedAction, string> = {
+  PATCH_IMMEDIATELY: 'patch immediately',
+  PATCH_SCHEDULED: 'patch in the next scheduled window',
+  MITIGATE: 'mitigate now',
+  MONITOR: 'monitor it for new exploitation evidence',
+  INVESTIGATE: 'investigate further',
+  ACCEPT_RISK: 'accept the risk',
+};
+
 /** The more severe of two values on the severity scale. */
 export function maxSeverity(a: Severity, b: Severity): Severity {
   return SEVERITY_RANK[a] >= SEVERITY_RANK[b] ? a : b;

@@ -21,7 +21,7 @@
  * - SEVERITY_OVERRIDE_SAME: an override equal to the submitted severity → null (DECISIONS §6).
  */
 import { isStorableText, storableText } from '../../lib/storable-text.js';
-import { ACTION_RANK, SEVERITY_RANK, ssvcBaseline } from './baseline.js';
+import { ACTION_RANK, ACTION_WORDS, SEVERITY_RANK, ssvcBaseline } from './baseline.js';
 import { deriveSignals, type RiskSignals } from './signals.js';
 import type { SsvcDecision } from './ssvc.js';
 import {
@@ -36,7 +36,7 @@ import {
 } from './types.js';
 
 /** Bump on any change of behaviour; stored with each triage so answers can be audited. */
-export const SAFETY_POLICY_VERSION = '2026-11-21.2';
+export const SAFETY_POLICY_VERSION = '2026-11-24.1';
 
 /** Names of the policy rules, as they appear in `[policy:RULE]` tags. */
 export type PolicyRule =
@@ -199,10 +199,49 @@ export function applySafetyPolicy(
     severityOverride: (answer.severityOverride ?? null) as TriageAnswer['severityOverride'],
   });
   normalise(answer, draft);
-  applyRules(draft, request, deriveSignals(request, enrichment, POLICY_THRESHOLDS.epss));
+  const proposed = { priority: draft.answer.priority, action: draft.answer.recommendedAction };
+  const s = deriveSignals(request, enrichment, POLICY_THRESHOLDS.epss);
+  applyRules(draft, request, s);
   const rules = [...new Set(draft.changes.map((c) => c.rule))];
-  const reasoning = draft.answer.reasoning + rules.map((r) => ` [policy:${r}]`).join('');
+  const reasoning =
+    draft.answer.reasoning + rules.map((r) => ` [policy:${r}]`).join('') + finalDecision(proposed, draft, s);
   return { answer: { ...draft.answer, reasoning }, changes: draft.changes };
+}
+
+/** Why a rule raised the decision, in words (only the rules that can change priority or action). */
+const RAISED_BECAUSE: Partial<Record<PolicyRule, (s: RiskSignals) => string>> = {
+  SSVC_FLOOR: (s) => `the SSVC decision is ${s.decision}`,
+  KEV_FLOOR: () => "a CVE in CISA's Known Exploited Vulnerabilities catalog is never below HIGH",
+  KEV_EXPOSED: () => 'a known exploited CVE on an internet-exposed asset must be patched immediately',
+  NO_ACCEPT_RISK: () =>
+    'the risk of a known exploited, likely exploited or exposed severe flaw cannot be accepted',
+  PRIORITY_ACTION_CONSISTENCY: () => 'the action must match the priority',
+};
+
+/**
+ * When the rules changed the priority or the action, the reasoning above still argues for the
+ * proposal (the provider's "recommended: monitor it"): a last sentence states the decision that
+ * stands and why the policy changed it. Empty when the decision is the proposal's (an answer
+ * the ENUMS rule repaired keeps its own words: there was no valid proposal to contradict).
+ */
+function finalDecision(
+  proposed: { priority: Priority; action: RecommendedAction },
+  draft: Draft,
+  s: RiskSignals,
+): string {
+  const { priority, recommendedAction: action } = draft.answer;
+  if (priority === proposed.priority && action === proposed.action) return '';
+  const why = [
+    ...new Set(
+      draft.changes
+        .filter((c) => c.field === 'priority' || c.field === 'recommendedAction')
+        .flatMap((c) => RAISED_BECAUSE[c.rule]?.(s) ?? []),
+    ),
+  ];
+  return (
+    ` Final decision: ${priority} priority, ${ACTION_WORDS[action]}; the safety policy changed the ` +
+    `proposed ${proposed.priority} priority, ${ACTION_WORDS[proposed.action]}, because ${why.join(', and ')}.`
+  );
 }
 
 /** Confidence given to an answer formed without any model (less context than a model had). */

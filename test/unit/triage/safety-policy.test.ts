@@ -117,6 +117,26 @@ describe('applySafetyPolicy: one rule at a time', () => {
     expect(out.changes.map((c) => c.rule)).toContain('KEV_FLOOR');
   });
 
+  it('ends the reasoning with the decision that stands and why the policy changed the proposed one', () => {
+    const out = applySafetyPolicy(
+      {
+        ...lowAnswer,
+        priority: 'MEDIUM',
+        recommendedAction: 'MONITOR',
+        reasoning: 'Not in reach of attackers; recommended: monitor it.',
+      },
+      { ...base, asset: { criticality: 'LOW' } },
+      kev,
+    );
+    expect(out.answer).toMatchObject({ priority: 'HIGH', recommendedAction: 'PATCH_SCHEDULED' });
+    expect(out.answer.reasoning).toBe(
+      'Not in reach of attackers; recommended: monitor it. [policy:KEV_FLOOR] [policy:PRIORITY_ACTION_CONSISTENCY] ' +
+        'Final decision: HIGH priority, patch in the next scheduled window; the safety policy changed the proposed ' +
+        "MEDIUM priority, monitor it for new exploitation evidence, because a CVE in CISA's Known Exploited " +
+        'Vulnerabilities catalog is never below HIGH, and the action must match the priority.',
+    );
+  });
+
   it('KEV_EXPOSED: KEV on an internet-exposed asset → CRITICAL and PATCH_IMMEDIATELY, even over MITIGATE', () => {
     const req = { ...base, asset: { criticality: 'LOW' as const, internetExposed: true } };
     const out = applySafetyPolicy(

@@ -6,7 +6,7 @@
  * usage and billing look the same whichever engine served a tier.
  */
 import { countTokens } from 'gpt-tokenizer';
-import { SEVERITY_RANK, maxSeverity, ssvcBaseline } from '../baseline.js';
+import { ACTION_WORDS, SEVERITY_RANK, maxSeverity, ssvcBaseline } from '../baseline.js';
 import { deriveSignals, type RiskSignals } from '../signals.js';
 import { SSVC_TREE_VERSION } from '../ssvc.js';
 import type {
@@ -53,15 +53,6 @@ function severityOverride(request: TriageRequest, s: RiskSignals): Severity | nu
   if (s.kev) proposed = maxSeverity(proposed, 'HIGH');
   return SEVERITY_RANK[proposed] > SEVERITY_RANK[request.severity] ? proposed : null;
 }
-
-const ACTION_WORDS: Record<TriageAnswer['recommendedAction'], string> = {
-  PATCH_IMMEDIATELY: 'patch immediately',
-  PATCH_SCHEDULED: 'patch in the next scheduled window',
-  MITIGATE: 'mitigate now',
-  MONITOR: 'monitor it for new exploitation evidence',
-  INVESTIGATE: 'investigate further',
-  ACCEPT_RISK: 'accept the risk',
-};
 
 function explain(
   request: TriageRequest,
