@@ -2,6 +2,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, signUp, createKey, type TestApp } from '../../helpers/test-app.js';
 import { importKev } from '../../../src/domain/enrichment/kev-import.js';
+import { MAX_JSON_DEPTH } from '../../../src/lib/storable-text.js';
 
 const KEV = path.resolve('test/fixtures/enrichment/known_exploited_vulnerabilities.json.gz');
 let t: TestApp;
@@ -136,6 +137,41 @@ describe('POST /api/v1/triage: bad input', () => {
         '/asset/internetExposed',
       ]),
     );
+  });
+
+  it('answers a body nested 2,000 deep (4 KB) with 400 at the first level too deep, on both routes', async () => {
+    const deep = `${'['.repeat(2000)}${']'.repeat(2000)}`;
+    const cases = [
+      {
+        url: '/api/v1/triage',
+        body: `{"title":"x","severity":"LOW","asset":{"name":${deep}}}`,
+        at: ['/asset/name'],
+      },
+      // Two deep arrays would also send Ajv's uniqueItems into a recursive deep equality.
+      {
+        url: '/api/v1/triage',
+        body: `{"title":"x","severity":"LOW","cveIds":[${deep},${deep}]}`,
+        at: ['/cveIds/0', '/cveIds/1'],
+      },
+      { url: '/api/v1/triage/batch', body: `{"items":[${deep}]}`, at: ['/items/0'] },
+    ];
+    for (const c of cases) {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: c.url,
+        headers: { 'x-api-key': owner.key, 'content-type': 'application/json' },
+        payload: c.body,
+      });
+      expect(res.statusCode, c.body.slice(0, 60)).toBe(400);
+      // Each path names the first container past the limit: MAX_JSON_DEPTH segments in all.
+      expect(res.json()).toMatchObject({
+        code: 'invalid_request',
+        errors: c.at.map((at) => ({
+          path: `${at}${'/0'.repeat(MAX_JSON_DEPTH - at.split('/').length + 1)}`,
+          message: `must not be nested more than ${MAX_JSON_DEPTH} levels deep`,
+        })),
+      });
+    }
   });
 
   it('needs CVEs or a description', async () => {

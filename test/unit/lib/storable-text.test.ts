@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { unstorableTextErrors } from '../../../src/lib/storable-text.js';
+import { MAX_JSON_DEPTH, unstorableTextErrors } from '../../../src/lib/storable-text.js';
 
 describe('unstorableTextErrors', () => {
   it('names every string that holds U+0000, as JSON Pointers', () => {
@@ -45,5 +45,23 @@ describe('unstorableTextErrors', () => {
     expect(unstorableTextErrors(Readable.from(['\u0000']))).toEqual([]);
     expect(unstorableTextErrors(undefined)).toEqual([]);
     expect(unstorableTextErrors(null)).toEqual([]);
+  });
+
+  it('walks a body nested far past MAX_JSON_DEPTH without recursion, naming the first level too deep', () => {
+    const deep = JSON.parse(`{"a":{"b":${'['.repeat(200_000)}${']'.repeat(200_000)}}}`);
+    expect(unstorableTextErrors(deep)).toEqual([
+      {
+        path: `/a/b${'/0'.repeat(MAX_JSON_DEPTH - 2)}`,
+        message: `must not be nested more than ${MAX_JSON_DEPTH} levels deep`,
+      },
+    ]);
+    // At the limit, nothing to say; its strings are still checked.
+    const atLimit = JSON.parse(`${'['.repeat(MAX_JSON_DEPTH)}"x\\u0000"${']'.repeat(MAX_JSON_DEPTH)}`);
+    expect(unstorableTextErrors(atLimit)).toEqual([
+      {
+        path: '/0'.repeat(MAX_JSON_DEPTH - 1) + '/0',
+        message: 'must not contain the NUL character (U+0000)',
+      },
+    ]);
   });
 });
