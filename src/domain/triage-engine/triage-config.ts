@@ -4,6 +4,15 @@
  * environment variables to read, and `buildProviders` reads them from a plain object.
  */
 import defaults from '../../../config/triage.json' with { type: 'json' };
+import {
+  DEFAULT_REQUEST_SETTINGS,
+  SAMPLING_PARAMETERS,
+  TOKEN_LIMIT_PARAMETERS,
+  type ModelRequestSettings,
+  type ProviderRequestSettings,
+  type SamplingParameters,
+  type TokenLimitParameter,
+} from './providers/model-settings.js';
 
 /** Router thresholds (DECISIONS §6). */
 export interface RouterThresholds {
@@ -40,6 +49,11 @@ export interface RemoteProviderConfig {
   maxOutputTokens: number;
   requestsPerMinute: number;
   tokensPerMinute: number;
+  /**
+   * `tokenLimitParameter`, `sampling` and per-model `models` overrides in the file
+   * (`model-settings.ts`). @defaultValue `max_tokens`, `{ temperature: 0 }`, no overrides
+   */
+  requestSettings: ProviderRequestSettings;
 }
 
 /** The whole of `config/triage.json`. */
@@ -67,6 +81,51 @@ function num(value: unknown, path: string, min: number, max: number): number {
 function str(value: unknown, path: string): string {
   if (typeof value !== 'string' || value.length === 0) fail(path, 'must be a non-empty string');
   return value;
+}
+
+function tokenLimit(value: unknown, path: string, kind: unknown): TokenLimitParameter {
+  if (!(TOKEN_LIMIT_PARAMETERS as readonly unknown[]).includes(value))
+    fail(path, `must be one of ${TOKEN_LIMIT_PARAMETERS.join(', ')}`);
+  if (kind === 'anthropic' && value !== 'max_tokens') fail(path, 'must be max_tokens for anthropic');
+  return value as TokenLimitParameter;
+}
+
+function sampling(value: unknown, path: string): SamplingParameters {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) fail(path, 'must be an object');
+  const out: SamplingParameters = {};
+  for (const [name, v] of Object.entries(value)) {
+    if (!Object.hasOwn(SAMPLING_PARAMETERS, name))
+      fail(`${path}.${name}`, `is not one of ${Object.keys(SAMPLING_PARAMETERS).join(', ')}`);
+    const [min, max] = SAMPLING_PARAMETERS[name as keyof typeof SAMPLING_PARAMETERS];
+    out[name as keyof SamplingParameters] = num(v, `${path}.${name}`, min, max);
+  }
+  return out;
+}
+
+/** A provider's `tokenLimitParameter`, `sampling` and per-model `models` overrides. */
+function requestSettings(p: Record<string, unknown>, at: string): ProviderRequestSettings {
+  const d = DEFAULT_REQUEST_SETTINGS;
+  const models: Record<string, Partial<ModelRequestSettings>> = {};
+  const raw = (p.models ?? {}) as Record<string, Record<string, unknown>>;
+  if (typeof raw !== 'object' || Array.isArray(raw)) fail(`${at}.models`, 'must be an object');
+  for (const [model, m] of Object.entries(raw)) {
+    const mat = `${at}.models.${model}`;
+    if (typeof m !== 'object' || m === null || Array.isArray(m)) fail(mat, 'must be an object');
+    models[model] = {
+      ...(m.tokenLimitParameter === undefined
+        ? {}
+        : { tokenLimitParameter: tokenLimit(m.tokenLimitParameter, `${mat}.tokenLimitParameter`, p.kind) }),
+      ...(m.sampling === undefined ? {} : { sampling: sampling(m.sampling, `${mat}.sampling`) }),
+    };
+  }
+  return {
+    tokenLimitParameter:
+      p.tokenLimitParameter === undefined
+        ? d.tokenLimitParameter
+        : tokenLimit(p.tokenLimitParameter, `${at}.tokenLimitParameter`, p.kind),
+    sampling: p.sampling === undefined ? d.sampling : sampling(p.sampling, `${at}.sampling`),
+    models,
+  };
 }
 
 /**
@@ -98,6 +157,7 @@ export function parseTriageConfig(raw: unknown): TriageConfig {
       maxOutputTokens: num(p.maxOutputTokens ?? 800, `${at}.maxOutputTokens`, 64, 32_768),
       requestsPerMinute: num(p.requestsPerMinute, `${at}.requestsPerMinute`, 1, 1e7),
       tokensPerMinute: num(p.tokensPerMinute, `${at}.tokensPerMinute`, 1, 1e10),
+      requestSettings: requestSettings(p, at),
     };
   }
   const chain = (c.chain as Record<string, unknown>[]).map((tier, i) => {

@@ -30,12 +30,47 @@ function error(
   type: string,
   code: string | null,
   headers: Record<string, string> = {},
+  param: string | null = null,
 ) {
   return {
     status,
     headers: { ...rateHeaders(499), ...headers },
-    body: JSON.stringify({ error: { message, type, param: null, code } }),
+    body: JSON.stringify({ error: { message, type, param, code } }),
   };
+}
+
+/** Models of the reasoning class (o-series, GPT-5): they take only their default sampling. */
+export const REASONING_MODEL = /^(o\d|gpt-5)/;
+
+/**
+ * What the real API answers a reasoning-class model's request that carries `max_tokens` or a
+ * non-default sampling parameter: 400 with `unsupported_parameter` / `unsupported_value`.
+ */
+function refusedParameters(body: Record<string, unknown>, model: string) {
+  if (!REASONING_MODEL.test(model)) return null;
+  if (body.max_tokens !== undefined) {
+    return error(
+      400,
+      "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+      'invalid_request_error',
+      'unsupported_parameter',
+      {},
+      'max_tokens',
+    );
+  }
+  for (const name of ['temperature', 'top_p']) {
+    if (body[name] !== undefined && body[name] !== 1) {
+      return error(
+        400,
+        `Unsupported value: '${name}' does not support ${String(body[name])} with this model. Only the default (1) value is supported.`,
+        'invalid_request_error',
+        'unsupported_value',
+        {},
+        name,
+      );
+    }
+  }
+  return null;
 }
 
 function completion(content: string, usage: [number, number], model: string, finish = 'stop') {
@@ -71,6 +106,8 @@ function completion(content: string, usage: [number, number], model: string, fin
 
 export const renderOpenAi: Renderer = (step, request) => {
   const model = (request.body as { model?: string }).model ?? 'gpt-4.1-mini';
+  const refused = refusedParameters(request.body as Record<string, unknown>, model);
+  if (refused) return refused;
   switch (step.kind) {
     case 'success': {
       const content = JSON.stringify({ ...DEFAULT_ANSWER, ...step.answer });

@@ -7,6 +7,7 @@ import type { Provider, ProviderInput, ProviderResult, TokenUsage } from '../typ
 import { ANSWER_SCHEMA_NAME, TRIAGE_ANSWER_JSON_SCHEMA, parseTriageAnswer } from './answer-schema.js';
 import type { RemoteProviderOptions } from './openai-compatible.js';
 import { sendToProvider } from './remote-call.js';
+import { DEFAULT_REQUEST_SETTINGS, settingsFor } from './model-settings.js';
 
 /** Value of the `anthropic-version` header. */
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -54,7 +55,8 @@ export function createAnthropicProvider(options: RemoteProviderOptions): Provide
       const body = {
         model: input.model,
         max_tokens: options.maxOutputTokens,
-        temperature: 0,
+        // Sampling only: Anthropic's token budget is always `max_tokens` (config refuses another name).
+        ...settingsFor(options.requestSettings ?? DEFAULT_REQUEST_SETTINGS, input.model).sampling,
         system,
         messages: [{ role: 'user', content: user }],
         tools: [

@@ -97,6 +97,7 @@ export function buildProviders(
       timeoutMs: p.timeoutMs,
       maxRetries: p.maxRetries,
       maxOutputTokens: p.maxOutputTokens,
+      requestSettings: p.requestSettings,
       limiter,
       ...(options.http === undefined ? {} : { http: options.http }),
     };

@@ -8,6 +8,7 @@ import { ANSWER_SCHEMA_NAME, TRIAGE_ANSWER_JSON_SCHEMA, parseTriageAnswer } from
 import type { PostJsonOptions } from './http-client.js';
 import type { ProviderLimiter } from './rate-limiter.js';
 import { sendToProvider } from './remote-call.js';
+import { DEFAULT_REQUEST_SETTINGS, settingsFor, type ProviderRequestSettings } from './model-settings.js';
 
 export interface RemoteProviderOptions {
   /** Provider id, e.g. `openai`. */
@@ -18,6 +19,8 @@ export interface RemoteProviderOptions {
   timeoutMs: number;
   maxRetries: number;
   maxOutputTokens: number;
+  /** Token-limit parameter name and sampling, per model. @defaultValue {@link DEFAULT_REQUEST_SETTINGS} */
+  requestSettings?: ProviderRequestSettings;
   limiter?: ProviderLimiter;
   /** Test seams of the HTTP helper (fetch, backoff). */
   http?: Pick<PostJsonOptions, 'fetchImpl' | 'backoffBaseMs' | 'backoffMaxMs' | 'maxRetryAfterMs' | 'random'>;
@@ -69,6 +72,7 @@ export function createOpenAiCompatibleProvider(options: RemoteProviderOptions): 
     name: options.name,
     async triage(input: ProviderInput, signal?: AbortSignal): Promise<ProviderResult> {
       const { system, user, inputTokens } = input.prompt;
+      const settings = settingsFor(options.requestSettings ?? DEFAULT_REQUEST_SETTINGS, input.model);
       const body = {
         model: input.model,
         messages: [
@@ -79,8 +83,8 @@ export function createOpenAiCompatibleProvider(options: RemoteProviderOptions): 
           type: 'json_schema',
           json_schema: { name: ANSWER_SCHEMA_NAME, strict: true, schema: TRIAGE_ANSWER_JSON_SCHEMA },
         },
-        temperature: 0,
-        max_tokens: options.maxOutputTokens,
+        ...settings.sampling,
+        [settings.tokenLimitParameter]: options.maxOutputTokens,
       };
       const result = await sendToProvider(options, {
         url,
