@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { casesList } from './commands/cases.js';
 import { EXPORT_FORMATS, exportCases } from './commands/export.js';
@@ -14,6 +15,18 @@ import { colourEnabled, makeStyle } from './output.js';
  * `vuln-triage`: the command-line client of the service's HTTP API (README "CLI"). A client
  * only: it imports nothing of the server, so it runs against any deployment of the API.
  */
+
+/** The package's version: package.json sits three folders up from the sources, four from `dist/`. */
+function packageVersion(): string {
+  for (const rel of ['../../../package.json', '../../../../package.json']) {
+    try {
+      return (JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { version: string }).version;
+    } catch {
+      // not there: try the next
+    }
+  }
+  return 'unknown';
+}
 
 const SCAN_FORMATS = ['nessus', 'qualys', 'openvas', 'sarif', 'cyclonedx', 'cli'];
 
@@ -34,6 +47,7 @@ export function buildProgram(
 ): Command {
   const program = new Command('vuln-triage')
     .description('Upload scans, triage findings and read cases from the vulnerability triage service.')
+    .version(packageVersion())
     .option('--url <url>', 'service address (default: $VULN_TRIAGE_URL)')
     .option('--api-key <key>', 'API key (default: $VULN_TRIAGE_API_KEY)')
     .option('--retries <n>', 'retries after 429, 503 or a network error (default 4, or $VULN_TRIAGE_RETRIES)')

@@ -21,7 +21,18 @@ export function barsEnabled(
   return !opts.json && !opts.quiet && out.isTTY === true && err.isTTY === true;
 }
 
-function bar(format: string, total: number, payload: Record<string, string>): cliProgress.SingleBar {
+/** `75` → `1m15s`; unknown (no progress yet) → `-`. */
+export function formatEta(seconds: number): string {
+  if (!Number.isFinite(seconds) || seconds < 0) return '-';
+  const s = Math.ceil(seconds);
+  return s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s` : `${s}s`;
+}
+
+/**
+ * A byte bar whose rate and ETA are measured here, from the bytes done since the bar started
+ * (cli-progress's own ETA prints `INF`/`NULL` fragments before the first step and after the last).
+ */
+function byteBar(format: string, total: number, payload: Record<string, string>): Bar {
   const b = new cliProgress.SingleBar(
     {
       format,
@@ -29,52 +40,48 @@ function bar(format: string, total: number, payload: Record<string, string>): cl
       hideCursor: true,
       barsize: 30,
       fps: 8,
-      etaBuffer: 40,
-      etaAsynchronousUpdate: true,
       formatValue: (v, _o, type) => (type === 'value' || type === 'total' ? formatBytes(v) : String(v)),
     },
     cliProgress.Presets.shades_classic,
   );
-  b.start(Math.max(1, total), 0, payload);
-  return b;
-}
-
-/** Upload bar: bytes sent of the file, rate and ETA. */
-export function uploadBar(enabled: boolean, label: string, total: number): Bar {
-  if (!enabled) return NO_BAR;
-  const b = bar(
-    'Uploading {label} [{bar}] {percentage}% | {value}/{total} | {rate} | ETA {eta_formatted}',
-    total,
-    {
-      label,
-      rate: '-',
-    },
-  );
+  const size = Math.max(1, total);
+  b.start(size, 0, { ...payload, rate: '-', remaining: '-' });
   const started = Date.now();
   return {
-    update(value) {
+    update(value, extra = {}) {
       const seconds = (Date.now() - started) / 1000;
-      b.update(value, { rate: seconds > 0 ? `${formatBytes(value / seconds)}/s` : '-' });
+      const rate = seconds > 0 ? value / seconds : 0;
+      b.update(value, {
+        ...extra,
+        rate: rate > 0 ? `${formatBytes(rate)}/s` : '-',
+        remaining: value >= size ? '0s' : rate > 0 ? formatEta((size - value) / rate) : '-',
+      });
     },
     stop: () => b.stop(),
   };
 }
 
-/** Parse bar: bytes parsed of the stored (decompressed) file and findings stored so far. */
+/** Upload bar: bytes sent of the file, rate and ETA. */
+export function uploadBar(enabled: boolean, label: string, total: number): Bar {
+  if (!enabled) return NO_BAR;
+  return byteBar(
+    'Uploading {label} [{bar}] {percentage}% | {value}/{total} | {rate} | ETA {remaining}',
+    total,
+    {
+      label,
+    },
+  );
+}
+
+/** Parse bar: bytes parsed of the stored (decompressed) file, findings stored so far, ETA. */
 export function parseBar(enabled: boolean, label: string, total: number): Bar {
   if (!enabled) return NO_BAR;
-  const b = bar(
-    'Parsing   {label} [{bar}] {percentage}% | {value}/{total} | {findings} findings | ETA {eta_formatted}',
+  return byteBar(
+    'Parsing   {label} [{bar}] {percentage}% | {value}/{total} | {findings} findings | ETA {remaining}',
     total,
     {
       label,
       findings: '0',
     },
   );
-  return {
-    update(value, payload) {
-      b.update(value, payload);
-    },
-    stop: () => b.stop(),
-  };
 }

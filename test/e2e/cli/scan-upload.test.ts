@@ -308,7 +308,7 @@ describe('vuln-triage scan upload', () => {
     const run = await runCliInTerminal(['scan', 'upload', file, '--wait', '--poll-interval', '100'], { env });
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(
-      /Uploading terminal\.json \[[█░]+\] 100% \| [\d.]+ KiB\/[\d.]+ KiB \| [\d.]+ (?:B|KiB|MiB)\/s/,
+      /Uploading terminal\.json \[[█░]+\] 100% \| [\d.]+ KiB\/[\d.]+ KiB \| [\d.]+ (?:B|KiB|MiB)\/s \| ETA \d+s/,
     );
     expect(run.stdout).toMatch(
       /Parsing {3}terminal\.json \[[█░]+\] 100% \| [\d.]+ KiB\/[\d.]+ KiB \| 2,000 findings/,

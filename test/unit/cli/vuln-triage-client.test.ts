@@ -3,6 +3,7 @@ import { CliError, EXIT, exitCodeOfProblem } from '../../../src/cli/vuln-triage/
 import { atOrAbove } from '../../../src/cli/vuln-triage/fail-on.js';
 import { idempotencyKeyFor } from '../../../src/cli/vuln-triage/idempotency.js';
 import { colourEnabled, describeProblem, makeStyle, table } from '../../../src/cli/vuln-triage/output.js';
+import { formatEta } from '../../../src/cli/vuln-triage/progress.js';
 import {
   backoffMs,
   isRetryable,
@@ -171,6 +172,18 @@ describe('output', () => {
       'The request has invalid fields; see errors. [400 invalid_request]\n  /severity: must be one of …\n  request id: r-1',
     );
     expect(describeProblem(502, null, 'HTTP 502 Bad Gateway')).toBe('HTTP 502 Bad Gateway [502]');
+  });
+
+  it('writes an ETA as seconds or minutes and seconds, and - when unknown', () => {
+    expect([0, 0.2, 59, 60, 75.5, Infinity, Number.NaN].map(formatEta)).toEqual([
+      '0s',
+      '1s',
+      '59s',
+      '1m00s',
+      '1m16s',
+      '-',
+      '-',
+    ]);
   });
 
   it('names the severities at or above a threshold', () => {
