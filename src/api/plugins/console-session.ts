@@ -31,6 +31,30 @@ export function clearSessionCookie(reply: FastifyReply, secure: boolean): void {
 }
 
 /**
+ * A second line behind the CSRF token (issue 11 item 10): a browser names the page that
+ * sent a state change in `Origin`; one from another origin (or the opaque `null`) is
+ * refused, sign-up and login included. Callers that send no `Origin` (curl, scripts) are
+ * not browsers and still need the session's CSRF token.
+ */
+function refuseCrossOrigin(req: FastifyRequest): void {
+  const origin = req.headers.origin;
+  if (origin === undefined) return;
+  // Both sides through URL, so a default port written or left out compares equal.
+  let same = false;
+  try {
+    const url = new URL(origin);
+    same =
+      (url.protocol === 'http:' || url.protocol === 'https:') &&
+      url.host === new URL(`${url.protocol}//${req.host}`).host;
+  } catch {
+    same = false;
+  }
+  if (!same) {
+    throw new AppError('csrf_failed', 'The request came from another site (its Origin is not this console).');
+  }
+}
+
+/**
  * Console session gate: a valid session cookie on every route but the public ones, and on
  * every state-changing method the session's CSRF token in `X-CSRF-Token` (double submit:
  * a cross-site form can send the cookie but cannot read or set the header).
@@ -38,6 +62,7 @@ export function clearSessionCookie(reply: FastifyReply, secure: boolean): void {
 export function consoleSession(app: FastifyInstance, sessions: SessionStore): void {
   app.decorateRequest('session', null as unknown as Session);
   app.addHook('onRequest', async (req: FastifyRequest) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') refuseCrossOrigin(req);
     if (req.routeOptions.config.public) return;
     const token = req.cookies[SESSION_COOKIE];
     const session = token ? await sessions.find(token) : null;

@@ -6,6 +6,7 @@ import { viewKey } from '../../domain/keys/key-view.js';
 import { perKeyTotals } from '../../domain/usage/usage-report.js';
 import { invalidRequest } from '../../lib/errors.js';
 import { noQuery } from '../schemas/common.js';
+import { fieldErrors } from '../plugins/problem.js';
 import { createKeyBody, emptyBody, keyIdParams, rotateKeyBody, type CreateKeyBody } from '../schemas/keys.js';
 
 /**
@@ -55,13 +56,18 @@ export function registerKeyManagement(app: FastifyInstance, deps: AppDeps, surfa
     };
   });
 
-  app.post('/keys', { config, bodyLimit, schema: { body: createKeyBody } }, async (req, reply) => {
-    const body = req.body as CreateKeyBody;
+  // attachValidation: the schema's refusals and the expiry rule's are answered together, so a
+  // body with a bad label and a bad expiry lists both, each field once (issue 12 item 6).
+  const createOptions = { config, bodyLimit, attachValidation: true, schema: { body: createKeyBody } };
+  app.post('/keys', createOptions, async (req, reply) => {
     const now = deps.clock();
-    const expiry = parseExpiry(body.expiresIn, now);
-    if ('error' in expiry) {
-      throw invalidRequest([{ path: '/expiresIn', message: expiry.error }]);
-    }
+    const errors = req.validationError
+      ? fieldErrors(req.validationError.validation as unknown as Parameters<typeof fieldErrors>[0], 'body')
+      : [];
+    const expiry = parseExpiry((req.body as { expiresIn?: unknown } | null)?.expiresIn, now);
+    if ('error' in expiry) errors.push({ path: '/expiresIn', message: expiry.error });
+    if (errors.length > 0 || 'error' in expiry) throw invalidRequest(errors);
+    const body = req.body as CreateKeyBody;
     const workspaceId = surface.workspaceOf(req);
     const created = await deps.keys.createKey({
       workspaceId,

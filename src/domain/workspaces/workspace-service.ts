@@ -6,7 +6,7 @@ import { FIRST_KEY_SCOPES } from '../keys/scopes.js';
 import { insertKey, type Actor, type NewKey } from '../keys/key-service.js';
 import type { InvalidationBus } from '../keys/invalidation-bus.js';
 import { addAuditEvent } from '../keys/keys-store.js';
-import { DUMMY_HASH, hashPassword, verifyPassword } from './password.js';
+import { DUMMY_HASH, hashPassword, needsRehash, verifyPassword } from './password.js';
 import * as store from './workspace-store.js';
 
 /** The plan a workspace is on at `now`: a trial past its end is `free` (DECISIONS §3). */
@@ -121,7 +121,12 @@ export function createWorkspaceService(deps: WorkspaceServiceDeps) {
     ): Promise<{ userId: string; workspaceId: string } | null> {
       const row = await store.findLogin(fork(), email);
       const ok = await verifyPassword(password, row?.passwordHash ?? DUMMY_HASH);
-      return ok && row ? { userId: row.userId, workspaceId: row.workspaceId } : null;
+      if (!ok || !row) return null;
+      // The one moment the password is at hand: an old-parameter hash is replaced by today's.
+      if (needsRehash(row.passwordHash)) {
+        await store.updatePasswordHash(fork(), row.userId, row.passwordHash, await hashPassword(password));
+      }
+      return { userId: row.userId, workspaceId: row.workspaceId };
     },
 
     /**

@@ -75,6 +75,25 @@ export async function findLogin(
 }
 
 /**
+ * Replaces a console user's password hash, only if it is still the one just verified: two
+ * logins rehashing at once both write a valid hash, and neither undoes a password change.
+ */
+export async function updatePasswordHash(
+  em: Em,
+  userId: string,
+  previousHash: string,
+  newHash: string,
+): Promise<void> {
+  await em
+    .getConnection()
+    .execute('UPDATE console_users SET password_hash = ? WHERE id = ? AND password_hash = ?', [
+      newHash,
+      userId,
+      previousHash,
+    ]);
+}
+
+/**
  * Moves every trial ended at `now` to `free` and records each change, in one statement;
  * returns the workspaces' ids (for the invalidation bus).
  */

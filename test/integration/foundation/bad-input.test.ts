@@ -334,5 +334,5 @@ describe('console sessions', () => {
     expect(
       (await t.app.inject({ method: 'GET', url: '/api/console/workspace', headers: { cookie } })).statusCode,
     ).toBe(401);
-  });
+  }, 120_000); // a dozen scrypt N=2^17 logins: seconds each on a loaded CI machine
 });
