@@ -1,4 +1,5 @@
 import type { Config } from '../lib/config.js';
+import { READINESS_DEADLINE_MS, withDeadline } from '../lib/deadline.js';
 import type { Logger } from '../lib/logger.js';
 import type { Infrastructure } from './infrastructure.js';
 import type { AppDeps } from '../api/app-deps.js';
@@ -92,8 +93,9 @@ export async function buildServices(
       },
     },
     async readiness() {
-      await infra.pool.query('select 1');
-      await infra.queues.ping();
+      // Each dependency within its own deadline: /readyz answers 503 in seconds, never hangs (issue 11 §2).
+      await withDeadline(() => infra.pool.query('select 1'), READINESS_DEADLINE_MS, 'database');
+      await withDeadline(() => infra.queues.ping(), READINESS_DEADLINE_MS, 'queue backend');
     },
     async stop() {
       await meter.stop();

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Queryable } from '../../db/pool.js';
+import { REDIS_STEP_DEADLINE_MS, withDeadline } from '../../lib/deadline.js';
 
 /**
  * Fixed-window request limits shared by every process (DECISIONS §1, §3): in Redis when
@@ -41,11 +42,17 @@ export function createRedisWindowCounter(redis: Redis, prefix = 'svc'): WindowCo
   return {
     async add(bucket, windowStart, n, windowMs) {
       const key = `${prefix}:rl:${bucket}:${windowStart}`;
-      const [[, hits]] = (await redis
-        .multi()
-        .incrby(key, n)
-        .pexpire(key, windowMs * 2)
-        .exec()) as [[null, number]];
+      // Redis down: 503 `overloaded` within a second, not a request held for minutes (issue 11 §2).
+      const [[, hits]] = (await withDeadline(
+        () =>
+          redis
+            .multi()
+            .incrby(key, n)
+            .pexpire(key, windowMs * 2)
+            .exec(),
+        REDIS_STEP_DEADLINE_MS,
+        'rate-limit store',
+      )) as [[null, number]];
       return hits;
     },
   };
