@@ -42,6 +42,8 @@ export interface Config {
   dataDir: string;
   embeddedPostgresPort: number;
   scanStorageDir: string;
+  /** Above this many cases a direct case export answers 413 and points at an export job (EXPORT_SYNC_MAX_ROWS). */
+  exportSyncMaxRows: number;
   scanMaxBytes: number;
   logLevel: string;
   /** How long a verified key stays in a process's cache; invalidations end it sooner. */
@@ -174,6 +176,7 @@ export function loadConfig(
     embeddedPostgresPort: read.int('EMBEDDED_PG_PORT', 54329, 1, 65535),
     scanStorageDir: path.resolve(read.string('SCAN_STORAGE_DIR', path.join(dataDir, 'scans'))),
     scanMaxBytes,
+    exportSyncMaxRows: read.int('EXPORT_SYNC_MAX_ROWS', 50_000, 1, 100_000_000),
     logLevel: read.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
     keyCacheTtlMs: read.int('KEY_CACHE_TTL_MS', 30_000, 0, 3_600_000),
     authFailuresPerMinute: read.int('AUTH_FAILURES_PER_MINUTE', 60, 1, 1_000_000),

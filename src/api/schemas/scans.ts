@@ -61,7 +61,7 @@ const listOf = (values: readonly string[]) =>
   );
 
 /** Filters shared by findings and cases (DECISIONS §10). `severity` and `status` take comma-separated lists. */
-const filters = {
+export const listFilterProperties = {
   severity: { type: 'string', pattern: listOf(SEVERITIES) },
   cve,
   asset: { type: 'string', minLength: 1, maxLength: 300 },
@@ -74,7 +74,7 @@ const filters = {
 export const listFindingsQuery = {
   type: 'object',
   additionalProperties: false,
-  properties: { ...paging, ...filters, case: { type: 'string', maxLength: 100 } },
+  properties: { ...paging, ...listFilterProperties, case: { type: 'string', maxLength: 100 } },
 } as const;
 
 export const listEvidenceQuery = { type: 'object', additionalProperties: false, properties: paging } as const;
@@ -82,7 +82,7 @@ export const listEvidenceQuery = { type: 'object', additionalProperties: false, 
 export const listCasesQuery = {
   type: 'object',
   additionalProperties: false,
-  properties: { ...paging, ...filters },
+  properties: { ...paging, ...listFilterProperties },
 } as const;
 
 export interface ListQuery {

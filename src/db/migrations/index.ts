@@ -8,6 +8,7 @@ import { M006TriageUnanswered } from './m006-triage-unanswered.js';
 import { M007SweepIndexes } from './m007-sweep-indexes.js';
 import { M008KeyVersion } from './m008-key-version.js';
 import { M009AuditPlanChanges } from './m009-audit-plan-changes.js';
+import { M010Exports } from './m010-exports.js';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list runs from
@@ -23,4 +24,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'm007-sweep-indexes', class: M007SweepIndexes },
   { name: 'm008-key-version', class: M008KeyVersion },
   { name: 'm009-audit-plan-changes', class: M009AuditPlanChanges },
+  { name: 'm010-exports', class: M010Exports },
 ];

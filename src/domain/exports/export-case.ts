@@ -45,7 +45,11 @@ export interface ExportCase {
   epss: number | null;
   firstSeen: string;
   lastSeen: string;
+  firstScanId: string;
+  lastScanId: string;
   sightings: number;
+  createdAt: string;
+  updatedAt: string;
   triage: ExportTriage | null;
   triageStale: boolean;
 }
@@ -75,4 +79,49 @@ export function nvdUrl(cve: string): string {
 /** A link back to the case in the service, or null when the base URL is unknown. */
 export function caseUrl(meta: ExportMeta, c: ExportCase): string | null {
   return meta.baseUrl ? `${meta.baseUrl.replace(/\/+$/, '')}/api/v1/cases/${c.id}` : null;
+}
+
+/**
+ * A case as JSON Lines writes it: the fields of `GET /api/v1/cases/:id` without evidence and
+ * history, plus what an export adds (EPSS, the newest sighting's location, the triage).
+ */
+export function caseJsonView(c: ExportCase) {
+  return {
+    object: 'case' as const,
+    id: c.id,
+    fingerprint: c.fingerprint,
+    title: c.title,
+    severity: c.severity,
+    status: c.status,
+    scanner: c.scanner,
+    ruleId: c.ruleId,
+    cveIds: c.cveIds,
+    cweIds: c.cweIds,
+    cvssScore: c.cvssScore,
+    cvssVector: c.cvssVector,
+    kev: c.kev,
+    epss: c.epss,
+    asset: {
+      name: c.asset,
+      host: c.host,
+      ip: c.ip,
+      fqdn: c.fqdn,
+      component: c.component,
+      componentVersion: c.componentVersion,
+      purl: c.purl,
+      file: c.file,
+      line: c.line,
+    },
+    port: c.port,
+    protocol: c.protocol,
+    firstSeen: c.firstSeen,
+    lastSeen: c.lastSeen,
+    firstScanId: c.firstScanId,
+    lastScanId: c.lastScanId,
+    sightings: c.sightings,
+    createdAt: c.createdAt,
+    updatedAt: c.updatedAt,
+    triage: c.triage,
+    triageStale: c.triageStale,
+  };
 }

@@ -36,7 +36,11 @@ const base: ExportCase = {
   epss: 0.97,
   firstSeen: '2026-11-01T00:00:00.000Z',
   lastSeen: '2026-11-20T00:00:00.000Z',
+  firstScanId: '20000000-0000-4000-8000-000000000001',
+  lastScanId: '20000000-0000-4000-8000-000000000002',
   sightings: 3,
+  createdAt: '2026-11-01T00:00:01.000Z',
+  updatedAt: '2026-11-20T00:00:01.000Z',
   triage: {
     priority: 'CRITICAL',
     recommendedAction: 'PATCH_IMMEDIATELY',

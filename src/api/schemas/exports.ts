@@ -1,0 +1,76 @@
+import { EXPORT_FORMATS } from '../../domain/exports/formats.js';
+import { FINDING_EXPORT_FORMATS } from '../../domain/exports/findings-export.js';
+import type { ListFilters } from '../../domain/scans/list-filters.js';
+import { CASE_STATUSES } from '../../domain/scans/case-status.js';
+import { SEVERITIES } from '../../domain/triage-engine/types.js';
+import { listFilterProperties, type ListQuery } from './scans.js';
+
+/** Request schemas of the export routes (issue 13): the list filters of cases and findings, plus a format. */
+
+export const exportCasesQuery = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['format'],
+  properties: { format: { type: 'string', enum: [...EXPORT_FORMATS] }, ...listFilterProperties },
+} as const;
+
+export const exportFindingsQuery = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['format'],
+  properties: {
+    format: { type: 'string', enum: [...FINDING_EXPORT_FORMATS] },
+    ...listFilterProperties,
+    case: { type: 'string', maxLength: 100 },
+  },
+} as const;
+
+/** The filter of an export job, in JSON: lists are arrays, not comma-separated text. */
+const filterBody = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    severity: {
+      type: 'array',
+      items: { type: 'string', enum: [...SEVERITIES] },
+      uniqueItems: true,
+      maxItems: 5,
+    },
+    status: {
+      type: 'array',
+      items: { type: 'string', enum: [...CASE_STATUSES] },
+      uniqueItems: true,
+      maxItems: 5,
+    },
+    cve: listFilterProperties.cve,
+    asset: listFilterProperties.asset,
+    scan: listFilterProperties.scan,
+    kev: { type: 'boolean' },
+  },
+} as const;
+
+export const createExportBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['format'],
+  properties: {
+    format: { type: 'string', enum: [...EXPORT_FORMATS] },
+    subject: { type: 'string', enum: ['cases', 'findings'] },
+    filter: filterBody,
+  },
+} as const;
+
+export interface CreateExportBody {
+  format: (typeof EXPORT_FORMATS)[number];
+  subject?: 'cases' | 'findings';
+  filter?: ListFilters;
+}
+
+export const downloadQuery = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['expires', 'sig'],
+  properties: { expires: { type: 'string', maxLength: 20 }, sig: { type: 'string', maxLength: 100 } },
+} as const;
+
+export type ExportQuery = ListQuery & { format: string };

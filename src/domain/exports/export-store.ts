@@ -1,0 +1,289 @@
+import type { Db, Queryable } from '../../db/pool.js';
+import { isUuid } from '../../lib/ids.js';
+import { filterSql, kevColumn, type ListFilters } from '../scans/list-filters.js';
+import type { ExportCase, ExportCaseStatus, ExportSeverity } from './export-case.js';
+import type { ExportFormat } from './formats.js';
+
+/** The only module that names the `exports` table (and reads cases for an export). */
+
+export type ExportSubject = 'cases' | 'findings';
+export type ExportStatus = 'queued' | 'running' | 'completed' | 'failed';
+
+export interface ExportRecord {
+  id: string;
+  workspaceId: string;
+  keyId: string | null;
+  subject: ExportSubject;
+  format: ExportFormat;
+  filter: ListFilters;
+  status: ExportStatus;
+  rowsTotal: number | null;
+  rowsWritten: number;
+  bytes: number | null;
+  storageKey: string | null;
+  error: string | null;
+  createdAt: Date;
+  finishedAt: Date | null;
+  expiresAt: Date;
+}
+
+interface ExportRow {
+  id: string;
+  workspace_id: string;
+  key_id: string | null;
+  subject: ExportSubject;
+  format: ExportFormat;
+  filter: ListFilters;
+  status: ExportStatus;
+  rows_total: number | null;
+  rows_written: number;
+  bytes: string | null;
+  storage_key: string | null;
+  error: string | null;
+  created_at: Date;
+  finished_at: Date | null;
+  expires_at: Date;
+}
+
+const toRecord = (r: ExportRow): ExportRecord => ({
+  id: r.id,
+  workspaceId: r.workspace_id,
+  keyId: r.key_id,
+  subject: r.subject,
+  format: r.format,
+  filter: r.filter,
+  status: r.status,
+  rowsTotal: r.rows_total,
+  rowsWritten: r.rows_written,
+  bytes: r.bytes === null ? null : Number(r.bytes),
+  storageKey: r.storage_key,
+  error: r.error,
+  createdAt: r.created_at,
+  finishedAt: r.finished_at,
+  expiresAt: r.expires_at,
+});
+
+export async function insertExport(
+  db: Queryable,
+  e: Pick<ExportRecord, 'id' | 'workspaceId' | 'keyId' | 'subject' | 'format' | 'filter' | 'expiresAt'>,
+): Promise<ExportRecord> {
+  const { rows } = await db.query<ExportRow>(
+    `INSERT INTO exports (id, workspace_id, key_id, subject, format, filter, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
+    [e.id, e.workspaceId, e.keyId, e.subject, e.format, JSON.stringify(e.filter), e.expiresAt],
+  );
+  return toRecord(rows[0]!);
+}
+
+/** An export of the workspace, or null (unknown id, malformed id, or another workspace's). */
+export async function findExport(
+  db: Queryable,
+  workspaceId: string,
+  id: string,
+): Promise<ExportRecord | null> {
+  if (!isUuid(id)) return null;
+  const { rows } = await db.query<ExportRow>(`SELECT * FROM exports WHERE id = $1 AND workspace_id = $2`, [
+    id,
+    workspaceId,
+  ]);
+  return rows[0] ? toRecord(rows[0]) : null;
+}
+
+/** By id alone: for the signed download link, whose signature already names the export. */
+export async function findExportById(db: Queryable, id: string): Promise<ExportRecord | null> {
+  if (!isUuid(id)) return null;
+  const { rows } = await db.query<ExportRow>(`SELECT * FROM exports WHERE id = $1`, [id]);
+  return rows[0] ? toRecord(rows[0]) : null;
+}
+
+/** Claims a queued (or a crashed running) export for a run; null when it is finished or gone. */
+export async function startExport(
+  db: Queryable,
+  id: string,
+  rowsTotal: number,
+): Promise<ExportRecord | null> {
+  const { rows } = await db.query<ExportRow>(
+    `UPDATE exports SET status = 'running', rows_total = $2, rows_written = 0
+     WHERE id = $1 AND status IN ('queued', 'running') RETURNING *`,
+    [id, rowsTotal],
+  );
+  return rows[0] ? toRecord(rows[0]) : null;
+}
+
+export async function recordExportProgress(db: Queryable, id: string, rowsWritten: number): Promise<void> {
+  await db.query(`UPDATE exports SET rows_written = $2 WHERE id = $1 AND status = 'running'`, [
+    id,
+    rowsWritten,
+  ]);
+}
+
+export async function completeExport(
+  db: Queryable,
+  id: string,
+  done: { rowsWritten: number; bytes: number; storageKey: string },
+): Promise<void> {
+  await db.query(
+    `UPDATE exports SET status = 'completed', rows_written = $2, bytes = $3, storage_key = $4, finished_at = now()
+     WHERE id = $1`,
+    [id, done.rowsWritten, done.bytes, done.storageKey],
+  );
+}
+
+export async function failExport(db: Queryable, id: string, error: string): Promise<void> {
+  await db.query(
+    `UPDATE exports SET status = 'failed', error = $2, finished_at = now() WHERE id = $1 AND status <> 'completed'`,
+    [id, error],
+  );
+}
+
+/** Removes expired exports and returns their storage keys, for the caller to delete the files. */
+export async function deleteExpiredExports(db: Db, now: Date, limit = 500): Promise<string[]> {
+  const { rows } = await db.query<{ storage_key: string | null }>(
+    `DELETE FROM exports WHERE id IN (SELECT id FROM exports WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2)
+     RETURNING storage_key`,
+    [now, limit],
+  );
+  return rows.flatMap((r) => (r.storage_key ? [r.storage_key] : []));
+}
+
+/**
+ * Counts the cases a filter selects, stopping at `cap + 1`: enough to tell "over the
+ * synchronous limit" without counting a million rows.
+ */
+export async function countCases(
+  db: Queryable,
+  workspaceId: string,
+  f: ListFilters,
+  cap: number,
+): Promise<number> {
+  const params: unknown[] = [workspaceId];
+  const where = ['c.workspace_id = $1', ...filterSql('c', f, params, 'cases')];
+  params.push(cap + 1);
+  const { rows } = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM (SELECT 1 FROM cases c WHERE ${where.join(' AND ')} LIMIT $${params.length}) x`,
+    params,
+  );
+  return rows[0]!.n;
+}
+
+interface ExportCaseRow {
+  seq: string;
+  id: string;
+  fingerprint: string;
+  title: string;
+  severity: ExportSeverity;
+  status: ExportCaseStatus;
+  scanner: string;
+  rule_id: string | null;
+  cve_ids: string[];
+  cwe_ids: string[];
+  cvss_score: string | null;
+  cvss_vector: string | null;
+  asset: string | null;
+  host: string | null;
+  ip: string | null;
+  fqdn: string | null;
+  component: string | null;
+  component_version: string | null;
+  purl: string | null;
+  file: string | null;
+  line: number | null;
+  port: number | null;
+  protocol: string | null;
+  kev: boolean;
+  epss: number | null;
+  first_seen: Date;
+  last_seen: Date;
+  first_scan_id: string;
+  last_scan_id: string;
+  sightings: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** Rows per keyset page: large enough that the round trips vanish, small enough to keep memory flat. */
+const PAGE = 2_000;
+
+/**
+ * The selected cases, newest first, as keyset pages over `seq`: memory holds one page whatever
+ * the export's size, and a consumer that stops (a client gone) ends the generator, so no
+ * further page is read. Each case carries what the formats need from its newest sighting
+ * (CVSS vector, file and line, package) and its EPSS (the highest of its CVEs).
+ */
+export async function* iterateExportCases(
+  db: Queryable,
+  workspaceId: string,
+  f: ListFilters,
+  onPage?: (rowsSoFar: number) => Promise<void>,
+): AsyncGenerator<ExportCase> {
+  let cursor: string | null = null;
+  let total = 0;
+  for (;;) {
+    const params: unknown[] = [workspaceId];
+    const where = ['c.workspace_id = $1', ...filterSql('c', f, params, 'cases')];
+    if (cursor !== null) {
+      params.push(cursor);
+      where.push(`c.seq < $${params.length}::bigint`);
+    }
+    params.push(PAGE);
+    const { rows } = await db.query<ExportCaseRow>(
+      `SELECT c.seq, c.id, c.fingerprint, c.title, c.severity, c.status, c.scanner, c.rule_id, c.cve_ids, c.cwe_ids,
+              c.cvss_score, c.asset, c.host, c.ip, c.fqdn, c.component, c.port, c.protocol, c.first_seen, c.last_seen,
+              c.first_scan_id, c.last_scan_id, c.sightings, c.created_at, c.updated_at, ${kevColumn('c')},
+              (SELECT max(e.epss) FROM epss_scores e WHERE e.cve_id = ANY(c.cve_ids)) AS epss,
+              lf.cvss_vector, lf.component_version, lf.purl, lf.file, lf.line
+       FROM cases c
+       LEFT JOIN LATERAL (
+         SELECT f.cvss_vector, f.component_version, f.purl, f.file, f.line FROM findings f
+         WHERE f.workspace_id = c.workspace_id AND f.fingerprint = c.fingerprint AND f.scan_id = c.last_scan_id
+         LIMIT 1) lf ON true
+       WHERE ${where.join(' AND ')}
+       ORDER BY c.seq DESC LIMIT $${params.length}`,
+      params,
+    );
+    for (const r of rows) yield toExportCase(r);
+    total += rows.length;
+    if (rows.length < PAGE) return;
+    await onPage?.(total);
+    cursor = rows[rows.length - 1]!.seq;
+  }
+}
+
+function toExportCase(r: ExportCaseRow): ExportCase {
+  return {
+    id: r.id,
+    fingerprint: r.fingerprint,
+    title: r.title,
+    severity: r.severity,
+    status: r.status,
+    scanner: r.scanner,
+    ruleId: r.rule_id,
+    cveIds: r.cve_ids,
+    cweIds: r.cwe_ids,
+    cvssScore: r.cvss_score === null ? null : Number(r.cvss_score),
+    cvssVector: r.cvss_vector,
+    asset: r.asset,
+    host: r.host,
+    ip: r.ip,
+    fqdn: r.fqdn,
+    component: r.component,
+    componentVersion: r.component_version,
+    purl: r.purl,
+    file: r.file,
+    line: r.line,
+    port: r.port,
+    protocol: r.protocol,
+    kev: r.kev,
+    epss: r.epss,
+    firstSeen: r.first_seen.toISOString(),
+    lastSeen: r.last_seen.toISOString(),
+    firstScanId: r.first_scan_id,
+    lastScanId: r.last_scan_id,
+    sightings: r.sightings,
+    createdAt: r.created_at.toISOString(),
+    updatedAt: r.updated_at.toISOString(),
+    // Cases carry no triage of their own until case triage lands (issue 13, part 1).
+    triage: null,
+    triageStale: false,
+  };
+}
