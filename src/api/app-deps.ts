@@ -11,6 +11,7 @@ import type { QuotaService } from '../domain/usage/quota.js';
 import type { TriageService } from '../domain/triage/triage-service.js';
 import type { QueueKit } from '../jobs/queue-kit.js';
 import type { ScanRouteDeps } from './routes/scans.js';
+import type { ExportService } from '../domain/exports/export-service.js';
 
 /** Everything the HTTP edge needs, built by the server (or a test) and passed in. */
 export interface AppDeps {
@@ -29,6 +30,8 @@ export interface AppDeps {
   queues: QueueKit;
   /** Scan storage and the `scan-ingest` queue, for the scan routes. */
   scans: ScanRouteDeps;
+  /** Case and finding exports, their jobs and signed download links. */
+  exports: ExportService;
   /** Server secret (KEY_PEPPER), for sealing secrets kept at rest. */
   pepper: string;
   /** Throws when the database or the queue cannot be reached. */

@@ -18,6 +18,7 @@ import { triageRoutes } from './routes/triage.js';
 import { registerScanListRoutes, registerScanPipelineRoutes } from './routes/scans.js';
 import { registerFindingCaseRoutes } from './routes/findings-cases.js';
 import { registerAuditEventRoutes } from './routes/audit-events.js';
+import { registerExportDownloadRoute, registerExportRoutes } from './routes/exports.js';
 
 /** Route groups mounted beside ours by the process that builds the app (the console pages). */
 export interface AppExtensions {
@@ -69,6 +70,7 @@ export async function buildApp(deps: AppDeps, ext: AppExtensions = {}): Promise<
   await app.register(problemPlugin);
   await app.register(cookie);
   healthRoutes(app, deps);
+  registerExportDownloadRoute(app, deps);
 
   await app.register(
     async (scope) => {
@@ -99,6 +101,7 @@ export async function buildApp(deps: AppDeps, ext: AppExtensions = {}): Promise<
       triageRoutes(scope, deps);
       registerScanListRoutes(scope, deps.scans);
       registerFindingCaseRoutes(scope, deps.scans);
+      registerExportRoutes(scope, deps);
       registerKeyManagement(scope, deps, {
         workspaceOf: (req) => req.apiKey.workspace.id,
         actorOf: (req) => actorFrom(req, `key:${req.apiKey.id}`),

@@ -21,6 +21,8 @@ import { createLocalScanStorage } from '../domain/scans/scan-storage.js';
 import { SCAN_INGEST_QUEUE, type ScanIngestPayload } from '../jobs/scan-ingest.js';
 import type { QueueHandle } from '../jobs/queue-kit.js';
 import { enqueueBatchItems } from '../jobs/triage-batch.js';
+import { createExportService } from '../domain/exports/export-service.js';
+import { EXPORT_QUEUE, enqueueExport, type ExportPayload } from '../jobs/export-job.js';
 
 /**
  * The domain services of a process, wired from its infrastructure. No container: plain
@@ -57,6 +59,8 @@ export async function buildServices(
       enqueueBatchItems(infra.queues, batchId, total, config.batchItemRetry),
   });
   let scanQueue: QueueHandle<ScanIngestPayload> | null = null;
+  let exportQueue: QueueHandle<ExportPayload> | null = null;
+  const scanStorage = createLocalScanStorage(config.scanStorageDir);
   return {
     config,
     logger,
@@ -85,13 +89,24 @@ export async function buildServices(
     pepper: infra.pepper,
     scans: {
       pool: infra.pool,
-      storage: createLocalScanStorage(config.scanStorageDir),
+      storage: scanStorage,
       // Opened on the first upload: processes that never take one (workers, the admin CLI) skip it.
       get queue() {
         scanQueue ??= infra.queues.queue<ScanIngestPayload>(SCAN_INGEST_QUEUE);
         return scanQueue;
       },
     },
+    exports: createExportService({
+      db: infra.pool,
+      storage: scanStorage,
+      enqueue: (id) => enqueueExport((exportQueue ??= infra.queues.queue<ExportPayload>(EXPORT_QUEUE)), id),
+      pepper: infra.pepper,
+      clock,
+      syncMaxRows: config.exportSyncMaxRows,
+      ttlMs: 24 * 3600 * 1000,
+      toolVersion: config.version,
+      baseUrl: config.publicBaseUrl,
+    }),
     async readiness() {
       // Each dependency within its own deadline: /readyz answers 503 in seconds, never hangs (issue 11 §2).
       await withDeadline(() => infra.pool.query('select 1'), READINESS_DEADLINE_MS, 'database');

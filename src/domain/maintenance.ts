@@ -15,6 +15,8 @@ export interface MaintenanceReport {
   scansFailed: number;
   /** Batches nothing else would finish (`failStuckBatches`); zeros when the step is skipped. */
   batches: BatchSweepReport;
+  /** Exports past their 24 h, removed with their files. */
+  exportsExpired: number;
 }
 
 /**
@@ -35,6 +37,8 @@ export async function runMaintenance(deps: {
   scans?: StuckScanSweepDeps;
   /** The stuck-batch sweep's queue probe and webhook delivery; the step is skipped without them. */
   batches?: StuckBatchSweepDeps;
+  /** Removes expired exports and their files; the step is skipped without it. */
+  exports?: { sweepExpired(): Promise<number> };
 }): Promise<MaintenanceReport> {
   const now = deps.clock();
   const reservationsReleased = await deps.quota.releaseExpired();
@@ -48,11 +52,13 @@ export async function runMaintenance(deps: {
   const batches = deps.batches
     ? await failStuckBatches(deps.batches, now)
     : { itemsFailed: 0, batchesFinished: 0, webhooksResent: 0 };
+  const exportsExpired = deps.exports ? await deps.exports.sweepExpired() : 0;
   return {
     reservationsReleased,
     keysExpired: expired.length,
     revealsWiped,
     trialsEnded: trials.length,
+    exportsExpired,
     scansFailed,
     batches,
   };

@@ -42,6 +42,8 @@ export interface Config {
   dataDir: string;
   embeddedPostgresPort: number;
   scanStorageDir: string;
+  /** The service's version (package.json), named in exports. */
+  version: string;
   /** Above this many cases a direct case export answers 413 and points at an export job (EXPORT_SYNC_MAX_ROWS). */
   exportSyncMaxRows: number;
   scanMaxBytes: number;
@@ -124,6 +126,15 @@ function findRoot(start: string): string {
   return process.cwd();
 }
 
+function packageVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { version: string })
+      .version;
+  } catch {
+    return '0.0.0';
+  }
+}
+
 const PROVIDER_ENV = /^(OPENAI|ANTHROPIC|TRIAGE|PROVIDER)_/;
 
 /**
@@ -176,6 +187,7 @@ export function loadConfig(
     embeddedPostgresPort: read.int('EMBEDDED_PG_PORT', 54329, 1, 65535),
     scanStorageDir: path.resolve(read.string('SCAN_STORAGE_DIR', path.join(dataDir, 'scans'))),
     scanMaxBytes,
+    version: packageVersion(),
     exportSyncMaxRows: read.int('EXPORT_SYNC_MAX_ROWS', 50_000, 1, 100_000_000),
     logLevel: read.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
     keyCacheTtlMs: read.int('KEY_CACHE_TTL_MS', 30_000, 0, 3_600_000),

@@ -18,6 +18,8 @@ import { runMaintenance } from '../domain/maintenance.js';
 import { MAINTENANCE_QUEUE, scheduleMaintenance, type MaintenancePayload } from '../jobs/maintenance-job.js';
 import type { WorkerHandle } from '../jobs/queue-kit.js';
 import { SCAN_INGEST_QUEUE } from '../jobs/scan-ingest.js';
+import type { ExportService } from '../domain/exports/export-service.js';
+import { EXPORT_QUEUE, exportProcessor, type ExportPayload } from '../jobs/export-job.js';
 import { TRIAGE_QUEUE } from '../jobs/triage-batch.js';
 
 /**
@@ -27,7 +29,14 @@ import { TRIAGE_QUEUE } from '../jobs/triage-batch.js';
 export async function startWorkers(
   config: Config,
   infra: Infrastructure,
-  deps: { quota: QuotaService; triage: TriageService; pepper: string; clock: () => Date; logger: Logger },
+  deps: {
+    quota: QuotaService;
+    triage: TriageService;
+    exports: ExportService;
+    pepper: string;
+    clock: () => Date;
+    logger: Logger;
+  },
 ): Promise<{ close(): Promise<void> }> {
   const workers: WorkerHandle[] = [];
   await scheduleMaintenance(infra.queues);
@@ -42,6 +51,7 @@ export async function startWorkers(
         bus: infra.bus,
         clock: deps.clock,
         scans: { pool: infra.pool, storage, jobs: infra.queues.queue(SCAN_INGEST_QUEUE) },
+        exports: deps.exports,
         batches: {
           db: infra.pool,
           pepper: deps.pepper,
@@ -92,6 +102,10 @@ export async function startWorkers(
       },
       { concurrency: config.workerConcurrency, logger: deps.logger },
     ),
+  );
+  // Exports stream from the database at disk speed: two at once keep a core busy, not the pool.
+  workers.push(
+    infra.queues.worker<ExportPayload, void>(EXPORT_QUEUE, exportProcessor(deps.exports), { concurrency: 2 }),
   );
   const scans = startScanIngestWorker({
     queues: infra.queues,

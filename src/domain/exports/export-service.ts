@@ -71,6 +71,8 @@ export interface ExportServiceDeps {
   /** How long a finished export and its link live (24 h). */
   ttlMs: number;
   toolVersion: string;
+  /** The service's public URL (PUBLIC_BASE_URL): download links and SARIF links back to cases are absolute. */
+  baseUrl: string;
 }
 
 export type ExportView = ReturnType<typeof viewExport>;
@@ -107,7 +109,7 @@ export function createExportService(deps: ExportServiceDeps): ExportService {
   const meta = (): ExportMeta => ({
     toolName: 'vuln-triage-service',
     toolVersion: deps.toolVersion,
-    baseUrl: '',
+    baseUrl: deps.baseUrl,
     generatedAt: deps.clock(),
     serial: randomUUID(),
   });
@@ -116,7 +118,7 @@ export function createExportService(deps: ExportServiceDeps): ExportService {
   const downloadUrl = (e: ExportRecord): string | null => {
     if (e.status !== 'completed' || e.expiresAt <= deps.clock()) return null;
     const { expires, sig } = signLink(key, e.id, e.expiresAt);
-    return `/api/exports/${e.id}/download?expires=${expires}&sig=${sig}`;
+    return `${deps.baseUrl}/api/exports/${e.id}/download?expires=${expires}&sig=${sig}`;
   };
 
   return {

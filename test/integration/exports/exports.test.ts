@@ -21,10 +21,19 @@ const SCANS: [string, string][] = [
 const HOSTILE_CLI = {
   tool: { name: 'acme-scan', version: '1.0' },
   findings: [
-    { title: '=HYPERLINK("http://evil.test","x")', severity: 'high', cveIds: [], asset: 'app-1', ruleId: 'EVIL-1' },
+    {
+      title: '=HYPERLINK("http://evil.test","x")',
+      severity: 'high',
+      cveIds: [],
+      asset: 'app-1',
+      ruleId: 'EVIL-1',
+    },
     { title: 'Plain finding', severity: 'low', cveIds: [], asset: '@app-2', ruleId: 'PLAIN-1' },
   ],
 };
+
+/** Above the largest fixture scan's case count (Qualys, 301), below the workspace's (367). */
+const SYNC_MAX = 350;
 
 let t: ScanTestApp;
 let key: string;
@@ -80,7 +89,9 @@ function exportedIds(format: string, body: string): string[] {
       return log.runs[0]!.results.map((r) => r.properties.caseId).sort();
     }
     default: {
-      const bom = JSON.parse(body) as { vulnerabilities: { properties: { name: string; value: string }[] }[] };
+      const bom = JSON.parse(body) as {
+        vulnerabilities: { properties: { name: string; value: string }[] }[];
+      };
       expect(validateVex(bom), JSON.stringify(validateVex.errors?.slice(0, 3))).toBe(true);
       return bom.vulnerabilities
         .map((v) => v.properties.find((p) => p.name === 'vuln-triage:caseId')!.value)
@@ -90,11 +101,12 @@ function exportedIds(format: string, body: string): string[] {
 }
 
 beforeAll(async () => {
-  t = await startScanApp({ env: { EXPORT_SYNC_MAX_ROWS: '400' } });
+  t = await startScanApp({ env: { EXPORT_SYNC_MAX_ROWS: String(SYNC_MAX) } });
   worker = t.infra.queues.worker<ExportPayload, void>(EXPORT_QUEUE, exportProcessor(t.deps.exports));
   key = (await signUp(t.app)).key;
   otherKey = (await signUp(t.app)).key;
-  for (const [file, type] of SCANS) scanIds.push(await upload(key, readFileSync(path.join(FIXTURES, file)), type));
+  for (const [file, type] of SCANS)
+    scanIds.push(await upload(key, readFileSync(path.join(FIXTURES, file)), type));
   scanIds.push(await upload(key, JSON.stringify(HOSTILE_CLI), 'application/json', '?format=cli'));
   await upload(otherKey, readFileSync(path.join(FIXTURES, SCANS[0]![0])), SCANS[0]![1]);
 }, 120_000);
@@ -119,9 +131,16 @@ describe('GET /api/v1/exports/cases', () => {
   );
 
   it('respects every list filter', async () => {
-    for (const q of ['&severity=CRITICAL,HIGH', '&status=open', '&kev=false', '&asset=app-1', '&cve=CVE-2014-6271']) {
+    const qualys = `&scan=${scanIds[3]}`;
+    for (const q of [
+      '&severity=CRITICAL,HIGH',
+      `&status=open${qualys}`,
+      `&kev=false${qualys}`,
+      '&asset=app-1',
+      '&cve=CVE-2014-6271',
+    ]) {
       const res = await get(`/api/v1/exports/cases?format=jsonl${q}`);
-      expect(res.statusCode).toBe(200);
+      expect(res.statusCode, q).toBe(200);
       expect(exportedIds('jsonl', res.body)).toEqual(await caseIds(q));
     }
   });
@@ -135,13 +154,17 @@ describe('GET /api/v1/exports/cases', () => {
   });
 
   it('never includes another workspace’s cases', async () => {
-    const mine = exportedIds('jsonl', (await get('/api/v1/exports/cases?format=jsonl&scan=' + scanIds[0])).body);
+    const mine = exportedIds(
+      'jsonl',
+      (await get('/api/v1/exports/cases?format=jsonl&scan=' + scanIds[0])).body,
+    );
     const theirs = exportedIds('jsonl', (await get('/api/v1/exports/cases?format=jsonl', otherKey)).body);
     expect(theirs.length).toBeGreaterThan(0);
     expect(theirs.filter((id) => mine.includes(id))).toEqual([]);
   });
 
   it('answers 413 above EXPORT_SYNC_MAX_ROWS, pointing at an export job', async () => {
+    expect((await caseIds('')).length).toBeGreaterThan(SYNC_MAX);
     const res = await get('/api/v1/exports/cases?format=csv');
     expect(res.statusCode).toBe(413);
     expect(res.json()).toMatchObject({ code: 'payload_too_large', status: 413 });
@@ -151,11 +174,16 @@ describe('GET /api/v1/exports/cases', () => {
   it('refuses a missing or unknown format, an unknown filter, no key and a key without scans:read', async () => {
     const missing = await get('/api/v1/exports/cases');
     expect(missing.statusCode).toBe(400);
-    expect(missing.json()).toMatchObject({ code: 'invalid_request', errors: [expect.objectContaining({ path: expect.stringContaining('format') })] });
+    expect(missing.json()).toMatchObject({
+      code: 'invalid_request',
+      errors: [expect.objectContaining({ path: expect.stringContaining('format') })],
+    });
     expect((await get('/api/v1/exports/cases?format=pdf')).statusCode).toBe(400);
     expect((await get('/api/v1/exports/cases?format=csv&colour=red')).statusCode).toBe(400);
     expect((await get('/api/v1/exports/cases?format=csv&severity=URGENT')).statusCode).toBe(400);
-    expect((await get('/api/v1/exports/cases?format=csv', null)).json()).toMatchObject({ code: 'missing_api_key' });
+    expect((await get('/api/v1/exports/cases?format=csv', null)).json()).toMatchObject({
+      code: 'missing_api_key',
+    });
     const session = await signUp(t.app);
     const uploadOnly = await createKey(t.app, session, ['scans:write']);
     const res = await get('/api/v1/exports/cases?format=csv', uploadOnly.key);
@@ -178,7 +206,12 @@ describe('GET /api/v1/exports/findings', () => {
 
 describe('export jobs', () => {
   const post = (payload: unknown, k = key) =>
-    t.app.inject({ method: 'POST', url: '/api/v1/exports', headers: { 'x-api-key': k }, payload: payload as object });
+    t.app.inject({
+      method: 'POST',
+      url: '/api/v1/exports',
+      headers: { 'x-api-key': k },
+      payload: payload as object,
+    });
 
   async function finished(id: string): Promise<Record<string, any>> {
     const deadline = Date.now() + 30_000;
@@ -196,7 +229,11 @@ describe('export jobs', () => {
     const res = await post({ format: 'cyclonedx-vex', filter: { severity: ['CRITICAL', 'HIGH', 'MEDIUM'] } });
     expect(res.statusCode, res.body).toBe(202);
     const created = res.json() as { id: string; status: string; statusUrl: string; downloadUrl: null };
-    expect(created).toMatchObject({ status: 'queued', downloadUrl: null, statusUrl: `/api/v1/exports/${created.id}` });
+    expect(created).toMatchObject({
+      status: 'queued',
+      downloadUrl: null,
+      statusUrl: `/api/v1/exports/${created.id}`,
+    });
     const done = await finished(created.id);
     expect(done.status).toBe('completed');
     const want = await caseIds('&severity=CRITICAL,HIGH,MEDIUM');
@@ -208,7 +245,10 @@ describe('export jobs', () => {
     expect(exportedIds('cyclonedx-vex', file.body)).toEqual(want);
 
     const tampered = url.pathname + url.search.replace(/sig=./, (m) => (m.endsWith('A') ? 'sig=B' : 'sig=A'));
-    expect((await t.app.inject({ method: 'GET', url: tampered })).json()).toMatchObject({ status: 404, code: 'not_found' });
+    expect((await t.app.inject({ method: 'GET', url: tampered })).json()).toMatchObject({
+      status: 404,
+      code: 'not_found',
+    });
     const later = url.search.replace(/expires=(\d+)/, (_m, e: string) => `expires=${Number(e) + 3600}`);
     expect((await t.app.inject({ method: 'GET', url: url.pathname + later })).statusCode).toBe(404);
 
@@ -216,7 +256,9 @@ describe('export jobs', () => {
     const gone = await t.app.inject({ method: 'GET', url: url.pathname + url.search });
     expect(gone.statusCode).toBe(410);
     expect(gone.json()).toMatchObject({ code: 'link_expired' });
-    expect(((await get(`/api/v1/exports/${created.id}`)).json() as { downloadUrl: unknown }).downloadUrl).toBeNull();
+    expect(
+      ((await get(`/api/v1/exports/${created.id}`)).json() as { downloadUrl: unknown }).downloadUrl,
+    ).toBeNull();
 
     expect(await t.deps.exports.sweepExpired()).toBeGreaterThanOrEqual(1);
     expect((await get(`/api/v1/exports/${created.id}`)).statusCode).toBe(404);
@@ -228,7 +270,10 @@ describe('export jobs', () => {
     const res = await post({ format: 'csv', subject: 'findings' });
     expect(res.statusCode).toBe(202);
     const id = (res.json() as { id: string }).id;
-    expect((await get(`/api/v1/exports/${id}`, otherKey)).json()).toMatchObject({ status: 404, code: 'not_found' });
+    expect((await get(`/api/v1/exports/${id}`, otherKey)).json()).toMatchObject({
+      status: 404,
+      code: 'not_found',
+    });
     expect((await get('/api/v1/exports/not-a-uuid')).statusCode).toBe(404);
     expect((await post({ format: 'sarif', subject: 'findings' })).json()).toMatchObject({
       code: 'invalid_request',

@@ -3,7 +3,9 @@ import { text } from 'node:stream/consumers';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import { CSV_COLUMNS, neutraliseCell } from '../../../src/domain/exports/csv-export.js';
-import { RENDERERS, type EXPORT_FORMATS } from '../../../src/domain/exports/formats.js';
+import { RENDERERS, EXPORT_FORMATS } from '../../../src/domain/exports/formats.js';
+
+const EXPORT_FORMAT_LIST = [...EXPORT_FORMATS];
 import { ruleIdOf } from '../../../src/domain/exports/sarif-export.js';
 import { cycloneDx16Validator, sarifValidator } from '../../helpers/export-schemas.js';
 import { iterate, manyCases, META, SAMPLE_CASES } from './sample-cases.js';
@@ -151,5 +153,33 @@ describe('CycloneDX 1.6 VEX export', () => {
     expect(spring!.affects).toEqual([{ ref: 'pkg:maven/org.springframework/spring-beans@5.3.17' }]);
     spring!.analysis.state = 'ignored';
     expect(validate(bom)).toBe(false);
+  });
+});
+
+describe('a reader that goes away', () => {
+  it.each(EXPORT_FORMAT_LIST)('stops pulling cases when the %s stream is destroyed', async (format) => {
+    let pulled = 0;
+    let ended = false;
+    async function* source() {
+      try {
+        for (;;) {
+          pulled++;
+          yield manyCases(1)[0]!;
+        }
+      } finally {
+        ended = true;
+      }
+    }
+    const out = RENDERERS[format].render(source(), META);
+    for await (const chunk of out) {
+      expect(chunk).toBeTruthy();
+      out.destroy();
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+    const seen = pulled;
+    await new Promise((r) => setTimeout(r, 50));
+    expect(pulled).toBe(seen);
+    expect(ended).toBe(true);
   });
 });
