@@ -17,7 +17,7 @@ import { CliHandler } from '../../src/parsers/cli.js';
 import { CyclonedxJsonHandler } from '../../src/parsers/cyclonedx-json.js';
 import type { ParserContext } from '../../src/parsers/format-parser.js';
 import { walkJsonLines } from '../../src/parsers/json/walk-json-lines.js';
-import { walkJsonTokens } from '../../src/parsers/json/walk-json-tokens.js';
+import { walkJsonTokens } from './legacy-walk-json.js';
 import { walkJson, type JsonHandler } from '../../src/parsers/json/walk-json.js';
 import { SarifHandler } from '../../src/parsers/sarif.js';
 import { DEFAULT_LIMITS, type FindingDraft } from '../../src/parsers/types.js';

@@ -1,6 +1,7 @@
 /**
- * Memory check (bench only, not a unit test): parses a generated Nessus file (500 MB by
- * default) in a fresh process and fails when its peak RSS exceeds a fixed bound. The bound holds
+ * Memory check (bench only, not a unit test): parses a generated file (Nessus, 500 MB by
+ * default; `--format` for another, e.g. the JSON formats) in a fresh process and fails when its
+ * peak RSS exceeds a fixed bound. The bound holds
  * for any file size because nothing in the parser grows with the file.
  *
  * Two modes, each with a 1 KB Nessus file measured the same way in the same run (the fixed cost:
@@ -13,10 +14,11 @@
  *   npx tsx bench/parsers/memory-check.ts                       # 500 MB, in process, bound 300 MB
  *   npx tsx bench/parsers/memory-check.ts --pool                # 500 MB, through the pool, bound 200 MB
  *   npx tsx bench/parsers/memory-check.ts --size 1GB --bound 200
+ *   npx tsx bench/parsers/memory-check.ts --pool --size 1GB --bound 250 --format sarif   # or cyclonedx-json, cli
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { DATA_DIR, generate, parseSize } from './generate.js';
+import { DATA_DIR, FORMATS, generate, parseSize, type BenchFormat } from './generate.js';
 import { measure } from './bench.js';
 import { FIXTURES } from './layouts.js';
 
@@ -25,8 +27,11 @@ const { values } = parseArgs({
     size: { type: 'string', default: '500MB' },
     bound: { type: 'string' },
     pool: { type: 'boolean', default: false },
+    format: { type: 'string', default: 'nessus' },
   },
 });
+const format = values.format as BenchFormat;
+if (!FORMATS[format]) throw new Error(`unknown --format ${format}`);
 // 200 MB is the issue's bound; the in-process mode keeps the margin it was introduced with.
 const bound = Number(values.bound ?? (values.pool ? 200 : 300));
 const mode = values.pool ? ['--mode', 'pool', '--tasks', '1'] : ['--mode', 'stream'];
@@ -51,8 +56,8 @@ function tinyNessus(): string {
 }
 
 const tiny = measure([...mode, '--format', 'nessus', '--file', tinyNessus()]);
-const file = await generate('nessus', parseSize(values.size!), values.size!.toLowerCase());
-const m = measure([...mode, '--format', 'nessus', '--file', file]);
+const file = await generate(format, parseSize(values.size!), values.size!.toLowerCase());
+const m = measure([...mode, '--format', format, '--file', file]);
 if (!m || !tiny) {
   console.error('memory check: a parse failed');
   process.exit(1);
@@ -61,7 +66,7 @@ const how = values.pool ? 'through the parser pool (1 thread)' : 'in process';
 console.log(`memory check, ${how}:`);
 console.log(`  1 KB Nessus (baseline): ${tiny.count} findings, peak RSS ${tiny.peakRssMb} MB`);
 console.log(
-  `  ${values.size} Nessus: ${m.count} findings in ${m.seconds}s (${m.mbPerSec} MB/s), peak RSS ${m.peakRssMb} MB ` +
+  `  ${values.size} ${format}: ${m.count} findings in ${m.seconds}s (${m.mbPerSec} MB/s), peak RSS ${m.peakRssMb} MB ` +
     `(+${m.peakRssMb - tiny.peakRssMb} MB over the baseline), bound ${bound} MB`,
 );
 if (m.peakRssMb > bound) {

@@ -1,9 +1,14 @@
+/**
+ * The JSON walker the SARIF, CycloneDX JSON and CLI parsers used before the record scanner
+ * (stream-json tokens assembled into each selected value), kept in the bench only as the
+ * reference of `differential.ts`: same handlers, same drafts expected.
+ */
 import { TextDecoder } from 'node:util';
-import { unparseable } from '../parse-error.js';
-import type { ParserContext } from '../format-parser.js';
-import type { FindingDraft } from '../types.js';
-import { JsonPathAssembler, type JsonPathHandlers } from './json-path-assembler.js';
-import { JsonTokenizer } from './json-tokenizer.js';
+import { unparseable } from '../../src/parsers/parse-error.js';
+import type { ParserContext } from '../../src/parsers/format-parser.js';
+import type { FindingDraft } from '../../src/parsers/types.js';
+import { JsonPathAssembler, type JsonPathHandlers } from './legacy-json-path-assembler.js';
+import { JsonTokenizer } from '../../src/parsers/json/json-tokenizer.js';
 
 /** A JSON format: path callbacks that push drafts into `out`, plus an end-of-document hook. */
 export interface JsonHandler extends JsonPathHandlers {

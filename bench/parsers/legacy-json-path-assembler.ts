@@ -1,5 +1,5 @@
-import { unparseable } from '../parse-error.js';
-import { formatSize, type JsonToken } from './json-tokenizer.js';
+import { unparseable } from '../../src/parsers/parse-error.js';
+import { formatSize, type JsonToken } from '../../src/parsers/json/json-tokenizer.js';
 
 /** Path of a JSON value: object keys and array indices from the root. */
 export type JsonPath = readonly (string | number)[];
