@@ -72,11 +72,11 @@ export function startScanIngestWorker(deps: ScanIngestWorkerDeps): { close(): Pr
       await storage.remove(`${job.data.workspaceId}/${job.data.scanId}`);
       return { skipped: true };
     }
-    const file = storage.localPath(scan.storage_path);
+    const file = storage.localPath(scan.storagePath);
     const writer = await openScanWriter(deps.pool, {
       id: scan.id,
-      workspaceId: scan.workspace_id,
-      uploadAsset: scan.asset_name,
+      workspaceId: scan.workspaceId,
+      uploadAsset: scan.asset.name,
     });
     try {
       let result;
@@ -88,7 +88,7 @@ export function startScanIngestWorker(deps: ScanIngestWorkerDeps): { close(): Pr
             format: scan.format,
             gzip: false,
             batchSize: deps.batchSize ?? 1000,
-            uploadAsset: scan.asset_name,
+            uploadAsset: scan.asset.name,
           },
           (batch, info) => writer.write(batch, info.bytesRead),
         );
@@ -100,7 +100,7 @@ export function startScanIngestWorker(deps: ScanIngestWorkerDeps): { close(): Pr
       // Lost the race: the scan was failed (e.g. this job stalled out while still running) or
       // another attempt completed it. Only a failed scan's late rows are dropped.
       if (!completed) await discardRowsOfFailedScan(deps.pool, scan.id);
-      await storage.remove(scan.storage_path);
+      await storage.remove(scan.storagePath);
       log.info(
         { scanId: scan.id, findings: result.count, bytes: result.bytes, resumedAt: writer.resumeAt },
         'scan ingested',

@@ -10,7 +10,7 @@ import {
   insertScan,
   scanByIdempotencyKey,
   type AssetContext,
-  type ScanRow,
+  type Scan,
 } from './scan-records.js';
 
 export interface AcceptScanDeps {
@@ -46,7 +46,7 @@ export interface AcceptScanInput {
 export async function acceptScan(
   deps: AcceptScanDeps,
   input: AcceptScanInput,
-): Promise<{ scan: ScanRow; replayed: boolean }> {
+): Promise<{ scan: Scan; replayed: boolean }> {
   const scanId = randomUUID();
   const key = `${input.workspaceId}/${scanId}`;
   const write = await deps.storage.create(key);
@@ -71,7 +71,7 @@ export async function acceptScan(
   }
   await write.commit();
 
-  let scan: ScanRow | null;
+  let scan: Scan | null;
   try {
     scan = await insertScan(deps.pool, {
       id: scanId,
@@ -108,14 +108,14 @@ export async function acceptScan(
     if (first.status === 'queued') {
       // Not ours to withdraw: the first request may still be between its insert and enqueue.
       // If nobody enqueues it, the maintenance sweep fails it (scan-failure.ts).
-      await deps.enqueue({ scanId: first.id, workspaceId: first.workspace_id }).catch((err: unknown) => {
+      await deps.enqueue({ scanId: first.id, workspaceId: first.workspaceId }).catch((err: unknown) => {
         throw notQueued(err, 'The scan is stored but could not be queued for parsing; retry the upload.');
       });
     }
     return { scan: first, replayed: true };
   }
   try {
-    await deps.enqueue({ scanId: scan.id, workspaceId: scan.workspace_id });
+    await deps.enqueue({ scanId: scan.id, workspaceId: scan.workspaceId });
   } catch (err) {
     await withdraw(deps, scan.id, err);
   }

@@ -1,6 +1,6 @@
 import type { Pool, Queryable } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
-import type { ScanRow } from './scan-records.js';
+import { toScan, type Scan } from './scan-records.js';
 
 /**
  * Persistence of a scan's findings (DECISIONS §8, §10), in three set-based steps:
@@ -20,13 +20,13 @@ import type { ScanRow } from './scan-records.js';
  */
 
 /** Claims a scan for parsing; null when it is already completed or failed (nothing to do). */
-export async function startParsing(db: Queryable, scanId: string): Promise<ScanRow | null> {
-  const { rows } = await db.query<ScanRow>(
+export async function startParsing(db: Queryable, scanId: string): Promise<Scan | null> {
+  const { rows } = await db.query<Parameters<typeof toScan>[0]>(
     `UPDATE scans SET status = 'parsing', started_at = coalesce(started_at, now()), attempts = attempts + 1
      WHERE id = $1 AND status IN ('queued', 'parsing') RETURNING *`,
     [scanId],
   );
-  return rows[0] ?? null;
+  return rows[0] ? toScan(rows[0]) : null;
 }
 
 /**

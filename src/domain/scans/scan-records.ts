@@ -19,7 +19,8 @@ export interface ScanError {
   column: number | null;
 }
 
-export interface ScanRow {
+/** A `scans` row as PostgreSQL returns it: private to the scans store, mapped by {@link toScan}. */
+interface ScanRow {
   id: string;
   seq: string;
   workspace_id: string;
@@ -49,6 +50,72 @@ export interface ScanRow {
   finished_at: Date | null;
 }
 
+/** A scan as the domain, the routes and the worker see it. */
+export interface Scan {
+  id: string;
+  /** The insertion sequence (bigint as text): the keyset of {@link listScans}. */
+  seq: string;
+  workspaceId: string;
+  keyId: string | null;
+  name: string | null;
+  format: ScanFormat;
+  status: ScanStatus;
+  /** bigint as text, as stored. */
+  bytes: string;
+  /** bigint as text, as stored. */
+  bytesParsed: string;
+  sha256: string;
+  storagePath: string;
+  contentEncoding: string | null;
+  idempotencyKey: string | null;
+  asset: AssetContext;
+  findingsCount: number;
+  newCases: number;
+  duplicates: number;
+  bySeverity: Record<string, number>;
+  notes: string[];
+  error: ScanError | null;
+  attempts: number;
+  createdAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+}
+
+/** Maps a `scans` row (`RETURNING *` or `SELECT *`) to a {@link Scan}. */
+export function toScan(r: ScanRow): Scan {
+  return {
+    id: r.id,
+    seq: r.seq,
+    workspaceId: r.workspace_id,
+    keyId: r.key_id,
+    name: r.name,
+    format: r.format,
+    status: r.status,
+    bytes: r.bytes,
+    bytesParsed: r.bytes_parsed,
+    sha256: r.sha256,
+    storagePath: r.storage_path,
+    contentEncoding: r.content_encoding,
+    idempotencyKey: r.idempotency_key,
+    asset: {
+      name: r.asset_name,
+      environment: r.asset_environment,
+      criticality: r.asset_criticality,
+      internetExposed: r.asset_internet_exposed,
+    },
+    findingsCount: r.findings_count,
+    newCases: r.new_cases,
+    duplicates: r.duplicates,
+    bySeverity: r.by_severity,
+    notes: r.notes,
+    error: r.error,
+    attempts: r.attempts,
+    createdAt: r.created_at,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+  };
+}
+
 export interface AssetContext {
   name: string | null;
   environment: string | null;
@@ -71,7 +138,7 @@ export interface NewScan {
 }
 
 /** Inserts a scan; returns null when the workspace already used `idempotencyKey`. */
-export async function insertScan(db: Queryable, s: NewScan): Promise<ScanRow | null> {
+export async function insertScan(db: Queryable, s: NewScan): Promise<Scan | null> {
   const { rows } = await db.query<ScanRow>(
     `INSERT INTO scans (id, workspace_id, key_id, name, format, bytes, sha256, storage_path, content_encoding,
                         idempotency_key, asset_name, asset_environment, asset_criticality, asset_internet_exposed)
@@ -95,7 +162,7 @@ export async function insertScan(db: Queryable, s: NewScan): Promise<ScanRow | n
       s.asset.internetExposed,
     ],
   );
-  return rows[0] ?? null;
+  return rows[0] ? toScan(rows[0]) : null;
 }
 
 /**
@@ -114,22 +181,22 @@ export async function scanByIdempotencyKey(
   db: Queryable,
   workspaceId: string,
   key: string,
-): Promise<ScanRow | null> {
+): Promise<Scan | null> {
   const { rows } = await db.query<ScanRow>(
     `SELECT * FROM scans WHERE workspace_id = $1 AND idempotency_key = $2`,
     [workspaceId, key],
   );
-  return rows[0] ?? null;
+  return rows[0] ? toScan(rows[0]) : null;
 }
 
 /** The scan if it exists in this workspace; malformed ids and other workspaces' ids are null alike. */
-export async function getScan(db: Queryable, workspaceId: string, id: string): Promise<ScanRow | null> {
+export async function getScan(db: Queryable, workspaceId: string, id: string): Promise<Scan | null> {
   if (!isUuid(id)) return null;
   const { rows } = await db.query<ScanRow>(`SELECT * FROM scans WHERE id = $1 AND workspace_id = $2`, [
     id,
     workspaceId,
   ]);
-  return rows[0] ?? null;
+  return rows[0] ? toScan(rows[0]) : null;
 }
 
 /** Newest first, keyset-paged on the insertion sequence. */
@@ -137,7 +204,7 @@ export async function listScans(
   db: Queryable,
   workspaceId: string,
   q: { status?: ScanStatus; limit: number; cursor?: string },
-): Promise<Page<ScanRow>> {
+): Promise<Page<Scan>> {
   const params: unknown[] = [workspaceId];
   const where = ['workspace_id = $1'];
   if (q.status) {
@@ -153,13 +220,13 @@ export async function listScans(
     `SELECT * FROM scans WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT $${params.length}`,
     params,
   );
-  return seqPage(rows, q.limit);
+  return seqPage(rows.map(toScan), q.limit);
 }
 
 /** The public shape of a scan (`GET /api/pipeline/scan/:id`, `GET /api/v1/scans`). */
-export function viewScan(s: ScanRow) {
+export function viewScan(s: Scan) {
   const bytes = Number(s.bytes);
-  const bytesParsed = Number(s.bytes_parsed);
+  const bytesParsed = Number(s.bytesParsed);
   return {
     object: 'scan' as const,
     id: s.id,
@@ -176,22 +243,17 @@ export function viewScan(s: ScanRow) {
           ? Math.min(1, Math.round((bytesParsed / bytes) * 1000) / 1000)
           : 0,
     sha256: s.sha256,
-    asset: {
-      name: s.asset_name,
-      environment: s.asset_environment,
-      criticality: s.asset_criticality,
-      internetExposed: s.asset_internet_exposed,
-    },
+    asset: { ...s.asset },
     counts: {
-      findings: s.findings_count,
-      new: s.new_cases,
+      findings: s.findingsCount,
+      new: s.newCases,
       duplicate: s.duplicates,
-      bySeverity: { CRITICAL: 0, HIGH: 0, MEDIUM: 0, LOW: 0, INFO: 0, ...s.by_severity },
+      bySeverity: { CRITICAL: 0, HIGH: 0, MEDIUM: 0, LOW: 0, INFO: 0, ...s.bySeverity },
     },
     notes: s.notes,
     error: s.error,
-    createdAt: s.created_at.toISOString(),
-    startedAt: s.started_at?.toISOString() ?? null,
-    finishedAt: s.finished_at?.toISOString() ?? null,
+    createdAt: s.createdAt.toISOString(),
+    startedAt: s.startedAt?.toISOString() ?? null,
+    finishedAt: s.finishedAt?.toISOString() ?? null,
   };
 }

@@ -224,7 +224,7 @@ describe('acceptScan when the enqueue fails', () => {
     );
     const row = await t.infra.pool.query(`SELECT status FROM scans WHERE id = $1`, [scan.id]);
     expect(row.rows[0]).toEqual({ status: 'parsing' });
-    expect(await t.storage.size(scan.storage_path)).toBe(SCAN.length);
+    expect(await t.storage.size(scan.storagePath)).toBe(SCAN.length);
   });
 
   it('withdraws a scan nobody claimed and rejects with 503 overloaded', async () => {
