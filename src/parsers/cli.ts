@@ -10,6 +10,7 @@ import {
   type ParserContext,
 } from './format-parser.js';
 import { prependChunk } from './input-stream.js';
+import { isToolLine } from './detect.js';
 import type { JsonPath } from './json/walk-json.js';
 import { walkJson, type JsonHandler } from './json/walk-json.js';
 import { walkJsonLines } from './json/walk-json-lines.js';
@@ -53,7 +54,8 @@ function parseLocation(loc: unknown): {
 
 /**
  * CLI findings (DECISIONS §8): `{"tool": {"name", "version"}, "findings": [...]}` or JSON Lines
- * with one finding per line. Only `title` is required; a finding without one is a broken upload,
+ * with one finding per line, optionally after a first line `{"tool": {"name", "version"}}` that
+ * names the scanner (as the document form does). Only `title` is required; a finding without one is a broken upload,
  * reported with its position rather than silently dropped.
  */
 export class CliHandler implements JsonHandler {
@@ -61,10 +63,13 @@ export class CliHandler implements JsonHandler {
   private scanner: string | null = null;
   private held: { value: Obj; n: number }[] = [];
   private n = 0;
+  /** Lines before the first finding (the tool line): error positions count them. */
+  private skipped = 0;
 
   constructor(
     private readonly ctx: ParserContext,
     private readonly lines: boolean,
+    private toolLinePending = false,
   ) {}
 
   select(path: JsonPath): boolean {
@@ -73,6 +78,13 @@ export class CliHandler implements JsonHandler {
   }
 
   onValue(path: JsonPath, value: unknown): void {
+    if (this.toolLinePending) {
+      this.toolLinePending = false;
+      this.skipped = 1;
+      const tool = obj(value).tool;
+      this.scanner = str(obj(tool).name) ?? str(tool) ?? 'CLI';
+      return;
+    }
     if (path[0] === 'tool') {
       this.scanner = str(obj(value).name) ?? 'CLI';
       for (const h of this.held.splice(0)) this.out.push(this.toDraft(h.value, h.n));
@@ -80,7 +92,7 @@ export class CliHandler implements JsonHandler {
     }
     const n = this.n++;
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      throw unparseable(`Finding ${n + 1} is not a JSON object.`, this.lines ? n + 1 : null);
+      throw unparseable(`Finding ${n + 1} is not a JSON object.`, this.lines ? n + 1 + this.skipped : null);
     }
     // In the document form "tool" normally comes first; findings before it wait for the name.
     if (this.lines || this.scanner !== null) this.out.push(this.toDraft(value as Obj, n));
@@ -94,7 +106,8 @@ export class CliHandler implements JsonHandler {
 
   private toDraft(f: Obj, n: number): FindingDraft {
     const title = str(f.title);
-    if (!title) throw unparseable(`Finding ${n + 1} has no "title".`, this.lines ? n + 1 : null);
+    if (!title)
+      throw unparseable(`Finding ${n + 1} has no "title".`, this.lines ? n + 1 + this.skipped : null);
     const loc = parseLocation(f.location);
     const assetObj = obj(f.asset);
     const assetText = typeof f.asset === 'string' ? nonEmpty(f.asset) : null;
@@ -133,6 +146,27 @@ export class CliHandler implements JsonHandler {
 
 const DOCUMENT_KEYS = new Set(['tool', 'findings', 'version', '$schema', 'schemaVersion', 'metadata']);
 
+/** True when the first line is a whole `{"tool": …}` object and another object follows it. */
+function startsWithToolLine(head: string): boolean {
+  const nl = head.indexOf('\n');
+  if (nl < 0) return false;
+  try {
+    const v = JSON.parse(head.slice(0, nl)) as unknown;
+    return (
+      typeof v === 'object' &&
+      v !== null &&
+      !Array.isArray(v) &&
+      isToolLine(v as Record<string, unknown>) &&
+      head
+        .slice(nl + 1)
+        .trimStart()
+        .startsWith('{')
+    );
+  } catch {
+    return false;
+  }
+}
+
 /** Parses CLI findings JSON or JSON Lines; the first key of the first object tells them apart. */
 export const parseCli: FormatParser = async function* (chunks, ctx) {
   const it = chunks[Symbol.asyncIterator]();
@@ -141,8 +175,9 @@ export const parseCli: FormatParser = async function* (chunks, ctx) {
     ? ''
     : first.value.toString('utf8', 0, Math.min(first.value.length, 4096)).replace(/^\uFEFF/, '');
   const firstKey = /^\s*\{\s*"((?:[^"\\]|\\.)*)"/.exec(head)?.[1];
-  const lines = firstKey !== undefined && !DOCUMENT_KEYS.has(firstKey);
+  const toolLine = firstKey === 'tool' && startsWithToolLine(head);
+  const lines = toolLine || (firstKey !== undefined && !DOCUMENT_KEYS.has(firstKey));
   const input = prependChunk(first.done ? null : first.value, it);
-  const handler = new CliHandler(ctx, lines);
+  const handler = new CliHandler(ctx, lines, toolLine);
   yield* lines ? walkJsonLines(input, handler, ctx) : walkJson(input, handler, ctx);
 };

@@ -119,19 +119,37 @@ function detectJson(text: string): ScanFormat | null {
   return looksLikeJsonLines(text) ? 'cli' : null;
 }
 
-/** JSON Lines where the first complete line is an object shaped like a CLI finding. */
+/**
+ * JSON Lines where the first complete line is an object shaped like a CLI finding, or a
+ * `{"tool": …}` line followed by one (both CLI shapes of DECISIONS §8, see `cli.ts`).
+ */
 function looksLikeJsonLines(text: string): boolean {
-  const nl = text.indexOf('\n');
-  const first = (nl < 0 ? text : text.slice(0, nl)).trim();
-  if (!first.startsWith('{')) return false;
-  try {
-    const obj = JSON.parse(first) as unknown;
-    if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) return false;
-    const o = obj as Record<string, unknown>;
-    return typeof o.title === 'string' && ('severity' in o || 'cveIds' in o);
-  } catch {
-    return false;
+  const lines = text.split('\n', 3).map((l) => l.trim());
+  const first = parseObject(lines[0] ?? '');
+  if (first && isToolLine(first)) {
+    const second = lines.length > 2 ? parseObject(lines[1] ?? '') : null;
+    return second !== null && looksLikeFinding(second);
   }
+  return first !== null && looksLikeFinding(first);
+}
+
+function parseObject(line: string): Record<string, unknown> | null {
+  if (!line.startsWith('{')) return null;
+  try {
+    const v = JSON.parse(line) as unknown;
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+const looksLikeFinding = (o: Record<string, unknown>): boolean =>
+  typeof o.title === 'string' && ('severity' in o || 'cveIds' in o);
+
+/** A JSON Lines file's optional first line naming the tool: `{"tool": {"name": …}}` and nothing else. */
+export function isToolLine(o: Record<string, unknown>): boolean {
+  const keys = Object.keys(o);
+  return keys.length === 1 && keys[0] === 'tool';
 }
 
 /**
