@@ -85,3 +85,30 @@ export function parseBar(enabled: boolean, label: string, total: number): Bar {
     },
   );
 }
+
+/** A count bar (e.g. cases written by an export job of its total); the total may arrive late. */
+export interface CountBar {
+  update(value: number, total: number): void;
+  stop(): void;
+}
+
+export function countBar(enabled: boolean, label: string, unit: string): CountBar {
+  if (!enabled) return { update: () => undefined, stop: () => undefined };
+  const b = new cliProgress.SingleBar(
+    {
+      format: `${label} [{bar}] {percentage}% | {value}/{total} ${unit}`,
+      hideCursor: true,
+      barsize: 30,
+      fps: 8,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  b.start(1, 0);
+  return {
+    update(value, total) {
+      if (total > 0) b.setTotal(total);
+      b.update(value);
+    },
+    stop: () => b.stop(),
+  };
+}

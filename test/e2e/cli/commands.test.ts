@@ -1,10 +1,11 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signUp } from '../../helpers/test-app.js';
 import { listenOnFreePort, startScanApp, waitForScan, type ScanTestApp } from '../../helpers/scan-app.js';
 import { ANSI_ESCAPE, runCli } from '../../helpers/cli-process.js';
+import { EXPORT_QUEUE, exportProcessor, type ExportPayload } from '../../../src/jobs/export-job.js';
 
 /*
  * `vuln-triage triage`, `cases list`, `usage` and `export cases` as child processes against the
@@ -17,10 +18,12 @@ describe('vuln-triage triage, cases, usage and export', () => {
   let key: string;
   let dir: string;
   let scanId: string;
+  let exportWorker: { close(): Promise<void> } | undefined;
 
   beforeAll(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'cli-cmd-'));
-    t = await startScanApp();
+    t = await startScanApp({ env: { EXPORT_SYNC_MAX_ROWS: '1' } });
+    exportWorker = t.infra.queues.worker<ExportPayload, void>(EXPORT_QUEUE, exportProcessor(t.deps.exports));
     const port = await listenOnFreePort(t);
     key = (await signUp(t.app)).key;
     env = { VULN_TRIAGE_URL: `http://127.0.0.1:${port}`, VULN_TRIAGE_API_KEY: key, VULN_TRIAGE_RETRIES: '0' };
@@ -45,6 +48,7 @@ describe('vuln-triage triage, cases, usage and export', () => {
     expect((await waitForScan(t.app, key, scanId)).status).toBe('completed');
   });
   afterAll(async () => {
+    await exportWorker?.close();
     await t?.close();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
@@ -155,20 +159,27 @@ describe('vuln-triage triage, cases, usage and export', () => {
     expect(calls(report.workspace)).toEqual(calls(w));
   });
 
-  it('says plainly when the server has no exports yet (404), exit 4', async () => {
-    // Exports are another issue's: this server answers 404, as an older deployment would.
-    const probe = await t.app.inject({
-      method: 'GET',
-      url: '/api/v1/exports/cases?format=csv',
-      headers: { 'x-api-key': key },
-    });
-    expect(probe.statusCode).toBe(404);
-    const out = path.join(dir, 'cases.csv');
-    const run = await runCli(['export', 'cases', '--format', 'csv', '-o', out], { env });
-    expect(run.code).toBe(4);
-    expect(run.stderr).toMatch(
-      /^error: Exports are not available on this server yet \(GET \/api\/v1\/exports\/cases answered 404\)\.\n$/,
+  it('exports cases to a file, streaming small exports and following a job for large ones', async () => {
+    const small = path.join(dir, 'critical.csv');
+    const direct = await runCli(
+      ['export', 'cases', '--format', 'csv', '--severity', 'critical', '--scan', scanId, '-o', small],
+      { env },
     );
+    expect(direct.code, direct.stderr).toBe(0);
+    const rows = (await readFile(small, 'utf8')).trim().split('\r\n');
+    expect(rows).toHaveLength(2);
+    expect(rows[1]).toContain('Log4Shell in billing');
+
+    // Two cases with EXPORT_SYNC_MAX_ROWS=1: the server answers 413 and the client runs a job.
+    const large = path.join(dir, 'all.jsonl');
+    const job = await runCli(['export', 'cases', '--format', 'jsonl', '-o', large], { env });
+    expect(job.code, job.stderr).toBe(0);
+    expect(job.stderr).toMatch(/Large export: rendering it as job [0-9a-f-]{36}/);
+    const lines = (await readFile(large, 'utf8')).trim().split('\n');
+    expect(lines.map((l) => (JSON.parse(l) as { title: string }).title).sort()).toEqual([
+      'Banner disclosure',
+      'Log4Shell in billing',
+    ]);
     const bad = await runCli(['export', 'cases', '--format', 'pdf'], { env });
     expect(bad.code).toBe(2);
   });
