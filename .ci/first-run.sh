@@ -38,7 +38,8 @@ trap cleanup EXIT
 
 echo "first-run: npm start (PORT=$PORT, DATA_DIR=$DATA_DIR)"
 # Its own process group, so the cleanup can stop everything it started, and nothing else.
-setsid npm start >"$log" 2>&1 </dev/null &
+# LOG_FORMAT=pretty: what a terminal gets (`auto` picks it on a TTY), so its request lines are checked too.
+LOG_FORMAT=pretty setsid npm start >"$log" 2>&1 </dev/null &
 npm_pid=$!
 for _ in $(seq 1 180); do
   grep -q "is running" "$log" && break
@@ -81,6 +82,7 @@ answer="$(node -e "
   .then(async (r) => { console.log(r.status, await r.text()); })" "$BASE" "$key")"
 [[ "$answer" == 200* ]] || fail "triage answered: $answer"
 [[ "$answer" == *"Known Exploited Vulnerabilities catalog"* ]] || fail "triage does not cite CISA KEV: $answer"
+grep -qE "INFO: POST /api/v1/triage 200 [0-9]+ ms" "$log" || fail "no short request line for the triage in the start output"
 
 echo "first-run: SIGTERM"
 kill -TERM "$server_pid"

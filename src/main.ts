@@ -20,7 +20,11 @@ async function main(): Promise<void> {
   if (!['all', 'web', 'worker'].includes(role))
     throw new Error(`unknown role "${role}": use all, web or worker`);
   const config = loadConfig();
-  const logger = createLogger(config.logLevel);
+  // A person's terminal (`npm start`) gets short readable lines; `web`/`worker` keep JSON.
+  const humane =
+    config.logFormat === 'pretty' ||
+    (config.logFormat === 'auto' && role === 'all' && process.stdout.isTTY === true);
+  const logger = createLogger(config.logLevel, undefined, { pretty: humane });
   const infra = await openInfrastructure(config, logger, {
     migrate: role !== 'worker' || !config.databaseUrl,
   });
@@ -28,7 +32,12 @@ async function main(): Promise<void> {
   const enrichment = role === 'worker' ? [] : await prepareDayOneEnrichment(config, infra.pool, logger);
   const services = await buildServices(config, infra, logger);
   const server =
-    role === 'worker' ? null : await startServer(services, { root: (app) => registerPages(app, services) });
+    role === 'worker'
+      ? null
+      : await startServer(services, {
+          root: (app) => registerPages(app, services),
+          requestLog: humane ? 'line' : 'json',
+        });
   const workers = role === 'web' ? null : await startWorkers(config, infra, services);
 
   if (server) {

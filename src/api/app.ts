@@ -5,6 +5,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import cookie from '@fastify/cookie';
 import { Ajv } from 'ajv';
 import type { AppDeps } from './app-deps.js';
+import { RequestLineLogController } from './plugins/request-line-log.js';
 import { problemPlugin } from './plugins/problem.js';
 import { apiKeyAuth } from './plugins/api-key-auth.js';
 import { consoleSession } from './plugins/console-session.js';
@@ -25,6 +26,8 @@ export interface AppExtensions {
   v1?: (app: FastifyInstance) => void;
   pipeline?: (app: FastifyInstance) => void;
   root?: (app: FastifyInstance) => Promise<void> | void;
+  /** `line`: one short line per request (a person's terminal) instead of Fastify's two JSON lines. */
+  requestLog?: 'json' | 'line';
 }
 
 /**
@@ -45,6 +48,7 @@ export async function buildApp(deps: AppDeps, ext: AppExtensions = {}): Promise<
     requestIdHeader: false,
     bodyLimit: 64 * 1024,
     return503OnClosing: true,
+    ...(ext.requestLog === 'line' ? { logController: new RequestLineLogController() } : {}),
   });
   const ajv = validators();
   app.setValidatorCompiler(({ schema, httpPart }) =>

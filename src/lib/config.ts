@@ -48,6 +48,11 @@ export interface Config {
   exportSyncMaxRows: number;
   scanMaxBytes: number;
   logLevel: string;
+  /**
+   * `pretty`: one short human-readable line per request and per event (pino-pretty); `json`: pino's
+   * JSON lines; `auto` (default): pretty for the `all` role on a terminal (`npm start`), else JSON.
+   */
+  logFormat: 'auto' | 'json' | 'pretty';
   /** How long a verified key stays in a process's cache; invalidations end it sooner. */
   keyCacheTtlMs: number;
   /**
@@ -190,6 +195,7 @@ export function loadConfig(
     version: packageVersion(),
     exportSyncMaxRows: read.int('EXPORT_SYNC_MAX_ROWS', 50_000, 1, 100_000_000),
     logLevel: read.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+    logFormat: read.oneOf('LOG_FORMAT', ['auto', 'json', 'pretty'], 'auto'),
     keyCacheTtlMs: read.int('KEY_CACHE_TTL_MS', 30_000, 0, 3_600_000),
     authFailuresPerMinute: read.int('AUTH_FAILURES_PER_MINUTE', 60, 1, 1_000_000),
     providerQueueMaxWaitMs: read.int('PROVIDER_QUEUE_MAX_WAIT_MS', 5_000, 0, 600_000),

@@ -1,4 +1,5 @@
 import pino, { type Logger, type DestinationStream } from 'pino';
+import pretty from 'pino-pretty';
 
 /**
  * Secrets never reach logs (foundation §11): headers that carry them are redacted, and
@@ -51,7 +52,27 @@ export function safeError(err: unknown): unknown {
   return pino.stdSerializers.err(err as Error);
 }
 
-export function createLogger(level: string, destination?: DestinationStream): Logger {
+/**
+ * The process logger. With `pretty` (a person's terminal, `npm start`) each line is short and
+ * human-readable through pino-pretty (`12:04:31 INFO: GET /healthz 200 1 ms`), written to
+ * `destination` or stdout; otherwise pino's JSON lines, for `web`/`worker` and log shippers.
+ * Redaction and serializers are the same in both.
+ */
+export function createLogger(
+  level: string,
+  destination?: DestinationStream,
+  options: { pretty?: boolean } = {},
+): Logger {
+  if (options.pretty) {
+    destination = pretty({
+      destination: destination ?? 1,
+      colorize: destination === undefined && process.stdout.isTTY === true,
+      translateTime: 'SYS:HH:MM:ss',
+      ignore: 'pid,hostname,reqId',
+      singleLine: true,
+      sync: true,
+    });
+  }
   return pino(
     {
       level,
