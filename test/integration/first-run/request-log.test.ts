@@ -34,7 +34,9 @@ describe('request logs for a person at `npm start` (requestLog: line)', () => {
     await t.app.inject({ method: 'GET', url: `/api/v1/keys/${KEY_SHAPED}` });
     const lines = messages(t);
     expect(lines).toContainEqual(expect.stringMatching(/^GET \/healthz 200 \d+ ms$/));
-    expect(lines).toContainEqual(expect.stringMatching(/^GET \/api\/v1\/keys\/svc_\[redacted\] \d{3} \d+ ms$/));
+    expect(lines).toContainEqual(
+      expect.stringMatching(/^GET \/api\/v1\/keys\/svc_\[redacted\] \d{3} \d+ ms$/),
+    );
     expect(lines).not.toContain('incoming request');
     expect(lines).not.toContain('request completed');
     expect(t.logs.join('\n')).not.toContain(KEY_SHAPED);
