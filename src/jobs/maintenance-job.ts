@@ -15,3 +15,22 @@ export async function scheduleMaintenance(queues: QueueKit): Promise<void> {
     { name: 'sweep', data: {} },
   );
 }
+
+/**
+ * Keeps the maintenance scheduler registered (issue 11 §3): a scheduler lives in the queue
+ * backend, so Redis data loss (a flush, a failover to an empty replica) removed it until a
+ * worker restarted, and stuck scans, lost batch items and held reservations were never swept.
+ * Re-asserted at once and then every `everyMs` (idempotent: the scheduler id dedupes), so
+ * sweeps resume within one interval plus `everyMs` of any loss without a restart.
+ * Returns the function that stops it.
+ */
+export function keepMaintenanceScheduled(
+  queues: QueueKit,
+  options: { everyMs?: number; onError?: (err: Error) => void } = {},
+): () => void {
+  const assert = () => void scheduleMaintenance(queues).catch((err: Error) => options.onError?.(err));
+  assert();
+  const timer = setInterval(assert, options.everyMs ?? 15_000);
+  timer.unref();
+  return () => clearInterval(timer);
+}

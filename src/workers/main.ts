@@ -15,7 +15,12 @@ import {
 } from '../jobs/enrichment-refresh.js';
 import { refreshEnrichment } from '../domain/enrichment/index.js';
 import { runMaintenance } from '../domain/maintenance.js';
-import { MAINTENANCE_QUEUE, scheduleMaintenance, type MaintenancePayload } from '../jobs/maintenance-job.js';
+import {
+  keepMaintenanceScheduled,
+  MAINTENANCE_QUEUE,
+  scheduleMaintenance,
+  type MaintenancePayload,
+} from '../jobs/maintenance-job.js';
 import type { WorkerHandle } from '../jobs/queue-kit.js';
 import { SCAN_INGEST_QUEUE } from '../jobs/scan-ingest.js';
 import type { ExportService } from '../domain/exports/export-service.js';
@@ -40,6 +45,9 @@ export async function startWorkers(
 ): Promise<{ close(): Promise<void> }> {
   const workers: WorkerHandle[] = [];
   await scheduleMaintenance(infra.queues);
+  const stopScheduling = keepMaintenanceScheduled(infra.queues, {
+    onError: (err) => deps.logger.warn({ err: err.message }, 'maintenance scheduler not re-asserted'),
+  });
   const storage = createLocalScanStorage(config.scanStorageDir);
   const webhooks = makeWebhookDeliverer(config);
   const maintenance = infra.queues.worker<MaintenancePayload, unknown>(
@@ -116,6 +124,7 @@ export async function startWorkers(
   });
   return {
     async close() {
+      stopScheduling();
       await Promise.allSettled([...workers.map((w) => w.close()), scans.close()]);
     },
   };
