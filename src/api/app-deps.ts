@@ -12,6 +12,7 @@ import type { TriageService } from '../domain/triage/triage-service.js';
 import type { QueueKit } from '../jobs/queue-kit.js';
 import type { ScanRouteDeps } from './routes/scans.js';
 import type { ExportService } from '../domain/exports/export-service.js';
+import type { HttpMetrics } from './plugins/metrics.js';
 
 /** Everything the HTTP edge needs, built by the server (or a test) and passed in. */
 export interface AppDeps {
@@ -34,6 +35,8 @@ export interface AppDeps {
   exports: ExportService;
   /** Server secret (KEY_PEPPER), for sealing secrets kept at rest. */
   pepper: string;
+  /** Request metrics and `GET /metrics`; absent: neither. */
+  metrics?: HttpMetrics;
   /** Throws when the database or the queue cannot be reached. */
   readiness(): Promise<void>;
 }

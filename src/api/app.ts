@@ -7,6 +7,7 @@ import { Ajv } from 'ajv';
 import type { AppDeps } from './app-deps.js';
 import { RequestLineLogController } from './plugins/request-line-log.js';
 import { problemPlugin } from './plugins/problem.js';
+import { metricsPlugin } from './plugins/metrics.js';
 import { apiKeyAuth } from './plugins/api-key-auth.js';
 import { consoleSession } from './plugins/console-session.js';
 import { healthRoutes } from './routes/health.js';
@@ -72,6 +73,8 @@ export async function buildApp(deps: AppDeps, ext: AppExtensions = {}): Promise<
   });
 
   await app.register(problemPlugin);
+  if (deps.metrics)
+    await app.register(metricsPlugin, { metrics: deps.metrics, token: deps.config.metricsToken });
   await app.register(cookie);
   healthRoutes(app, deps);
   registerExportDownloadRoute(app, deps);

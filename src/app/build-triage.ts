@@ -18,6 +18,7 @@ import { explainInhouseMode } from '../domain/inhouse/shadow.js';
 import {
   createTriageService,
   type ShadowEngine,
+  type TriageObserver,
   type TriageService,
 } from '../domain/triage/triage-service.js';
 import { createAiCallLeases, leaseSize } from '../domain/usage/ai-call-leases.js';
@@ -36,6 +37,8 @@ export async function buildTriage(deps: {
   clock: () => Date;
   logger: Logger;
   pepper: string;
+  /** Told of every routed request (metrics). */
+  observer?: TriageObserver;
   /** The jobs layer's producer of a batch's item jobs. */
   enqueueBatchItems(batchId: string, total: number): Promise<void>;
 }): Promise<{ triage: TriageService; close(): Promise<void> }> {
@@ -116,6 +119,7 @@ export async function buildTriage(deps: {
     },
     shadow,
     logger: deps.logger,
+    ...(deps.observer ? { observer: deps.observer } : {}),
     leases: createAiCallLeases(deps.quota, {
       clock: deps.clock,
       size: (limit) => leaseSize(limit, deps.config.aiCallLeaseMax),

@@ -23,6 +23,7 @@ import type { QueueHandle } from '../jobs/queue-kit.js';
 import { enqueueBatchItems } from '../jobs/triage-batch.js';
 import { createExportService } from '../domain/exports/export-service.js';
 import { EXPORT_QUEUE, enqueueExport, type ExportPayload } from '../jobs/export-job.js';
+import { createProcessMetrics, type ProcessMetrics } from './metrics/process-metrics.js';
 
 /**
  * The domain services of a process, wired from its infrastructure. No container: plain
@@ -33,7 +34,8 @@ export async function buildServices(
   infra: Infrastructure,
   logger: Logger,
   clock: () => Date = () => new Date(),
-): Promise<AppDeps & { stop(): Promise<void> }> {
+): Promise<AppDeps & { processMetrics: ProcessMetrics; stop(): Promise<void> }> {
+  const metrics = createProcessMetrics({ queues: infra.queues, catalog: config.models });
   const verifier = createKeyVerifier({
     db: infra.pool,
     pepper: infra.pepper,
@@ -42,8 +44,12 @@ export async function buildServices(
     isLive: () => infra.bus.isLive(),
     readVersion: () => readKeyVersion(infra.pool),
     failures: createAuthFailureLimiter({ limit: config.authFailuresPerMinute }),
+    onCacheLookup: metrics.keyCache.lookup,
   });
-  infra.bus.subscribe((m) => verifier.invalidate(m));
+  infra.bus.subscribe((m) => {
+    metrics.keyCache.invalidated(m.kind);
+    verifier.invalidate(m);
+  });
   const keys = createKeyService({ orm: infra.orm, pepper: infra.pepper, bus: infra.bus, clock });
   const meter = createRequestMeter(infra.pool);
   const quota = createQuotaService(infra.pool, clock, { reserveDb: infra.relaxedPool });
@@ -55,6 +61,7 @@ export async function buildServices(
     clock,
     logger,
     pepper: infra.pepper,
+    observer: metrics.triage,
     enqueueBatchItems: (batchId, total) =>
       enqueueBatchItems(infra.queues, batchId, total, config.batchItemRetry),
   });
@@ -87,6 +94,8 @@ export async function buildServices(
     triage: triage.triage,
     queues: infra.queues,
     pepper: infra.pepper,
+    metrics: metrics.http,
+    processMetrics: metrics,
     scans: {
       pool: infra.pool,
       storage: scanStorage,

@@ -106,6 +106,12 @@ export interface Config {
   /** Sources the daily enrichment job refreshes from (URL or file path); none set: no job. */
   enrichmentSources: { kev: string | null; epss: string | null; nvd: string[] };
   enrichmentRefreshEveryMs: number;
+  /** Bearer token `GET /metrics` requires (METRICS_TOKEN); absent: the endpoint is open. */
+  metricsToken: string | null;
+  /** Port of the worker process's `/metrics` listener (METRICS_PORT); absent: no listener. */
+  metricsPort: number | null;
+  /** Password of the operators' queue dashboard at `/admin/queues` (ADMIN_TOKEN); absent: not mounted. */
+  adminToken: string | null;
 }
 
 export class ConfigError extends Error {
@@ -228,6 +234,9 @@ export function loadConfig(
         .filter(Boolean),
     },
     enrichmentRefreshEveryMs: read.int('ENRICHMENT_REFRESH_EVERY_MS', 86_400_000, 60_000, 30 * 86_400_000),
+    metricsToken: read.optional('METRICS_TOKEN'),
+    metricsPort: read.optional('METRICS_PORT') === null ? null : read.int('METRICS_PORT', 0, 0, 65535),
+    adminToken: read.optional('ADMIN_TOKEN'),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);

@@ -26,6 +26,9 @@ import { SCAN_INGEST_QUEUE } from '../jobs/scan-ingest.js';
 import type { ExportService } from '../domain/exports/export-service.js';
 import { EXPORT_QUEUE, exportProcessor, type ExportPayload } from '../jobs/export-job.js';
 import { TRIAGE_QUEUE } from '../jobs/triage-batch.js';
+import { timedQueueKit, type JobObserver } from '../jobs/timed-queue-kit.js';
+import type { ScanIngestObserver } from './scan-ingest-worker.js';
+import { startMetricsServer } from './metrics-server.js';
 
 /**
  * The `worker` process role: BullMQ workers over the domain. Later features (scan
@@ -41,8 +44,25 @@ export async function startWorkers(
     pepper: string;
     clock: () => Date;
     logger: Logger;
+    /** This process's metrics: job durations, scan outcomes, and what METRICS_PORT serves. */
+    processMetrics?: {
+      jobs: JobObserver;
+      scans: ScanIngestObserver;
+      http: { scrape(): Promise<{ contentType: string; body: string }> };
+    };
   },
 ): Promise<{ close(): Promise<void> }> {
+  const metrics = deps.processMetrics;
+  if (metrics) infra = { ...infra, queues: timedQueueKit(infra.queues, metrics.jobs) };
+  const metricsServer =
+    metrics && config.metricsPort !== null
+      ? await startMetricsServer({
+          port: config.metricsPort,
+          host: config.host,
+          token: config.metricsToken,
+          scrape: () => metrics.http.scrape(),
+        })
+      : null;
   const workers: WorkerHandle[] = [];
   await scheduleMaintenance(infra.queues);
   const stopScheduling = keepMaintenanceScheduled(infra.queues, {
@@ -121,11 +141,13 @@ export async function startWorkers(
     logger: deps.logger,
     config,
     storage,
+    ...(metrics ? { observer: metrics.scans } : {}),
   });
   return {
     async close() {
       stopScheduling();
       await Promise.allSettled([...workers.map((w) => w.close()), scans.close()]);
+      await metricsServer?.close();
     },
   };
 }

@@ -42,6 +42,18 @@ export interface ScanIngestWorkerDeps {
   lockDurationMs?: number;
   /** How often this worker looks for jobs whose worker died. @defaultValue 30000 */
   stalledIntervalMs?: number;
+  /** Told how each scan ended (Prometheus metrics). @defaultValue none */
+  observer?: ScanIngestObserver;
+}
+
+/** Sees each scan this worker ends: parsed (its bytes and findings), unparseable, or given up. */
+export interface ScanIngestObserver {
+  scanEnded(scan: {
+    format: string;
+    outcome: 'completed' | 'unparseable' | 'gave_up';
+    bytes: number;
+    findings: number;
+  }): void;
 }
 
 /**
@@ -105,12 +117,19 @@ export function startScanIngestWorker(deps: ScanIngestWorkerDeps): { close(): Pr
         { scanId: scan.id, findings: result.count, bytes: result.bytes, resumedAt: writer.resumeAt },
         'scan ingested',
       );
+      deps.observer?.scanEnded({
+        format: scan.format,
+        outcome: 'completed',
+        bytes: result.bytes,
+        findings: result.count,
+      });
       return { scanId: scan.id, findings: result.count };
     } catch (err) {
       const broken = brokenFileError(err);
       if (!broken) throw err;
       await failScanForGood({ pool: deps.pool, storage }, scan.id, broken);
       log.info({ scanId: scan.id, error: broken }, 'scan failed: unparseable');
+      deps.observer?.scanEnded({ format: scan.format, outcome: 'unparseable', bytes: 0, findings: 0 });
       throw new ScanAlreadyFailed(broken.message);
     }
   }
@@ -140,6 +159,7 @@ export function startScanIngestWorker(deps: ScanIngestWorkerDeps): { close(): Pr
       .then((changed) => {
         // Unchanged when the scan completed after all (a late failure event).
         if (!changed) return;
+        deps.observer?.scanEnded({ format: 'unknown', outcome: 'gave_up', bytes: 0, findings: 0 });
         log.warn(
           { scanId: job.data.scanId, attempt: job.attemptsMade, err: err?.message },
           'scan failed: ingest gave up',

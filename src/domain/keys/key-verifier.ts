@@ -96,6 +96,8 @@ export function createKeyVerifier(deps: {
    * a new key's secret is random, so nobody presents it before it exists. @defaultValue 30,000
    */
   unknownTtlMs?: number;
+  /** Told whether each lookup of a well-formed key was served by the cache (metrics). */
+  onCacheLookup?: (hit: boolean) => void;
 }): KeyVerifier {
   const clock = deps.clock ?? (() => new Date());
   const maxEntries = deps.maxEntries ?? 10_000;
@@ -193,12 +195,14 @@ export function createKeyVerifier(deps: {
       if (unknownUntil !== undefined && unknownUntil <= Date.now()) unknown.delete(hash);
       if (hit && hit.until > Date.now()) {
         key = hit.key;
+        deps.onCacheLookup?.(true);
       } else if (unknownUntil !== undefined && unknownUntil > Date.now()) {
         if (client) deps.failures?.recordFailure(client);
         return { ok: false, code: 'invalid_api_key' };
       } else {
         const retryAfterMs = client ? (deps.failures?.blockedForMs(client) ?? 0) : 0;
         if (retryAfterMs > 0) return { ok: false, code: 'rate_limited', retryAfterMs };
+        deps.onCacheLookup?.(false);
         const started = generation;
         let pending = inflight.get(hash);
         if (!pending) {

@@ -18,7 +18,7 @@ import { monthOf } from '../plans/plans.js';
 import type { QuotaService } from '../usage/quota.js';
 import { createAiCallLeases, type AiCallLeases } from '../usage/ai-call-leases.js';
 import { sealSecret } from '../keys/key-secrets.js';
-import { routeTriage } from '../triage-engine/router.js';
+import { routeTriage, type RouteTriageResult } from '../triage-engine/router.js';
 import { buildPrompt } from '../triage-engine/prompt.js';
 import { SAFETY_POLICY_VERSION } from '../triage-engine/safety-policy.js';
 import type { RouterThresholds } from '../triage-engine/triage-config.js';
@@ -134,6 +134,13 @@ export interface TriageServiceDeps {
   leases?: AiCallLeases;
   /** Told when the hops of an unanswered request could not be kept (the caller still gets its 503). */
   logger?: Pick<Logger, 'warn'>;
+  /** Told of every routed request, answered or not (Prometheus metrics). @defaultValue none */
+  observer?: TriageObserver;
+}
+
+/** Sees each request's walk of the chain: its hops, who answered, or that none could. */
+export interface TriageObserver {
+  routed(result: RouteTriageResult): void;
 }
 
 /** How long a batch's reservation lives if its process dies before settling it. */
@@ -217,6 +224,7 @@ export function createTriageService(deps: TriageServiceDeps): TriageService {
       clock,
       signal,
     });
+    deps.observer?.routed(routed);
     if (!routed.ok) {
       // Tokens spent on answers we could not use are our cost, not the caller's: kept apart
       // from the ledger, so the request is neither billed nor counted as an AI call.

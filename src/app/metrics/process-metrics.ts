@@ -1,0 +1,113 @@
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { ModelCatalogEntry } from '../../lib/config.js';
+import type { HttpMetrics } from '../../api/plugins/metrics.js';
+import type { TriageObserver } from '../../domain/triage/triage-service.js';
+import type { ScanIngestObserver } from '../../workers/scan-ingest-worker.js';
+import type { QueueKit } from '../../jobs/queue-kit.js';
+import { createTriageMetrics } from './triage-metrics.js';
+import type { JobObserver } from '../../jobs/timed-queue-kit.js';
+import { createQueueMetrics, SERVICE_QUEUES } from './queue-metrics.js';
+
+/**
+ * The metrics of one process, on a registry of its own (never prom-client's global one: several
+ * apps run in one test process, and each must count only its own work). Built once in the
+ * composition root; each part is handed to the code that records it.
+ */
+export interface ProcessMetrics {
+  registry: Registry;
+  http: HttpMetrics;
+  triage: TriageObserver;
+  scans: ScanIngestObserver;
+  jobs: JobObserver;
+  keyCache: { lookup(hit: boolean): void; invalidated(kind: string): void };
+}
+
+/** Buckets of request latency: API answers are milliseconds, uploads and exports seconds. */
+const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export function createProcessMetrics(opts: {
+  queues: QueueKit;
+  /** Queues whose depth is read at scrape time. @defaultValue every queue of the service */
+  queueNames?: readonly string[];
+  catalog: readonly ModelCatalogEntry[];
+}): ProcessMetrics {
+  const registry = new Registry();
+  const registers = [registry];
+  collectDefaultMetrics({ register: registry });
+
+  const requests = new Counter({
+    name: 'vuln_triage_http_requests_total',
+    help: 'HTTP requests answered, by route pattern, method and status.',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers,
+  });
+  const duration = new Histogram({
+    name: 'vuln_triage_http_request_duration_seconds',
+    help: 'Time from request received to response sent, by route pattern, method and status.',
+    labelNames: ['route', 'method', 'status'] as const,
+    buckets: HTTP_BUCKETS,
+    registers,
+  });
+
+  const scans = new Counter({
+    name: 'vuln_triage_scans_total',
+    help: 'Scans ended by this process, by format and outcome (completed, unparseable, gave_up).',
+    labelNames: ['format', 'outcome'] as const,
+    registers,
+  });
+  const scanBytes = new Counter({
+    name: 'vuln_triage_scan_bytes_parsed_total',
+    help: 'Bytes of scan files parsed to completion, by format.',
+    labelNames: ['format'] as const,
+    registers,
+  });
+  const scanFindings = new Counter({
+    name: 'vuln_triage_scan_findings_parsed_total',
+    help: 'Findings read from scans parsed to completion, by format.',
+    labelNames: ['format'] as const,
+    registers,
+  });
+
+  const keyLookups = new Counter({
+    name: 'vuln_triage_key_cache_lookups_total',
+    help: 'API key verifications by whether the process cache served them (hit) or the database (miss).',
+    labelNames: ['result'] as const,
+    registers,
+  });
+  const keyInvalidations = new Counter({
+    name: 'vuln_triage_key_cache_invalidations_total',
+    help: 'Key cache invalidations received, by kind (key, workspace, all).',
+    labelNames: ['kind'] as const,
+    registers,
+  });
+  // Present from the first scrape, so rate() has a series to start from.
+  keyLookups.inc({ result: 'hit' }, 0);
+  keyLookups.inc({ result: 'miss' }, 0);
+
+  return {
+    registry,
+    http: {
+      observeRequest(route, method, status, seconds) {
+        const labels = { route, method, status: String(status) };
+        requests.inc(labels);
+        duration.observe(labels, seconds);
+      },
+      async scrape() {
+        return { contentType: registry.contentType, body: await registry.metrics() };
+      },
+    },
+    triage: createTriageMetrics(registry, opts.catalog),
+    scans: {
+      scanEnded({ format, outcome, bytes, findings }) {
+        scans.inc({ format, outcome });
+        if (bytes > 0) scanBytes.inc({ format }, bytes);
+        if (findings > 0) scanFindings.inc({ format }, findings);
+      },
+    },
+    jobs: createQueueMetrics(registry, opts.queues, opts.queueNames ?? SERVICE_QUEUES),
+    keyCache: {
+      lookup: (hit) => keyLookups.inc({ result: hit ? 'hit' : 'miss' }),
+      invalidated: (kind) => keyInvalidations.inc({ kind }),
+    },
+  };
+}
