@@ -5,7 +5,6 @@ import { createLogger } from '../../src/lib/logger.js';
 import { openInfrastructure, type Infrastructure } from '../../src/app/infrastructure.js';
 import { buildServices } from '../../src/app/services.js';
 import { buildApp, type AppExtensions } from '../../src/api/app.js';
-import type { AppDeps } from '../../src/api/app-deps.js';
 import { createTestDatabase } from './db.js';
 import { createTestClock, type TestClock } from './clock.js';
 
@@ -13,7 +12,7 @@ export const TEST_PEPPER = 'test-pepper-'.padEnd(48, 'x');
 
 export interface TestApp {
   app: FastifyInstance;
-  deps: AppDeps & { stop(): Promise<void> };
+  deps: Awaited<ReturnType<typeof buildServices>>;
   infra: Infrastructure;
   clock: TestClock;
   databaseUrl: string;
