@@ -75,20 +75,67 @@ export interface PlanChange {
   at: Date;
 }
 
-const created = { type: 'Date', onCreate: () => new Date() } as const;
+/**
+ * The column metadata below mirrors the migrations exactly (types, defaults, checks, indexes,
+ * foreign keys with PostgreSQL's own constraint names), so MikroORM's schema diff against a
+ * migrated database is empty: test/integration/foundation/entities-match-schema.test.ts.
+ * The migrations stay the source of truth; these declarations only describe them.
+ */
+const text = { type: 'text' } as const;
+const nullableText = { type: 'text', nullable: true } as const;
+const timestamp = { type: 'Date', columnType: 'timestamptz' } as const;
+const nullableTimestamp = { ...timestamp, nullable: true } as const;
+const created = { ...timestamp, defaultRaw: 'now()', onCreate: () => new Date() } as const;
+
+/**
+ * A uuid column holding another row's id, declared as a relation mapped to the primary key:
+ * the TypeScript type stays `string`, and MikroORM knows the foreign key (deferred, as in
+ * the migrations, so the unit of work may insert rows in any order within a transaction).
+ */
+function reference(
+  table: string,
+  column: string,
+  entity: () => EntitySchema<any>, // eslint-disable-line @typescript-eslint/no-explicit-any
+  options: { nullable?: boolean; deleteRule?: 'cascade'; primary?: boolean } = {},
+) {
+  return {
+    kind: 'm:1',
+    entity,
+    mapToPk: true,
+    fieldName: column,
+    foreignKeyName: `${table}_${column}_fkey`,
+    deferMode: 'deferred',
+    // The migrations declare no ON UPDATE and ON DELETE CASCADE or nothing: MikroORM's
+    // defaults (update cascade, delete set null when nullable) would differ.
+    updateRule: 'no action',
+    deleteRule: options.deleteRule ?? 'no action',
+    ...(options.nullable ? { nullable: true } : {}),
+    ...(options.primary ? { primary: true } : {}),
+  } as const;
+}
+
+const PLANS = ['free', 'trial', 'service'] as const;
+const KEY_STATES = ['active', 'rotating', 'expired', 'revoked'] as const;
 
 export const WorkspaceSchema = new EntitySchema<Workspace>({
   name: 'Workspace',
   tableName: 'workspaces',
   properties: {
     id: { type: 'uuid', primary: true },
-    name: { type: 'string' },
-    plan: { type: 'string' },
-    trialEndsAt: { type: 'Date', nullable: true },
-    status: { type: 'string' },
-    rotationPolicyDays: { type: 'integer' },
+    name: text,
+    plan: { enum: true, items: [...PLANS], columnType: 'text' },
+    trialEndsAt: nullableTimestamp,
+    status: { enum: true, items: ['active', 'suspended'], columnType: 'text', default: 'active' },
+    rotationPolicyDays: { type: 'integer', default: 90 },
     createdAt: created,
   },
+  checks: [
+    { name: 'workspaces_name_check', expression: '(length(name) >= 1) AND (length(name) <= 120)' },
+    {
+      name: 'workspaces_rotation_policy_days_check',
+      expression: '(rotation_policy_days >= 15) AND (rotation_policy_days <= 3650)',
+    },
+  ],
 });
 
 export const ConsoleUserSchema = new EntitySchema<ConsoleUser>({
@@ -96,42 +143,57 @@ export const ConsoleUserSchema = new EntitySchema<ConsoleUser>({
   tableName: 'console_users',
   properties: {
     id: { type: 'uuid', primary: true },
-    email: { type: 'string' },
-    passwordHash: { type: 'string' },
+    email: text,
+    passwordHash: text,
     createdAt: created,
   },
+  // Emails are unique whatever their case: an expression index, which MikroORM compares by name.
+  indexes: [
+    {
+      name: 'console_users_email_key',
+      expression: 'CREATE UNIQUE INDEX console_users_email_key ON console_users (lower(email))',
+    },
+  ],
 });
 
 export const MembershipSchema = new EntitySchema<Membership>({
   name: 'Membership',
   tableName: 'memberships',
   properties: {
-    userId: { type: 'uuid', primary: true },
-    workspaceId: { type: 'uuid', primary: true },
-    role: { type: 'string' },
+    userId: reference('memberships', 'user_id', () => ConsoleUserSchema, {
+      primary: true,
+      deleteRule: 'cascade',
+    }),
+    workspaceId: reference('memberships', 'workspace_id', () => WorkspaceSchema, {
+      primary: true,
+      deleteRule: 'cascade',
+    }),
+    role: { type: 'text', default: 'owner' },
     createdAt: created,
   },
 });
 
-export const ApiKeySchema = new EntitySchema<ApiKey>({
+export const ApiKeySchema: EntitySchema<ApiKey> = new EntitySchema<ApiKey>({
   name: 'ApiKey',
   tableName: 'api_keys',
   properties: {
     id: { type: 'uuid', primary: true },
-    workspaceId: { type: 'uuid' },
-    label: { type: 'string' },
-    keyHash: { type: 'string' },
-    prefix: { type: 'string' },
-    lastFour: { type: 'string' },
+    workspaceId: reference('api_keys', 'workspace_id', () => WorkspaceSchema, { deleteRule: 'cascade' }),
+    label: text,
+    keyHash: text,
+    prefix: text,
+    lastFour: text,
     scopes: { type: ArrayType },
-    state: { type: 'string' },
-    expiresAt: { type: 'Date', nullable: true },
-    graceEndsAt: { type: 'Date', nullable: true },
-    successorId: { type: 'uuid', nullable: true },
+    state: { enum: true, items: [...KEY_STATES], columnType: 'text' },
+    expiresAt: nullableTimestamp,
+    graceEndsAt: nullableTimestamp,
+    successorId: reference('api_keys', 'successor_id', () => ApiKeySchema, { nullable: true }),
     createdAt: created,
-    lastUsedAt: { type: 'Date', nullable: true },
-    revokedAt: { type: 'Date', nullable: true },
+    lastUsedAt: nullableTimestamp,
+    revokedAt: nullableTimestamp,
   },
+  uniques: [{ name: 'api_keys_key_hash_key', properties: ['keyHash'] }],
+  indexes: [{ name: 'api_keys_workspace_idx', properties: ['workspaceId', 'createdAt'] }],
 });
 
 export const KeyAuditEventSchema = new EntitySchema<KeyAuditEvent>({
@@ -139,15 +201,27 @@ export const KeyAuditEventSchema = new EntitySchema<KeyAuditEvent>({
   tableName: 'key_audit_events',
   properties: {
     id: { type: 'bigint', primary: true, autoincrement: true },
-    workspaceId: { type: 'uuid' },
-    keyId: { type: 'uuid', nullable: true },
-    action: { type: 'string' },
-    actor: { type: 'string' },
-    ip: { type: 'string', nullable: true },
-    userAgent: { type: 'string', nullable: true },
-    details: { type: 'json' },
+    workspaceId: reference('key_audit_events', 'workspace_id', () => WorkspaceSchema, {
+      deleteRule: 'cascade',
+    }),
+    keyId: reference('key_audit_events', 'key_id', () => ApiKeySchema, {
+      nullable: true,
+      deleteRule: 'cascade',
+    }),
+    action: { enum: true, items: [...AUDIT_ACTIONS], columnType: 'text' },
+    actor: text,
+    ip: nullableText,
+    userAgent: nullableText,
+    details: { type: 'json', default: '{}' },
     at: created,
   },
+  indexes: [
+    { name: 'key_audit_events_ws_idx', properties: ['workspaceId', 'at'] },
+    {
+      name: 'key_audit_events_ws_id_idx',
+      expression: 'CREATE INDEX key_audit_events_ws_id_idx ON key_audit_events (workspace_id, id DESC)',
+    },
+  ],
 });
 
 export const PlanChangeSchema = new EntitySchema<PlanChange>({
@@ -155,11 +229,13 @@ export const PlanChangeSchema = new EntitySchema<PlanChange>({
   tableName: 'plan_changes',
   properties: {
     id: { type: 'bigint', primary: true, autoincrement: true },
-    workspaceId: { type: 'uuid' },
-    fromPlan: { type: 'string', nullable: true },
-    toPlan: { type: 'string' },
-    reason: { type: 'string' },
-    actor: { type: 'string' },
+    workspaceId: reference('plan_changes', 'workspace_id', () => WorkspaceSchema, {
+      deleteRule: 'cascade',
+    }),
+    fromPlan: nullableText,
+    toPlan: text,
+    reason: text,
+    actor: text,
     at: created,
   },
 });
