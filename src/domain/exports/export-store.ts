@@ -177,7 +177,7 @@ interface ExportCaseRow {
   rule_id: string | null;
   cve_ids: string[];
   cwe_ids: string[];
-  cvss_score: string | null;
+  cvss_score: number | null;
   cvss_vector: string | null;
   asset: string | null;
   host: string | null;
@@ -192,17 +192,20 @@ interface ExportCaseRow {
   protocol: string | null;
   kev: boolean;
   epss: number | null;
-  first_seen: Date;
-  last_seen: Date;
+  first_seen: string;
+  last_seen: string;
   first_scan_id: string;
   last_scan_id: string;
   sightings: number;
-  created_at: Date;
-  updated_at: Date;
+  created_at: string;
+  updated_at: string;
 }
 
+/** A timestamptz as the ISO 8601 text `Date.toISOString()` writes (UTC, milliseconds). */
+const ISO = (col: string): string => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
 /** Rows per keyset page: large enough that the round trips vanish, small enough to keep memory flat. */
-const PAGE = 2_000;
+const PAGE = 5_000;
 
 /**
  * The selected cases, newest first, as keyset pages over `seq`: memory holds one page whatever
@@ -227,9 +230,14 @@ export async function* iterateExportCases(
     }
     params.push(PAGE);
     const { rows } = await db.query<ExportCaseRow>(
-      `SELECT c.seq, c.id, c.fingerprint, c.title, c.severity, c.status, c.scanner, c.rule_id, c.cve_ids, c.cwe_ids,
-              c.cvss_score, c.asset, c.host, c.ip, c.fqdn, c.component, c.port, c.protocol, c.first_seen, c.last_seen,
-              c.first_scan_id, c.last_scan_id, c.sightings, c.created_at, c.updated_at, ${kevColumn('c')},
+      // Arrays as JSON, times as ISO text and scores as float8: pg's JSON.parse and plain
+      // strings cost a fraction of its text-array and Date parsers (measured in bench/exports).
+      `SELECT c.seq, c.id, c.fingerprint, c.title, c.severity, c.status, c.scanner, c.rule_id,
+              array_to_json(c.cve_ids) AS cve_ids, array_to_json(c.cwe_ids) AS cwe_ids, c.cvss_score::float8 AS cvss_score,
+              c.asset, c.host, c.ip, c.fqdn, c.component, c.port, c.protocol,
+              ${ISO('c.first_seen')} AS first_seen, ${ISO('c.last_seen')} AS last_seen,
+              c.first_scan_id, c.last_scan_id, c.sightings, ${ISO('c.created_at')} AS created_at, ${ISO('c.updated_at')} AS updated_at,
+              ${kevColumn('c')},
               (SELECT max(e.epss) FROM epss_scores e WHERE e.cve_id = ANY(c.cve_ids)) AS epss,
               lf.cvss_vector, lf.component_version, lf.purl, lf.file, lf.line
        FROM cases c
@@ -260,7 +268,7 @@ function toExportCase(r: ExportCaseRow): ExportCase {
     ruleId: r.rule_id,
     cveIds: r.cve_ids,
     cweIds: r.cwe_ids,
-    cvssScore: r.cvss_score === null ? null : Number(r.cvss_score),
+    cvssScore: r.cvss_score,
     cvssVector: r.cvss_vector,
     asset: r.asset,
     host: r.host,
@@ -275,13 +283,13 @@ function toExportCase(r: ExportCaseRow): ExportCase {
     protocol: r.protocol,
     kev: r.kev,
     epss: r.epss,
-    firstSeen: r.first_seen.toISOString(),
-    lastSeen: r.last_seen.toISOString(),
+    firstSeen: r.first_seen,
+    lastSeen: r.last_seen,
     firstScanId: r.first_scan_id,
     lastScanId: r.last_scan_id,
     sightings: r.sightings,
-    createdAt: r.created_at.toISOString(),
-    updatedAt: r.updated_at.toISOString(),
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
     // Cases carry no triage of their own until case triage lands (issue 13, part 1).
     triage: null,
     triageStale: false,

@@ -1,0 +1,146 @@
+/**
+ * Case export throughput and memory (issue 13): each format rendered from the database to a
+ * discarding sink, against `COPY (SELECT …) TO STDOUT (FORMAT csv)` of the same rows in the same
+ * run. Peak RSS is sampled every 20 ms during each run.
+ *
+ *   npx tsx bench/exports/export-throughput.ts --cases 100000 [--formats csv,jsonl,sarif,cyclonedx-vex]
+ */
+import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import copyStreams from 'pg-copy-streams';
+import { createOrm, migrate } from '../../src/db/orm.js';
+import { caseJsonView } from '../../src/domain/exports/export-case.js';
+import { iterateExportCases } from '../../src/domain/exports/export-store.js';
+import { EXPORT_FORMATS, RENDERERS, type ExportFormat } from '../../src/domain/exports/formats.js';
+import { createBenchDatabase } from '../lib/bench-db.js';
+
+const { values } = parseArgs({
+  options: {
+    cases: { type: 'string', default: '100000' },
+    formats: { type: 'string', default: EXPORT_FORMATS.join(',') },
+  },
+});
+const N = Number(values.cases);
+const formats = values.formats!.split(',') as ExportFormat[];
+
+function sink(): { stream: Writable; bytes: () => number } {
+  let bytes = 0;
+  return {
+    stream: new Writable({
+      write(chunk: Buffer, _e, done) {
+        bytes += chunk.length;
+        done();
+      },
+    }),
+    bytes: () => bytes,
+  };
+}
+
+async function measure(
+  name: string,
+  run: () => Promise<number>,
+): Promise<{ name: string; s: number; bytes: number; rss: number }> {
+  global.gc?.();
+  let peak = process.memoryUsage().rss;
+  const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+  const t0 = process.hrtime.bigint();
+  const bytes = await run();
+  const s = Number(process.hrtime.bigint() - t0) / 1e9;
+  clearInterval(timer);
+  return { name, s, bytes, rss: Math.max(peak, process.memoryUsage().rss) / 2 ** 20 };
+}
+
+const db = await createBenchDatabase('bench_export');
+const orm = await createOrm(db.url);
+await migrate(orm, db.url);
+await orm.close();
+const pool = new pg.Pool({ connectionString: db.url, max: 4 });
+try {
+  const ws = randomUUID();
+  const scan = randomUUID();
+  console.log(`seeding ${N.toLocaleString()} cases (one finding each)…`);
+  await pool.query(`INSERT INTO workspaces (id, name, plan) VALUES ($1, 'bench', 'service')`, [ws]);
+  await pool.query(
+    `INSERT INTO scans (id, workspace_id, format, status, bytes, sha256, storage_path) VALUES ($1, $2, 'sarif', 'completed', 0, 'x', 'x')`,
+    [scan, ws],
+  );
+  await pool.query(
+    `INSERT INTO findings (scan_id, record_index, workspace_id, fingerprint, scanner, rule_id, title, severity, cve_ids, cwe_ids,
+                           cvss_score, cvss_vector, asset, file, line)
+     SELECT $1, g, $2, 'fp-' || g, 'sarif:bench', 'rule-' || (g % 500), 'Finding number ' || g || ' with a "quoted", title',
+            (ARRAY['CRITICAL','HIGH','MEDIUM','LOW','INFO'])[1 + g % 5], ARRAY['CVE-2024-' || (10000 + g % 3000)], ARRAY['CWE-79'],
+            (g % 100) / 10.0, 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H', 'app-' || (g % 50), 'src/file' || (g % 900) || '.ts', 1 + g % 400
+     FROM generate_series(1, $3::int) g`,
+    [scan, ws, N],
+  );
+  await pool.query(
+    `INSERT INTO cases (workspace_id, fingerprint, title, severity, scanner, rule_id, cve_ids, cwe_ids, cvss_score, asset,
+                        first_scan_id, last_scan_id, first_seen, last_seen, sightings)
+     SELECT workspace_id, fingerprint, title, severity, scanner, rule_id, cve_ids, cwe_ids, cvss_score, asset, scan_id, scan_id, now(), now(), 1
+     FROM findings`,
+  );
+  await pool.query('ANALYZE');
+
+  const results = [];
+  results.push(
+    await measure('COPY … TO STDOUT (FORMAT csv) [baseline]', async () => {
+      const client = await pool.connect();
+      try {
+        const out = sink();
+        await pipeline(
+          client.query(
+            copyStreams.to(
+              `COPY (SELECT c.id, c.title, c.severity, c.status, c.cve_ids, c.cwe_ids, c.cvss_score, c.asset, c.first_seen, c.last_seen,
+                            c.sightings, c.fingerprint FROM cases c WHERE c.workspace_id = '${ws}' ORDER BY c.seq DESC)
+               TO STDOUT (FORMAT csv, HEADER)`,
+            ),
+          ),
+          out.stream,
+        );
+        return out.bytes();
+      } finally {
+        client.release();
+      }
+    }),
+  );
+  results.push(
+    await measure('query only (iterateExportCases)', async () => {
+      let n = 0;
+      for await (const c of iterateExportCases(pool, ws, {})) n += c.title.length > 0 ? 1 : 0;
+      return n;
+    }),
+  );
+  for (const format of formats) {
+    const meta = {
+      toolName: 'bench',
+      toolVersion: '0',
+      baseUrl: '',
+      generatedAt: new Date(),
+      serial: randomUUID(),
+    };
+    results.push(
+      await measure(format, async () => {
+        const out = sink();
+        await pipeline(
+          RENDERERS[format].render(iterateExportCases(pool, ws, {}), meta, caseJsonView),
+          out.stream,
+        );
+        return out.bytes();
+      }),
+    );
+  }
+  const base = results[0]!;
+  console.log(`\n${N.toLocaleString()} cases, Node ${process.version}`);
+  console.log('format | seconds | cases/s | MB | × baseline | peak RSS MB');
+  for (const r of results) {
+    console.log(
+      `${r.name} | ${r.s.toFixed(2)} | ${Math.round(N / r.s).toLocaleString()} | ${(r.bytes / 1e6).toFixed(1)} | ${(base.s / r.s).toFixed(2)} | ${r.rss.toFixed(0)}`,
+    );
+  }
+} finally {
+  await pool.end();
+  await db.drop();
+}
