@@ -23,7 +23,7 @@ const LOCAL_NEXT = /^\/(?:settings\/api-keys|reveal\/[A-Za-z0-9_-]{16,100})$/;
  * copy them, so it serves them from the source tree found through the project root.
  */
 function staticDir(): string {
-  const here = fileURLToPath(new URL('./static', import.meta.url));
+  const here = fileURLToPath(new URL('./static/', import.meta.url));
   return existsSync(here) ? here : path.join(projectRoot, 'src', 'api', 'pages', 'static');
 }
 

@@ -9,7 +9,7 @@ import { createPool, type Pool } from '../../../src/db/pool.js';
 import { createTestDatabase } from '../../helpers/db.js';
 
 /** The enrichment fixtures (test/fixtures/enrichment/README.md names each one's source). */
-export const LOCAL = fileURLToPath(new URL('../../fixtures/enrichment', import.meta.url));
+export const LOCAL = fileURLToPath(new URL('../../fixtures/enrichment/', import.meta.url));
 /** The CISA KEV catalog 2025.08.25, gzipped as kept in the repository (importers sniff gzip). */
 export const KEV_CATALOG = path.join(LOCAL, 'known_exploited_vulnerabilities.json.gz');
 export const EPSS_SAMPLE = path.join(LOCAL, 'epss_scores-sample.csv');

@@ -6,7 +6,7 @@ import { parseScanToArray, type ParseScanOptions } from '../../../src/parsers/in
 /** Real scanner outputs (never edited): test/fixtures/scans, sources in test/fixtures/README.md. */
 export const SCANNER_FIXTURES = fileURLToPath(new URL('../../fixtures/', import.meta.url));
 /** This suite's own edge-case fixtures. */
-export const OWN_FIXTURES = fileURLToPath(new URL('../../fixtures/parsers', import.meta.url));
+export const OWN_FIXTURES = fileURLToPath(new URL('../../fixtures/parsers/', import.meta.url));
 
 /** Resolves 'scans/nessus/x.nessus' against test/fixtures and 'own:x' against ours. */
 export function fixturePath(name: string): string {
