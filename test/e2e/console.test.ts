@@ -273,19 +273,24 @@ describe.skipIf(!hasChromium)('console pages in a real browser', () => {
     const picos = (u: { inputTokens: number; outputTokens: number }, [i, o]: readonly [bigint, bigint]) =>
       BigInt(u.inputTokens) * i + BigInt(u.outputTokens) * o;
     const toMicros = (p: bigint) => (p + 500_000n) / 1_000_000n; // half up, as the ledger rounds
-    const usd = (micros: bigint) =>
-      new Intl.NumberFormat('en-US', {
+    // One precision per table (issue 12 item 8): 4 decimals when any non-zero amount of the
+    // table is below $0.01, else 2. Three triage calls cost well under a cent.
+    const usdIn = (amounts: bigint[]) => (micros: bigint) => {
+      const digits = amounts.some((m) => m > 0n && m < 10_000n) ? 4 : 2;
+      return new Intl.NumberFormat('en-US', {
         style: 'currency',
         currency: 'USD',
-        minimumFractionDigits: 2,
-        maximumFractionDigits: 6,
+        minimumFractionDigits: digits,
+        maximumFractionDigits: digits,
       }).format(Number(micros) / 1e6);
+    };
     const rowsPicos = [
       picos(first, PICOS.routine),
       picos(firstCritical, PICOS.v1),
       picos(created, PICOS.routine),
     ];
     const totalMicros = toMicros(rowsPicos.reduce((a, b) => a + b, 0n));
+    const usd = usdIn([...rowsPicos.map(toMicros), totalMicros]);
     const tokens = [first, firstCritical, created].reduce((n, u) => n + u.inputTokens + u.outputTokens, 0);
     await openSettings();
     expect(await page.locator('#ws-ai-calls').textContent()).toBe('3 of 50,000');
@@ -302,7 +307,7 @@ describe.skipIf(!hasChromium)('console pages in a real browser', () => {
     ]);
     expect(await page.locator('#statement-foot').textContent()).toContain(usd(totalMicros));
     expect(await page.locator('#ws-tokens').textContent()).toBe(tokens.toLocaleString('en-US'));
-    expect(await page.locator('#ws-spend').textContent()).toBe(usd(totalMicros));
+    expect(await page.locator('#ws-spend').textContent()).toBe(usdIn([totalMicros])(totalMicros));
     const firstTokens =
       first.inputTokens + first.outputTokens + firstCritical.inputTokens + firstCritical.outputTokens;
     expect(await keyRow(keys.firstId).locator('td[data-label="Tokens"]').textContent()).toBe(

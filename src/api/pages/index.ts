@@ -12,11 +12,12 @@ import { helmetOptions, NO_STORE } from './security.js';
 import { loginPage, signupPage } from './templates/auth-pages.js';
 import { revealPage } from './templates/reveal-page.js';
 import { settingsPage } from './templates/settings-page.js';
+import { auditPage } from './templates/audit-page.js';
 
 /** Reveal tokens are base64url; anything else is not a link we made. */
 const TOKEN = /^[A-Za-z0-9_-]{16,100}$/;
 /** Where `?next=` may send a person after sign-in: our own pages, spelled without `//` or encoding. */
-const LOCAL_NEXT = /^\/(?:settings\/api-keys|reveal\/[A-Za-z0-9_-]{16,100})$/;
+const LOCAL_NEXT = /^\/(?:settings\/(?:api-keys|audit-log)|reveal\/[A-Za-z0-9_-]{16,100})$/;
 
 /**
  * The static assets sit beside this file in the source tree. A `dist/` build does not
@@ -30,7 +31,7 @@ function staticDir(): string {
 /**
  * The console pages (DECISIONS §3): sign-up, sign-in, the one-time reveal page and
  * Settings > API keys. Server-rendered shells plus small static scripts that call the
- * console JSON API under `/api/console`.
+ * console JSON API under `/api/console`. Settings > Audit log lists the workspace's audit events.
  *
  * Everything is registered in its own encapsulation context, so Helmet's headers (strict
  * CSP, frame-ancestors 'none', no-referrer) apply to these pages and `/assets/` only and
@@ -100,5 +101,10 @@ function pageRoutes(app: FastifyInstance, deps: AppDeps): void {
   app.get('/settings/api-keys', async (req, reply) => {
     if (!(await signedIn(req))) return toLogin(reply, '/settings/api-keys');
     return page(reply, settingsPage(deps.config));
+  });
+
+  app.get('/settings/audit-log', async (req, reply) => {
+    if (!(await signedIn(req))) return toLogin(reply, '/settings/audit-log');
+    return page(reply, auditPage());
   });
 }

@@ -3,11 +3,17 @@ import type { AppDeps } from '../app-deps.js';
 import { monthOf, nextMonthStart } from '../../domain/plans/plans.js';
 import { workspaceSummary } from '../../domain/workspaces/workspace-summary.js';
 import { monthlyStatement } from '../../domain/usage/usage-report.js';
+import { listAuditEvents, type AuditQuery } from '../../domain/keys/audit-log.js';
 import { planBody, statementQuery } from '../schemas/console.js';
+import { auditEventsQuery } from '../schemas/audit.js';
 import { noQuery } from '../schemas/common.js';
 import { actorFrom } from './key-management.js';
 
-/** Settings > API keys, as JSON: the workspace summary, plan changes and the monthly statement. */
+/**
+ * Settings > API keys and Settings > Audit log, as JSON: the workspace summary, plan changes,
+ * the monthly statement and the audit log. The console user is the workspace's owner, so the
+ * session alone grants what `keys:write` grants on `/api/v1/audit-events` (same filters, same shape).
+ */
 export function consoleWorkspaceRoutes(app: FastifyInstance, deps: AppDeps): void {
   const summary = (workspaceId: string) =>
     workspaceSummary(
@@ -46,5 +52,11 @@ export function consoleWorkspaceRoutes(app: FastifyInstance, deps: AppDeps): voi
       lines,
       totals: { aiCalls: totals.aiCalls, tokens: totals.tokens, spendUsd: totals.spendUsd },
     };
+  });
+
+  app.get('/audit-events', { schema: { querystring: auditEventsQuery } }, async (req, reply) => {
+    const page = await listAuditEvents(deps.pool, req.session.workspaceId, req.query as AuditQuery);
+    void reply.header('Cache-Control', 'no-store');
+    return { object: 'list', data: page.data, nextCursor: page.nextCursor };
   });
 }

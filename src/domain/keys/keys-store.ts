@@ -128,13 +128,23 @@ export async function takeReveal(
   return row;
 }
 
-/** Keys of a workspace that authenticate at `now` (active or rotating, within expiry and grace). */
-export async function countActiveKeys(db: Db, workspaceId: string, now: Date): Promise<number> {
-  const { rows } = await db.query<{ n: number }>(
-    sql`SELECT count(*)::int AS n FROM api_keys WHERE workspace_id = ${workspaceId} AND state IN ('active', 'rotating')
+/**
+ * Keys of a workspace that authenticate at `now` (within expiry and grace), counted apart:
+ * `active` ones and `rotating` ones (a rotated key in its grace period), so the console's
+ * "Active keys" does not count a key that is on its way out (issue 12 item 8).
+ */
+export async function countLiveKeys(
+  db: Db,
+  workspaceId: string,
+  now: Date,
+): Promise<{ active: number; rotating: number }> {
+  const { rows } = await db.query<{ active: number; rotating: number }>(
+    sql`SELECT count(*) FILTER (WHERE state = 'active')::int AS active,
+               count(*) FILTER (WHERE state = 'rotating')::int AS rotating
+          FROM api_keys WHERE workspace_id = ${workspaceId} AND state IN ('active', 'rotating')
            AND (expires_at IS NULL OR expires_at > ${now}) AND (grace_ends_at IS NULL OR grace_ends_at > ${now})`,
   );
-  return rows[0]?.n ?? 0;
+  return { active: rows[0]?.active ?? 0, rotating: rows[0]?.rotating ?? 0 };
 }
 
 /**

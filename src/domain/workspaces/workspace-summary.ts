@@ -1,6 +1,6 @@
 import type { Db } from '../../db/pool.js';
 import { effectivePlan, monthOf, nextMonthStart, type PlanCatalog } from '../plans/plans.js';
-import { countActiveKeys } from '../keys/keys-store.js';
+import { countLiveKeys } from '../keys/keys-store.js';
 import { microsToUsd, picosToMicros } from '../usage/ledger.js';
 import type { QuotaService } from '../usage/quota.js';
 import { workspaceLedgerTotals } from '../usage/usage-report.js';
@@ -16,15 +16,15 @@ export interface WorkspaceSummaryDeps {
 }
 
 /**
- * The console's workspace card (Settings > API keys): plan and trial, active keys, tokens of
+ * The console's workspace card (Settings > API keys): plan and trial, active (and rotating) keys, tokens of
  * all time, this month's model calls against the plan's limit and this month's spend.
  */
 export async function workspaceSummary(deps: WorkspaceSummaryDeps, workspaceId: string) {
   const now = deps.clock();
   const ws = await deps.workspaces.workspaceOf(workspaceId);
   const plan = effectivePlan(ws, deps.plans, now);
-  const [activeKeys, ledger, quota] = await Promise.all([
-    countActiveKeys(deps.db, workspaceId, now),
+  const [liveKeys, ledger, quota] = await Promise.all([
+    countLiveKeys(deps.db, workspaceId, now),
     workspaceLedgerTotals(deps.db, workspaceId, monthOf(now)),
     deps.quota.usage(workspaceId),
   ]);
@@ -36,7 +36,9 @@ export async function workspaceSummary(deps: WorkspaceSummaryDeps, workspaceId: 
     trialEndsAt: plan.trialEndsAt?.toISOString() ?? null,
     status: ws.status,
     rotationPolicyDays: ws.rotationPolicyDays,
-    activeKeys,
+    /** Keys in state `active` only; keys in their rotation grace are `rotatingKeys`. */
+    activeKeys: liveKeys.active,
+    rotatingKeys: liveKeys.rotating,
     tokenUsageTotal: ledger.tokens,
     aiCallsThisMonth: quota.used,
     aiCallLimit: plan.limits.aiCallsPerMonth,

@@ -69,7 +69,9 @@ export async function api(path, { method = 'GET', body, csrf } = {}) {
 /** Signed out or session ended: back to sign-in, returning here afterwards. */
 export function toLogin() {
   const here = location.pathname;
-  const next = /^\/(settings\/api-keys|reveal\/[A-Za-z0-9_-]+)$/.test(here) ? `&next=${here}` : '';
+  const next = /^\/(settings\/(api-keys|audit-log)|reveal\/[A-Za-z0-9_-]+)$/.test(here)
+    ? `&next=${here}`
+    : '';
   location.assign(`/login?notice=expired${next}`);
 }
 
@@ -180,16 +182,35 @@ const numberFormat = new Intl.NumberFormat('en-US');
 export const count = (n) => numberFormat.format(Number(n) || 0);
 
 /**
- * USD from the API's exact decimal string (micro-dollars): at least cents, and up to six
- * places, because one triage call costs a fraction of a cent and rounding would hide it.
+ * USD from the API's exact decimal string (micro-dollars). One rule for every amount on a
+ * page, applied per table so a column never mixes precisions (issue 12 item 8): two decimals,
+ * unless some non-zero amount of the table is below $0.01, then four decimals for the whole
+ * table (one triage call costs a fraction of a cent, and "$0.00" would hide it).
+ * `usdDigits(amounts)` picks the decimals; `usd(amount, digits)` formats with them.
  */
-const usdFormat = new Intl.NumberFormat('en-US', {
-  style: 'currency',
-  currency: 'USD',
-  minimumFractionDigits: 2,
-  maximumFractionDigits: 6,
-});
-export const usd = (decimal) => usdFormat.format(Number(decimal) || 0);
+const usdFormats = new Map();
+export function usdDigits(amounts) {
+  return amounts.some((a) => {
+    const n = Math.abs(Number(a) || 0);
+    return n > 0 && n < 0.01;
+  })
+    ? 4
+    : 2;
+}
+export function usd(decimal, digits = usdDigits([decimal])) {
+  if (!usdFormats.has(digits)) {
+    usdFormats.set(
+      digits,
+      new Intl.NumberFormat('en-US', {
+        style: 'currency',
+        currency: 'USD',
+        minimumFractionDigits: digits,
+        maximumFractionDigits: digits,
+      }),
+    );
+  }
+  return usdFormats.get(digits).format(Number(decimal) || 0);
+}
 
 const dateFormat = new Intl.DateTimeFormat('en-GB', {
   day: 'numeric',

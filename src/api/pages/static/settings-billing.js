@@ -1,4 +1,4 @@
-import { $, api, count, formatDate, h, show, usd } from './console.js';
+import { $, api, count, formatDate, h, show, usd, usdDigits } from './console.js';
 
 /**
  * The workspace card, the trial banner, the plan upgrade and the monthly statement
@@ -15,6 +15,9 @@ export function renderWorkspace(ws) {
     h('span', { class: `status status-${ws.status}` }, STATUS_NAMES[ws.status] || ws.status),
   );
   $('ws-active-keys').textContent = count(ws.activeKeys);
+  // Keys in their rotation grace still work but are on their way out: counted apart.
+  $('ws-rotating-keys').textContent = `${count(ws.rotatingKeys)} rotating`;
+  show($('ws-rotating-keys'), ws.rotatingKeys > 0);
   $('ws-tokens').textContent = count(ws.tokenUsageTotal);
   $('ws-ai-calls').textContent = `${count(ws.aiCallsThisMonth)} of ${count(ws.aiCallLimit)}`;
   const meter = $('ws-ai-meter');
@@ -33,6 +36,7 @@ export function renderWorkspace(ws) {
     $('trial-ends').textContent = formatDate(ws.trialEndsAt);
   }
   show($('upgrade-btn'), ws.plan !== 'service');
+  show($('downgrade-btn'), ws.plan !== 'free');
   show($('ws-loading'), false);
   show($('ws-stats'), true);
   $('workspace-card').setAttribute('aria-busy', 'false');
@@ -45,7 +49,16 @@ export async function loadWorkspace() {
 }
 
 export async function upgrade() {
-  const ws = await api('/plan', { method: 'POST', body: { plan: 'service' } });
+  return changePlan('service');
+}
+
+/** Service plan or trial back to Free (the server records it in the audit log). */
+export async function downgrade() {
+  return changePlan('free');
+}
+
+async function changePlan(plan) {
+  const ws = await api('/plan', { method: 'POST', body: { plan } });
   renderWorkspace(ws);
   return ws;
 }
@@ -72,6 +85,7 @@ export async function loadStatement(labels) {
     const st = await api(`/statement?month=${encodeURIComponent(month)}`);
     const name = monthFormat.format(new Date(`${st.month}-01T00:00:00Z`));
     const num = (label, v) => h('td', { class: 'num', 'data-label': label }, v);
+    const digits = usdDigits([...st.lines.map((l) => l.spendUsd), st.totals.spendUsd]);
     $('statement-body').replaceChildren(
       ...st.lines.map((l) =>
         h(
@@ -82,7 +96,7 @@ export async function loadStatement(labels) {
           num('AI calls', count(l.aiCalls)),
           num('Input tokens', count(l.inputTokens)),
           num('Output tokens', count(l.outputTokens)),
-          num('Spend', usd(l.spendUsd)),
+          num('Spend', usd(l.spendUsd, digits)),
         ),
       ),
     );
@@ -95,7 +109,7 @@ export async function loadStatement(labels) {
         num('AI calls', count(st.totals.aiCalls)),
         num('Input tokens', count(sum((l) => l.inputTokens))),
         num('Output tokens', count(sum((l) => l.outputTokens))),
-        num('Spend', usd(st.totals.spendUsd)),
+        num('Spend', usd(st.totals.spendUsd, digits)),
       ),
     );
     $('statement-empty').textContent =

@@ -1,4 +1,4 @@
-/* global FormData, location */
+/* global FormData, location, history */
 import {
   $,
   api,
@@ -13,6 +13,7 @@ import {
   showFieldErrors,
   time,
   usd,
+  usdDigits,
 } from './console.js';
 import { confirmWith } from './settings-dialog.js';
 
@@ -88,15 +89,43 @@ function actionsCell(k) {
   return h('div', { class: 'row-actions' }, buttons);
 }
 
-function row(k) {
+/**
+ * After a rotation both keys carry the same label: the old one says which key succeeded it and
+ * the successor which key it replaced, each naming the other by its masked secret and linking
+ * to its row.
+ */
+function lineage(k, table) {
+  const links = [];
+  const successor = k.successorId && table.byId.get(k.successorId);
+  if (successor) {
+    links.push(h('span', { class: 'lineage lineage-to' }, 'rotated to ', keyLink(successor)));
+  }
+  const predecessor = table.predecessorOf.get(k.id);
+  if (predecessor) {
+    links.push(h('span', { class: 'lineage lineage-from' }, 'successor of ', keyLink(predecessor)));
+  }
+  return links;
+}
+
+function keyLink(k) {
+  return h('a', { href: `#key-${k.id}` }, h('code', {}, k.masked));
+}
+
+function row(k, table) {
   const cell = (label, content, cls) => h('td', { 'data-label': label, class: cls }, content);
   return h(
     'tr',
-    { dataset: { keyId: k.id, status: k.status } },
+    { id: `key-${k.id}`, dataset: { keyId: k.id, status: k.status } },
     h(
       'th',
       { scope: 'row', 'data-label': 'Key' },
-      h('div', {}, h('span', { class: 'key-name' }, k.label), h('code', { class: 'masked' }, k.masked)),
+      h(
+        'div',
+        {},
+        h('span', { class: 'key-name' }, k.label),
+        h('code', { class: 'masked' }, k.masked),
+        lineage(k, table),
+      ),
     ),
     cell(
       'Scopes',
@@ -112,7 +141,7 @@ function row(k) {
     cell('Status', h('div', { class: 'status-cell' }, statusCell(k))),
     cell('Requests', count(k.usage.requests), 'num'),
     cell('Tokens', count(k.usage.tokens), 'num'),
-    cell('Spend', usd(k.usage.spendUsd), 'num'),
+    cell('Spend', usd(k.usage.spendUsd, table.digits), 'num'),
     cell('Actions', actionsCell(k), 'actions'),
   );
 }
@@ -123,9 +152,15 @@ export async function loadKeys() {
   card.setAttribute('aria-busy', 'true');
   try {
     const { data } = await api('/keys');
-    $('keys-body').replaceChildren(...data.map(row));
+    const table = {
+      digits: usdDigits(data.map((k) => k.usage.spendUsd)),
+      byId: new Map(data.map((k) => [k.id, k])),
+      predecessorOf: new Map(data.filter((k) => k.successorId).map((k) => [k.successorId, k])),
+    };
+    $('keys-body').replaceChildren(...data.map((k) => row(k, table)));
     show($('keys-empty'), data.length === 0);
     show($('keys-wrap'), data.length > 0);
+    applyHideEnded();
     return data;
   } finally {
     show($('keys-loading'), false);
@@ -214,4 +249,39 @@ export function initCreateForm(ui) {
 /** A date that fails lands on the date input, not the select. */
 function toFormPath(e) {
   return e.path === '/expiresIn' && $('expiresIn').value === 'date' ? { ...e, path: '/expiryDate' } : e;
+}
+
+/** Keys that no longer authenticate and have no action left. */
+const ENDED = new Set(['revoked', 'expired']);
+const HIDE_PARAM = 'hide';
+const HIDE_VALUE = 'ended';
+
+/** Hides the revoked and expired rows when the box is ticked, and says how many are hidden. */
+function applyHideEnded() {
+  const hide = $('hide-ended').checked;
+  let hidden = 0;
+  for (const tr of $('keys-body').rows) {
+    const ended = ENDED.has(tr.dataset.status);
+    tr.hidden = hide && ended;
+    if (tr.hidden) hidden += 1;
+  }
+  $('keys-hidden-note').textContent =
+    hidden > 0 ? `${count(hidden)} revoked or expired ${hidden === 1 ? 'key is' : 'keys are'} hidden.` : '';
+}
+
+/**
+ * "Hide revoked and expired" (issue 12 item 8): shown by default, as a person expects to find
+ * every key they made; the choice is kept in the URL (`?hide=ended`) so a reload or a bookmark
+ * keeps it. A native checkbox, so Space toggles it from the keyboard.
+ */
+export function initHideEnded() {
+  const box = $('hide-ended');
+  box.checked = new URL(location.href).searchParams.get(HIDE_PARAM) === HIDE_VALUE;
+  box.addEventListener('change', () => {
+    const url = new URL(location.href);
+    if (box.checked) url.searchParams.set(HIDE_PARAM, HIDE_VALUE);
+    else url.searchParams.delete(HIDE_PARAM);
+    history.replaceState(null, '', url);
+    applyHideEnded();
+  });
 }

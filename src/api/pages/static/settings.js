@@ -1,7 +1,7 @@
 /* global document, location */
 import { $, api, clearAlert, handleSessionLoss, messageOf, session, show, showAlert } from './console.js';
-import { initCreateForm, initKeyActions, loadKeys } from './settings-keys.js';
-import { initStatement, loadStatement, loadWorkspace, upgrade } from './settings-billing.js';
+import { initCreateForm, initHideEnded, initKeyActions, loadKeys } from './settings-keys.js';
+import { downgrade, initStatement, loadStatement, loadWorkspace, upgrade } from './settings-billing.js';
 import { confirmWith } from './settings-dialog.js';
 
 /** Settings > API keys: loads the session, then the workspace, keys and statement. */
@@ -60,6 +60,16 @@ for (const button of document.querySelectorAll('[data-action="upgrade"]')) {
   });
 }
 
+$('downgrade-btn').addEventListener('click', async () => {
+  if (!(await confirmWith($('downgrade-dialog')))) return;
+  try {
+    await downgrade();
+    ui.notify('Your workspace is on the Free plan now. The change is in the audit log.');
+  } catch (err) {
+    ui.report(err);
+  }
+});
+
 $('logout').addEventListener('click', async () => {
   try {
     await api('/logout', { method: 'POST' });
@@ -69,6 +79,7 @@ $('logout').addEventListener('click', async () => {
   }
 });
 
+initHideEnded();
 initKeyActions(ui);
 initCreateForm(ui);
 initStatement(() => loadStatement(labels).catch(ui.report));

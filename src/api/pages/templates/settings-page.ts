@@ -3,6 +3,7 @@ import { SCOPES, FIRST_KEY_SCOPES, type Scope } from '../../../domain/keys/scope
 import { DEFAULT_GRACE_HOURS, EXPIRY_DAYS, MAX_GRACE_HOURS } from '../../../domain/keys/key-lifecycle.js';
 import { html, type SafeHtml } from '../html.js';
 import { field, layout } from './layout.js';
+import { accountNav, settingsHead } from './settings-nav.js';
 
 /** What each scope unlocks, in the words of DECISIONS §4. */
 const SCOPE_HELP: Record<Scope, string> = {
@@ -48,14 +49,8 @@ export function settingsPage(config: Pick<Config, 'plans'>): SafeHtml {
     title: 'Settings › API keys',
     script: 'settings.js',
     bodyClass: 'settings',
-    nav: html`<nav class="topnav" aria-label="Account">
-      <span id="nav-workspace" class="nav-workspace"></span>
-      <button id="logout" type="button" class="btn btn-quiet">Log out</button>
-    </nav>`,
-    main: html`<div class="page-head">
-        <p class="crumbs">Settings <span aria-hidden="true">&rsaquo;</span></p>
-        <h1 id="page-title">API keys</h1>
-      </div>
+    nav: accountNav(),
+    main: html`${settingsHead('/settings/api-keys', 'API keys')}
       <div id="page-error" class="alert alert-error" role="alert" tabindex="-1" hidden></div>
       <div id="page-notice" class="alert alert-success" role="status" hidden></div>
 
@@ -70,9 +65,12 @@ export function settingsPage(config: Pick<Config, 'plans'>): SafeHtml {
       <section class="card" id="workspace-card" aria-labelledby="ws-title" aria-busy="true">
         <div class="card-head">
           <h2 id="ws-title">Workspace</h2>
-          <button type="button" id="upgrade-btn" class="btn" data-action="upgrade" hidden>
-            Upgrade to service plan
-          </button>
+          <div class="head-actions">
+            <button type="button" id="upgrade-btn" class="btn" data-action="upgrade" hidden>
+              Upgrade to service plan
+            </button>
+            <button type="button" id="downgrade-btn" class="btn btn-quiet" hidden>Go back to Free</button>
+          </div>
         </div>
         <p id="ws-loading" class="loading" role="status">Loading workspace&hellip;</p>
         <dl id="ws-stats" class="stats" hidden>
@@ -90,7 +88,10 @@ export function settingsPage(config: Pick<Config, 'plans'>): SafeHtml {
           </div>
           <div>
             <dt>Active keys</dt>
-            <dd id="ws-active-keys"></dd>
+            <dd>
+              <span id="ws-active-keys"></span>
+              <span id="ws-rotating-keys" class="hint" hidden></span>
+            </dd>
           </div>
           <div>
             <dt>Token usage (total)</dt>
@@ -114,8 +115,15 @@ export function settingsPage(config: Pick<Config, 'plans'>): SafeHtml {
       <section class="card" id="keys-card" aria-labelledby="keys-title" aria-busy="true">
         <div class="card-head">
           <h2 id="keys-title">Keys</h2>
-          <a class="btn btn-primary" href="#create-key">Create key</a>
+          <div class="head-actions">
+            <label class="choice choice-compact" for="hide-ended">
+              <input type="checkbox" id="hide-ended" aria-controls="keys-table" />
+              <span>Hide revoked and expired</span>
+            </label>
+            <a class="btn btn-primary" href="#create-key">Create key</a>
+          </div>
         </div>
+        <p id="keys-hidden-note" class="hint" role="status"></p>
         <p id="keys-loading" class="loading" role="status">Loading keys&hellip;</p>
         <p id="keys-empty" class="empty" hidden>No keys yet. Create one below to call the API.</p>
         <div id="keys-wrap" class="table-wrap" hidden>
@@ -244,6 +252,21 @@ export function settingsPage(config: Pick<Config, 'plans'>): SafeHtml {
           <div class="dialog-actions">
             <button type="submit" value="cancel" class="btn">Cancel</button>
             <button type="submit" value="confirm" class="btn btn-primary">Upgrade</button>
+          </div>
+        </form>
+      </dialog>
+
+      <dialog id="downgrade-dialog" aria-labelledby="downgrade-title" aria-describedby="downgrade-desc">
+        <form method="dialog" class="stack">
+          <h2 id="downgrade-title">Go back to the Free plan?</h2>
+          <p id="downgrade-desc">
+            The workspace moves to Free at once: ${config.plans.free.aiCallsPerMonth.toLocaleString('en-US')}
+            AI calls a month and the Free plan's rate limits. A trial ends now. Keys keep working. The change
+            is recorded in the audit log.
+          </p>
+          <div class="dialog-actions">
+            <button type="submit" value="cancel" class="btn">Cancel</button>
+            <button type="submit" value="confirm" class="btn btn-danger">Go back to Free</button>
           </div>
         </form>
       </dialog>`,
