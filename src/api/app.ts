@@ -8,6 +8,7 @@ import type { AppDeps } from './app-deps.js';
 import { RequestLineLogController } from './plugins/request-line-log.js';
 import { problemPlugin } from './plugins/problem.js';
 import { metricsPlugin } from './plugins/metrics.js';
+import { registerQueueDashboard } from './plugins/queue-dashboard.js';
 import { apiKeyAuth } from './plugins/api-key-auth.js';
 import { consoleSession } from './plugins/console-session.js';
 import { healthRoutes } from './routes/health.js';
@@ -128,6 +129,8 @@ export async function buildApp(deps: AppDeps, ext: AppExtensions = {}): Promise<
     },
     { prefix: '/api/pipeline' },
   );
+  if (deps.config.adminToken)
+    await registerQueueDashboard(app, { queues: deps.queues, adminToken: deps.config.adminToken });
   if (ext.root) await ext.root(app);
   return app;
 }

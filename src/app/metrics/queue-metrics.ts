@@ -1,20 +1,9 @@
 import { Gauge, Histogram, type Registry } from 'prom-client';
 import type { QueueHandle, QueueKit } from '../../jobs/queue-kit.js';
 import type { JobObserver } from '../../jobs/timed-queue-kit.js';
-import { TRIAGE_QUEUE } from '../../jobs/triage-batch.js';
-import { EXPORT_QUEUE } from '../../jobs/export-job.js';
-import { SCAN_INGEST_QUEUE } from '../../jobs/scan-ingest.js';
-import { MAINTENANCE_QUEUE } from '../../jobs/maintenance-job.js';
-import { ENRICHMENT_QUEUE } from '../../jobs/enrichment-refresh.js';
+import { SERVICE_QUEUES } from '../../jobs/service-queues.js';
 
-/** Every queue of the service: their depth is reported by each process that serves metrics. */
-export const SERVICE_QUEUES = [
-  SCAN_INGEST_QUEUE,
-  TRIAGE_QUEUE,
-  EXPORT_QUEUE,
-  MAINTENANCE_QUEUE,
-  ENRICHMENT_QUEUE,
-] as const;
+export { SERVICE_QUEUES };
 
 const DEPTH_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
 /** A scrape must answer even when the queue backend does not: a queue slower than this is left out. */
