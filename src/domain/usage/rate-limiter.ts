@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Queryable } from '../../db/pool.js';
 import { REDIS_STEP_DEADLINE_MS, withDeadline } from '../../lib/deadline.js';
+import { addWindowHits, deleteWindowsBefore } from './usage-store.js';
 
 /**
  * Fixed-window request limits shared by every process (DECISIONS §1, §3): in Redis when
@@ -62,20 +63,13 @@ export function createPgWindowCounter(db: Queryable, clock: () => number = Date.
   let lastSweep = 0;
   return {
     async add(bucket, windowStart, n) {
-      const res = await db.query<{ hits: number }>(
-        `INSERT INTO rate_limit_windows (bucket, window_start, hits) VALUES ($1, $2, $3)
-         ON CONFLICT (bucket, window_start) DO UPDATE SET hits = rate_limit_windows.hits + EXCLUDED.hits
-         RETURNING hits`,
-        [bucket, new Date(windowStart), n],
-      );
+      const hits = await addWindowHits(db, bucket, new Date(windowStart), n);
       const now = clock();
       if (now - lastSweep > 60_000) {
         lastSweep = now;
-        void db
-          .query(`DELETE FROM rate_limit_windows WHERE window_start < $1`, [new Date(now - 3_600_000)])
-          .catch(() => undefined);
+        void deleteWindowsBefore(db, new Date(now - 3_600_000)).catch(() => undefined);
       }
-      return res.rows[0]?.hits ?? n;
+      return hits;
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/pool.js';
+import { addKeyRequests, type KeyDayCount, type KeyLastUse } from './usage-store.js';
 
 /**
  * Counts authenticated requests per key and remembers when each key was last used,
@@ -24,34 +25,13 @@ export function createRequestMeter(db: Queryable, intervalMs = 1000): RequestMet
 
   async function write(batch: Map<string, Pending>): Promise<void> {
     if (batch.size === 0) return;
-    const keyIds: string[] = [];
-    const wsIds: string[] = [];
-    const days: string[] = [];
-    const counts: number[] = [];
-    const lastKeys: string[] = [];
-    const lastAt: Date[] = [];
+    const counts: KeyDayCount[] = [];
+    const lastUses: KeyLastUse[] = [];
     for (const [keyId, p] of batch) {
-      for (const [day, n] of p.days) {
-        keyIds.push(keyId);
-        wsIds.push(p.workspaceId);
-        days.push(day);
-        counts.push(n);
-      }
-      lastKeys.push(keyId);
-      lastAt.push(p.lastUsed);
+      for (const [day, requests] of p.days) counts.push({ keyId, workspaceId: p.workspaceId, day, requests });
+      lastUses.push({ keyId, at: p.lastUsed });
     }
-    await db.query(
-      `WITH counts AS (
-         INSERT INTO key_request_counters (key_id, workspace_id, day, requests)
-         SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::date[], $4::bigint[])
-         ON CONFLICT (key_id, day) DO UPDATE SET requests = key_request_counters.requests + EXCLUDED.requests
-         RETURNING 1
-       )
-       UPDATE api_keys k SET last_used_at = GREATEST(k.last_used_at, u.at)
-         FROM unnest($5::uuid[], $6::timestamptz[]) AS u(id, at)
-        WHERE k.id = u.id`,
-      [keyIds, wsIds, days, counts, lastKeys, lastAt],
-    );
+    await addKeyRequests(db, counts, lastUses);
   }
 
   function flush(): Promise<void> {
