@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/pool.js';
+import { insertLedgerRows } from './usage-store.js';
 
 /**
  * The usage ledger (DECISIONS §5): one row per model call, priced at the catalog price of
@@ -44,18 +45,13 @@ export function ledgerCallColumns(entries: readonly LedgerEntry[]): unknown[][] 
 
 /** Appends entries in one statement. */
 export async function recordModelCalls(db: Queryable, entries: readonly LedgerEntry[]): Promise<void> {
-  if (entries.length === 0) return;
-  await db.query(
-    `INSERT INTO usage_ledger (workspace_id, key_id, request_id, tier, catalog_model, provider_model,
-                               input_tokens, output_tokens, cost_micros, cost_picos, ai_call, created_at)
-     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[],
-                          $7::int[], $8::int[], $9::bigint[], $10::bigint[], $11::boolean[], $12::timestamptz[])`,
-    [
-      entries.map((e) => e.workspaceId),
-      entries.map((e) => e.keyId),
-      ...ledgerCallColumns(entries),
-      entries.map((e) => e.at ?? new Date()),
-    ],
+  await insertLedgerRows(
+    db,
+    entries.map(({ at, ...e }) => ({
+      ...e,
+      costMicros: picosToMicros(e.costPicos),
+      createdAt: at ?? new Date(),
+    })),
   );
 }
 

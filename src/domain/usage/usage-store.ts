@@ -2,9 +2,11 @@ import type { Queryable } from '../../db/pool.js';
 import { sql } from '../../db/sql.js';
 
 /**
- * The usage area's tables: `key_request_counters` and `rate_limit_windows` (more move here as
- * the area's other modules are converted). Functions take `(db, …)` (the pool or a transaction
- * client) and speak camelCase; nothing else in the area writes SQL against these tables.
+ * The usage area's store: functions of `(db, …)` (the pool or a transaction client) that speak
+ * camelCase. It is to become the one module naming the area's tables; so far it holds the
+ * writes of `key_request_counters`, `rate_limit_windows` and `usage_ledger`. Still elsewhere:
+ * `quota.ts` and `usage-report.ts` (their own SQL) and the triage answer statement, which
+ * inserts ledger rows through `ledgerCallColumns` of ledger.ts.
  */
 
 /** Requests of one key on one UTC day (`day` is `YYYY-MM-DD`). */
@@ -62,4 +64,35 @@ export async function addWindowHits(
 /** Deletes the rate-limit windows that started before `before`. */
 export async function deleteWindowsBefore(db: Queryable, before: Date): Promise<void> {
   await db.query(sql`DELETE FROM rate_limit_windows WHERE window_start < ${before}`);
+}
+
+/** One `usage_ledger` row as written: costs already priced (ledger.ts rounds the micros). */
+export interface LedgerRow {
+  workspaceId: string;
+  keyId: string;
+  requestId: string | null;
+  tier: string;
+  catalogModel: string;
+  providerModel: string;
+  inputTokens: number;
+  outputTokens: number;
+  costMicros: bigint;
+  costPicos: bigint;
+  aiCall: boolean;
+  createdAt: Date;
+}
+
+/** Appends ledger rows in one statement. */
+export async function insertLedgerRows(db: Queryable, rows: readonly LedgerRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  const col = <T>(f: (r: LedgerRow) => T): T[] => rows.map(f);
+  await db.query(sql`
+    INSERT INTO usage_ledger (workspace_id, key_id, request_id, tier, catalog_model, provider_model,
+                              input_tokens, output_tokens, cost_micros, cost_picos, ai_call, created_at)
+    SELECT * FROM unnest(${col((r) => r.workspaceId)}::uuid[], ${col((r) => r.keyId)}::uuid[],
+                         ${col((r) => r.requestId)}::text[], ${col((r) => r.tier)}::text[],
+                         ${col((r) => r.catalogModel)}::text[], ${col((r) => r.providerModel)}::text[],
+                         ${col((r) => r.inputTokens)}::int[], ${col((r) => r.outputTokens)}::int[],
+                         ${col((r) => r.costMicros.toString())}::bigint[], ${col((r) => r.costPicos.toString())}::bigint[],
+                         ${col((r) => r.aiCall)}::boolean[], ${col((r) => r.createdAt)}::timestamptz[])`);
 }
