@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Redis } from 'ioredis';
 import type { Config } from '../lib/config.js';
@@ -8,7 +7,7 @@ import type { Pool } from '../db/pool.js';
 import type { QuotaService } from '../domain/usage/quota.js';
 import { createCachedEnrichmentLookup } from '../domain/enrichment/cached-lookup.js';
 import { buildProviders } from '../domain/triage-engine/providers/build-providers.js';
-import { DEFAULT_TRIAGE_CONFIG, parseTriageConfig } from '../domain/triage-engine/triage-config.js';
+import { parseTriageConfig } from '../domain/triage-engine/triage-config.js';
 import type { ChainTier, Provider } from '../domain/triage-engine/types.js';
 import { readInhouseModelFile } from '../domain/inhouse/model-file.js';
 import { INHOUSE_MODEL_PATH } from '../domain/inhouse/model-file.js';
@@ -43,11 +42,9 @@ export async function buildTriage(deps: {
   enqueueBatchItems(batchId: string, total: number): Promise<void>;
 }): Promise<{ triage: TriageService; close(): Promise<void> }> {
   const env = { ...deps.config.providerEnv, REDIS_URL: deps.config.redisUrl ?? undefined };
-  // TRIAGE_CONFIG_FILE replaces config/triage.json (another chain, limits or endpoints).
-  const file = deps.config.providerEnv.TRIAGE_CONFIG_FILE;
-  const triageConfig = file
-    ? parseTriageConfig(JSON.parse(readFileSync(file, 'utf8')))
-    : DEFAULT_TRIAGE_CONFIG;
+  // The file's shape was checked by loadConfig; the engine adds its defaults and cross-checks
+  // (reserved provider names, a chain tier naming a provider that is not configured).
+  const triageConfig = parseTriageConfig(deps.config.triage);
   const built = buildProviders(triageConfig, env, {
     idPrefix: deps.config.redisPrefix,
     ...(deps.redis ? { redis: deps.redis } : {}),

@@ -1,3 +1,4 @@
+import { DEFAULT_ITEM_RETRY, type ItemRetry } from '../lib/config.js';
 import type { QueueKit } from './queue-kit.js';
 
 /** Batch triage runs one job per item on this queue (DECISIONS §7). */
@@ -7,21 +8,6 @@ export interface TriageItemPayload {
   batchId: string;
   index: number;
 }
-
-/**
- * How an item's job is retried after an error that is not the item's own (the database or the
- * queue was unreachable, a bug): an item's own errors are recorded on it and never retried. Once
- * the attempts are spent, the triage worker fails the item with `internal_error`, so its batch
- * still finishes (`workers/triage-worker.ts`).
- */
-export interface ItemRetry {
-  /** Runs of an item's job, the first included. @defaultValue 5 */
-  attempts: number;
-  /** Wait before the first retry, doubled before each next one. @defaultValue 1000 ms */
-  backoffMs: number;
-}
-
-export const DEFAULT_ITEM_RETRY: Readonly<ItemRetry> = Object.freeze({ attempts: 5, backoffMs: 1000 });
 
 /**
  * Enqueues every item of a batch. Job ids are derived from the batch and index, so enqueuing

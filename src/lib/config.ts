@@ -1,32 +1,35 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_ITEM_RETRY } from '../jobs/triage-batch.js';
+import {
+  readConfigFile,
+  type ModelCatalogEntry,
+  type PlanLimits,
+  type PlansFile,
+  type TriageFile,
+} from './config-files.js';
+
+export type { ModelCatalogEntry, PlanLimits, TriageFile } from './config-files.js';
 
 /**
  * The one validated configuration of a process (DECISIONS §1). `loadConfig` is the
  * only place that reads the environment; everything else receives a `Config`.
  * Defaults that are not secrets live in `config/` beside `src/`.
  */
-export interface PlanLimits {
-  aiCallsPerMonth: number;
-  requestsPerMinute: number;
-  batchMaxItems: number;
-  scanMaxBytes: number;
+/**
+ * How a batch item's job is retried after an error that is not the item's own (the database or
+ * the queue was unreachable, a bug): an item's own errors are recorded on it and never retried.
+ * Once the attempts are spent, the triage worker fails the item with `internal_error`, so its
+ * batch still finishes (`workers/triage-worker.ts`).
+ */
+export interface ItemRetry {
+  /** Runs of an item's job, the first included. @defaultValue 5 */
+  attempts: number;
+  /** Wait before the first retry, doubled before each next one. @defaultValue 1000 ms */
+  backoffMs: number;
 }
 
-export interface ModelCatalogEntry {
-  id: string;
-  name: string;
-  stage: string;
-  default: boolean;
-  routineTier: boolean;
-  description: string;
-  inputPricePerMillion: string;
-  outputPricePerMillion: string;
-  minimumTier: string;
-  max: number;
-}
+export const DEFAULT_ITEM_RETRY: Readonly<ItemRetry> = Object.freeze({ attempts: 5, backoffMs: 1000 });
 
 export interface Config {
   port: number;
@@ -85,11 +88,16 @@ export interface Config {
    * before the first retry (doubled each time): for errors that are not the item's own.
    * @defaultValue 5 runs, 1,000 ms
    */
-  batchItemRetry: { attempts: number; backoffMs: number };
+  batchItemRetry: ItemRetry;
   parserThreads: number;
   trialDays: number;
   plans: { free: PlanLimits; service: PlanLimits };
   models: ModelCatalogEntry[];
+  /**
+   * `config/triage.json`, or the file TRIAGE_CONFIG_FILE names instead (another chain, limits or
+   * endpoints), checked against its schema; the triage engine adds the defaults.
+   */
+  triage: TriageFile;
   /** Provider settings are passed through untouched to the provider factory (see .env.example). */
   providerEnv: Readonly<Record<string, string>>;
   inhouseEnabled: boolean;
@@ -175,14 +183,20 @@ export function loadConfig(
   const scanMaxBytes = read.int('SCAN_MAX_BYTES', 2 * 1024 ** 3, 1024, Number.MAX_SAFE_INTEGER);
   const publicBase = read.url('PUBLIC_BASE_URL', ['http:', 'https:']);
 
-  const plansJson = readJson(plansFile, 'PLANS_FILE', problems) as PlansFile | null;
-  const modelsJson = readJson(
+  const plansJson = readConfigFile('plans', plansFile, 'PLANS_FILE', problems);
+  const modelsJson = readConfigFile(
+    'models',
     path.join(projectRoot, 'config', 'models.json'),
     'config/models.json',
     problems,
-  ) as {
-    models: ModelCatalogEntry[];
-  } | null;
+  );
+  const triageFile = read.optional('TRIAGE_CONFIG_FILE');
+  const triageJson = readConfigFile(
+    'triage',
+    triageFile ?? path.join(projectRoot, 'config', 'triage.json'),
+    triageFile ? 'TRIAGE_CONFIG_FILE' : 'config/triage.json',
+    problems,
+  );
 
   const providerEnv: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) if (PROVIDER_ENV.test(k) && v !== undefined) providerEnv[k] = v;
@@ -218,8 +232,14 @@ export function loadConfig(
     },
     parserThreads: read.int('PARSER_THREADS', 2, 1, 64),
     trialDays: plansJson?.trialDays ?? 14,
-    plans: plansFromFile(plansJson, scanMaxBytes, problems),
+    plans: plansFromFile(plansJson, scanMaxBytes),
     models: modelsJson?.models ?? [],
+    triage: triageJson ?? {
+      thresholds: { confidence: 0, epss: 0, cvss: 0 },
+      localModel: '',
+      chain: [],
+      providers: {},
+    },
     providerEnv: Object.freeze(providerEnv),
     inhouseEnabled: read.bool('INHOUSE_ENABLED', false),
     webhookAllowLoopbackHttp: read.bool('WEBHOOK_ALLOW_LOOPBACK_HTTP', false),
@@ -242,12 +262,7 @@ export function loadConfig(
   return Object.freeze(config);
 }
 
-interface PlansFile {
-  trialDays: number;
-  plans: Record<'free' | 'service', Omit<PlanLimits, 'scanMaxBytes'> & { scanMaxBytes: number | null }>;
-}
-
-function plansFromFile(file: PlansFile | null, scanMaxBytes: number, problems: string[]): Config['plans'] {
+function plansFromFile(file: PlansFile | null, scanMaxBytes: number): Config['plans'] {
   const fallback: PlanLimits = {
     aiCallsPerMonth: 0,
     requestsPerMinute: 0,
@@ -256,23 +271,10 @@ function plansFromFile(file: PlansFile | null, scanMaxBytes: number, problems: s
   };
   if (!file) return { free: fallback, service: fallback };
   const plan = (name: 'free' | 'service'): PlanLimits => {
-    const p = file.plans?.[name];
-    if (!p) {
-      problems.push(`PLANS_FILE: plan "${name}" is missing`);
-      return fallback;
-    }
+    const p = file.plans[name];
     return { ...p, scanMaxBytes: Math.min(p.scanMaxBytes ?? scanMaxBytes, scanMaxBytes) };
   };
   return { free: plan('free'), service: plan('service') };
-}
-
-function readJson(file: string, name: string, problems: string[]): unknown {
-  try {
-    return JSON.parse(readFileSync(file, 'utf8'));
-  } catch (err) {
-    problems.push(`${name}: cannot read ${file} (${(err as Error).message.split('\n')[0]})`);
-    return null;
-  }
 }
 
 class Reader {
