@@ -13,6 +13,13 @@ import {
  * One way to make queues and workers, on either BullMQ backend (DECISIONS §1): Redis when
  * `REDIS_URL` is set (production), else BullMQ's PostgreSQL backend in our own database
  * (schema `bullmq`). Callers never see which: the same producers and processors run on both.
+ *
+ * Glossary: a *queue* is the producer side of a named BullMQ queue (it holds a Redis connection,
+ * or on PostgreSQL a pool of up to 5 connections that checks BullMQ's schema when opened); a
+ * *worker* consumes one. A process holds ONE queue per name: `queue(name)` opens it on first use
+ * and hands out that same queue afterwards, and the kit closes every queue and worker once, in
+ * `close()`. (It used to open a new queue per call: every batch request and every maintenance
+ * run left one more connection open until shutdown.)
  */
 export type QueueBackendKind = 'redis' | 'postgres';
 
@@ -28,7 +35,6 @@ export interface QueueHandle<D> {
   getJobCounts(...types: string[]): Promise<Record<string, number>>;
   /** `'unknown'` for a job that does not exist (see `lib/job-state.ts`). */
   getJobState(jobId: string): Promise<string>;
-  close(): Promise<void>;
 }
 
 export interface WorkerHandle {
@@ -38,6 +44,15 @@ export interface WorkerHandle {
 
 export interface QueueKit {
   kind: QueueBackendKind;
+  /**
+   * The name every connection of the kit carries (`CLIENT SETNAME` on Redis, `application_name`
+   * on PostgreSQL): `<namespace>:queue-kit`, so an operator (or a test) can count them.
+   */
+  connectionName: string;
+  /**
+   * The process's queue of this name, opened on first use; the same one on every later call.
+   * Owned by the kit: closed by `close()`, never by the caller.
+   */
   queue<D>(name: string): QueueHandle<D>;
   worker<D, R>(name: string, processor: Processor<D, R>, opts?: Partial<WorkerOptions>): WorkerHandle;
   /** A round trip to the backend, for `/readyz`. */
@@ -52,7 +67,10 @@ export interface QueueKitOptions {
   namespace?: string;
 }
 
-function redisOptions(url: string): ConnectionOptions {
+/** The queue `/readyz` asks for a job count: a round trip that proves the backend answers. */
+const HEALTH_QUEUE = 'health';
+
+function redisOptions(url: string, connectionName: string): ConnectionOptions {
   const u = new URL(url);
   return {
     host: u.hostname.replace(/^\[|\]$/g, ''),
@@ -62,66 +80,77 @@ function redisOptions(url: string): ConnectionOptions {
     db: u.pathname.length > 1 ? Number(u.pathname.slice(1)) : 0,
     tls: u.protocol === 'rediss:' ? {} : undefined,
     maxRetriesPerRequest: null,
+    connectionName,
   };
 }
 
+interface Closable {
+  close(): Promise<void>;
+}
+
 export function createQueueKit(opts: QueueKitOptions): QueueKit {
-  const open: { close(): Promise<void> }[] = [];
-  const track = <T extends { close(): Promise<void> }>(x: T): T => {
+  const open: Closable[] = [];
+  const track = <T extends Closable>(x: T): T => {
     open.push(x);
     return x;
   };
+  const queues = new Map<string, Closable>();
+  /** One queue per name for the life of the kit (see the glossary above). */
+  const named = <D>(name: string, make: () => Closable): QueueHandle<D> => {
+    let queue = queues.get(name);
+    if (!queue) queues.set(name, (queue = track(make())));
+    return queue as unknown as QueueHandle<D>;
+  };
+  const closeAll = async () => {
+    queues.clear();
+    await Promise.allSettled(
+      open
+        .splice(0)
+        .reverse()
+        .map((x) => x.close()),
+    );
+  };
 
   if (opts.redisUrl) {
-    const connection = redisOptions(opts.redisUrl);
     const prefix = opts.namespace ?? 'bull';
-    let pingQueue: Queue | null = null;
+    const connectionName = `${prefix}:queue-kit`;
+    const connection = redisOptions(opts.redisUrl, connectionName);
     return {
       kind: 'redis',
-      queue: <D>(name: string) => track(new Queue(name, { connection, prefix })) as unknown as QueueHandle<D>,
+      connectionName,
+      queue: <D>(name: string) => named<D>(name, () => new Queue(name, { connection, prefix })),
       worker: (name, processor, wopts) =>
         track(new Worker(name, processor, { connection, prefix, ...wopts })) as unknown as WorkerHandle,
       async ping() {
-        pingQueue ??= track(new Queue('health', { connection, prefix }));
-        await pingQueue.getJobCounts('waiting');
-      },
-      async close() {
-        await Promise.allSettled(
-          open
-            .splice(0)
-            .reverse()
-            .map((x) => x.close()),
+        await named(HEALTH_QUEUE, () => new Queue(HEALTH_QUEUE, { connection, prefix })).getJobCounts(
+          'waiting',
         );
       },
+      close: closeAll,
     };
   }
 
   const pg = withBackend(createPostgresBackend);
+  const schema = opts.namespace ?? 'bullmq';
+  const connectionName = `${schema}:queue-kit`;
   const connection = {
     connectionString: opts.databaseUrl,
-    schema: opts.namespace ?? 'bullmq',
+    schema,
     migrate: true,
     max: 5,
+    application_name: connectionName,
   };
-  let pingQueue: { getJobCounts(...t: string[]): Promise<unknown>; close(): Promise<void> } | null = null;
   return {
     kind: 'postgres',
-    queue: <D>(name: string) => track(new pg.Queue(name, { connection })) as unknown as QueueHandle<D>,
+    connectionName,
+    queue: <D>(name: string) => named<D>(name, () => new pg.Queue(name, { connection })),
     worker: (name, processor, wopts) =>
       track(
         new pg.Worker(name, processor as never, { connection, ...wopts } as never),
       ) as unknown as WorkerHandle,
     async ping() {
-      pingQueue ??= track(new pg.Queue('health', { connection }));
-      await pingQueue.getJobCounts('waiting');
+      await named(HEALTH_QUEUE, () => new pg.Queue(HEALTH_QUEUE, { connection })).getJobCounts('waiting');
     },
-    async close() {
-      await Promise.allSettled(
-        open
-          .splice(0)
-          .reverse()
-          .map((x) => x.close()),
-      );
-    },
+    close: closeAll,
   };
 }

@@ -12,6 +12,7 @@ export interface JobObserver {
 export function timedQueueKit(kit: QueueKit, jobs: JobObserver): QueueKit {
   return {
     kind: kit.kind,
+    connectionName: kit.connectionName,
     queue: (name) => kit.queue(name),
     ping: () => kit.ping(),
     close: () => kit.close(),

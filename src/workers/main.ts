@@ -1,59 +1,63 @@
 import type { Config } from '../lib/config.js';
 import type { Logger } from '../lib/logger.js';
-import type { Infrastructure } from '../app/infrastructure.js';
-import type { QuotaService } from '../domain/usage/quota.js';
+import type { Pool } from '../db/pool.js';
 import type { TriageService } from '../domain/triage/triage-service.js';
-import { makeWebhookDeliverer } from '../domain/triage/webhook.js';
+import type { deliverWebhook } from '../domain/triage/webhook.js';
+import type { ScanStorage } from '../domain/scans/scan-storage.js';
+import { refreshEnrichment } from '../domain/enrichment/index.js';
 import { startTriageWorker } from './triage-worker.js';
 import { startScanIngestWorker } from './scan-ingest-worker.js';
-import { createLocalScanStorage } from '../domain/scans/scan-storage.js';
 import {
   ENRICHMENT_QUEUE,
   refreshSources,
   scheduleEnrichmentRefresh,
   type EnrichmentRefreshPayload,
 } from '../jobs/enrichment-refresh.js';
-import { refreshEnrichment } from '../domain/enrichment/index.js';
-import { runMaintenance } from '../domain/maintenance.js';
 import {
   keepMaintenanceScheduled,
   MAINTENANCE_QUEUE,
   scheduleMaintenance,
   type MaintenancePayload,
 } from '../jobs/maintenance-job.js';
-import type { WorkerHandle } from '../jobs/queue-kit.js';
-import { SCAN_INGEST_QUEUE } from '../jobs/scan-ingest.js';
+import type { QueueKit, WorkerHandle } from '../jobs/queue-kit.js';
 import type { ExportService } from '../domain/exports/export-service.js';
 import { EXPORT_QUEUE, exportProcessor, type ExportPayload } from '../jobs/export-job.js';
-import { TRIAGE_QUEUE } from '../jobs/triage-batch.js';
 import { timedQueueKit, type JobObserver } from '../jobs/timed-queue-kit.js';
 import type { ScanIngestObserver } from './scan-ingest-worker.js';
 import { startMetricsServer } from './metrics-server.js';
 
+/** What the workers of a process run on, handed over by `app/` (the composition root). */
+export interface WorkerDeps {
+  config: Config;
+  logger: Logger;
+  clock: () => Date;
+  pool: Pool;
+  /** The process's queue kit: workers and the queues producers use come from it. */
+  queues: QueueKit;
+  triage: TriageService;
+  exports: ExportService;
+  pepper: string;
+  storage: ScanStorage;
+  deliver: typeof deliverWebhook;
+  /** One housekeeping run (`domain/maintenance.ts`, wired by `app/`). */
+  maintenance: () => Promise<unknown>;
+  /** This process's metrics: job durations, scan outcomes, and what METRICS_PORT serves. */
+  processMetrics?: {
+    jobs: JobObserver;
+    scans: ScanIngestObserver;
+    http: { scrape(): Promise<{ contentType: string; body: string }> };
+  };
+}
+
 /**
- * The `worker` process role: BullMQ workers over the domain. Later features (scan
- * ingestion, batch triage) add their workers here. `close()` waits for running jobs.
+ * Starts the workers of the `worker` role: housekeeping, the enrichment refresh (when sources
+ * are configured), batch triage and scan ingestion. `close()` waits for running jobs.
  */
-export async function startWorkers(
-  config: Config,
-  infra: Infrastructure,
-  deps: {
-    quota: QuotaService;
-    triage: TriageService;
-    exports: ExportService;
-    pepper: string;
-    clock: () => Date;
-    logger: Logger;
-    /** This process's metrics: job durations, scan outcomes, and what METRICS_PORT serves. */
-    processMetrics?: {
-      jobs: JobObserver;
-      scans: ScanIngestObserver;
-      http: { scrape(): Promise<{ contentType: string; body: string }> };
-    };
-  },
-): Promise<{ close(): Promise<void> }> {
+export async function startWorkers(deps: WorkerDeps): Promise<{ close(): Promise<void> }> {
+  const { config, logger } = deps;
   const metrics = deps.processMetrics;
-  if (metrics) infra = { ...infra, queues: timedQueueKit(infra.queues, metrics.jobs) };
+  // Workers of a measured process time their jobs; producers' queues are the kit's own either way.
+  const queues = metrics ? timedQueueKit(deps.queues, metrics.jobs) : deps.queues;
   const metricsServer =
     metrics && config.metricsPort !== null
       ? await startMetricsServer({
@@ -64,48 +68,32 @@ export async function startWorkers(
         })
       : null;
   const workers: WorkerHandle[] = [];
-  await scheduleMaintenance(infra.queues);
-  const stopScheduling = keepMaintenanceScheduled(infra.queues, {
-    onError: (err) => deps.logger.warn({ err: err.message }, 'maintenance scheduler not re-asserted'),
+  await scheduleMaintenance(queues);
+  const stopScheduling = keepMaintenanceScheduled(queues, {
+    onError: (err) => logger.warn({ err: err.message }, 'maintenance scheduler not re-asserted'),
   });
-  const storage = createLocalScanStorage(config.scanStorageDir);
-  const webhooks = makeWebhookDeliverer(config);
-  const maintenance = infra.queues.worker<MaintenancePayload, unknown>(
+  const maintenance = queues.worker<MaintenancePayload, unknown>(
     MAINTENANCE_QUEUE,
-    async () =>
-      runMaintenance({
-        db: infra.pool,
-        quota: deps.quota,
-        bus: infra.bus,
-        clock: deps.clock,
-        scans: { pool: infra.pool, storage, jobs: infra.queues.queue(SCAN_INGEST_QUEUE) },
-        exports: deps.exports,
-        batches: {
-          db: infra.pool,
-          pepper: deps.pepper,
-          clock: deps.clock,
-          deliver: webhooks,
-          jobs: infra.queues.queue(TRIAGE_QUEUE),
-        },
-      }),
-    { concurrency: 1 },
+    () => deps.maintenance(),
+    {
+      concurrency: 1,
+    },
   );
   maintenance.on('failed', (_job, err) =>
-    deps.logger.warn({ err: (err as Error)?.message }, 'maintenance job failed'),
+    logger.warn({ err: (err as Error)?.message }, 'maintenance job failed'),
   );
   workers.push(maintenance);
   const sources = refreshSources(config);
   if (sources) {
-    await scheduleEnrichmentRefresh(infra.queues, config.enrichmentRefreshEveryMs);
-    const refresher = infra.queues.worker<EnrichmentRefreshPayload, unknown>(
+    await scheduleEnrichmentRefresh(queues, config.enrichmentRefreshEveryMs);
+    const refresher = queues.worker<EnrichmentRefreshPayload, unknown>(
       ENRICHMENT_QUEUE,
       async () => {
-        const summary = await refreshEnrichment(infra.pool, sources);
+        const summary = await refreshEnrichment(deps.pool, sources);
         for (const o of summary.outcomes) {
-          if (o.ok)
-            deps.logger.info({ source: o.source, origin: o.origin, rows: o.rows }, 'enrichment refreshed');
+          if (o.ok) logger.info({ source: o.source, origin: o.origin, rows: o.rows }, 'enrichment refreshed');
           else
-            deps.logger.warn(
+            logger.warn(
               { source: o.source, origin: o.origin, err: o.error.message },
               'enrichment refresh failed',
             );
@@ -120,27 +108,21 @@ export async function startWorkers(
   }
   workers.push(
     startTriageWorker(
-      infra.queues,
-      {
-        db: infra.pool,
-        triage: deps.triage,
-        pepper: deps.pepper,
-        clock: deps.clock,
-        deliver: webhooks,
-      },
-      { concurrency: config.workerConcurrency, logger: deps.logger },
+      queues,
+      { db: deps.pool, triage: deps.triage, pepper: deps.pepper, clock: deps.clock, deliver: deps.deliver },
+      { concurrency: config.workerConcurrency, logger },
     ),
   );
   // Exports stream from the database at disk speed: two at once keep a core busy, not the pool.
   workers.push(
-    infra.queues.worker<ExportPayload, void>(EXPORT_QUEUE, exportProcessor(deps.exports), { concurrency: 2 }),
+    queues.worker<ExportPayload, void>(EXPORT_QUEUE, exportProcessor(deps.exports), { concurrency: 2 }),
   );
   const scans = startScanIngestWorker({
-    queues: infra.queues,
-    pool: infra.pool,
-    logger: deps.logger,
+    queues,
+    pool: deps.pool,
+    logger,
     config,
-    storage,
+    storage: deps.storage,
     ...(metrics ? { observer: metrics.scans } : {}),
   });
   return {
