@@ -1,14 +1,17 @@
 import { ConfigError, loadConfig } from '../lib/config.js';
 import { createLogger } from '../lib/logger.js';
 import { describeError } from '../lib/error-text.js';
-import { openInfrastructure } from '../app/infrastructure.js';
+import { openDatabase } from '../app/infrastructure.js';
 
-/** The Procfile `release` process: applies pending migrations, then exits. */
+/**
+ * The Procfile `release` process (`npm run db:migrate`): applies pending migrations, then
+ * exits. It opens the database only: no Redis, no queues, no services.
+ */
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
-  const infra = await openInfrastructure(config, logger, { migrate: true });
-  await infra.close();
+  const database = await openDatabase(config, logger, { migrate: true });
+  await database.close();
   logger.info('migrations are up to date');
 }
 
