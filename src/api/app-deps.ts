@@ -14,7 +14,11 @@ import type { ScanRouteDeps } from './routes/scans.js';
 import type { ExportService } from '../domain/exports/export-service.js';
 import type { HttpMetrics } from './plugins/metrics.js';
 
-/** Everything the HTTP edge needs, built by the server (or a test) and passed in. */
+/**
+ * What the HTTP edge may use, declared here so `api/` imports nothing above it: `app/services.ts`
+ * builds a `Services` that extends this, and each route group takes a `Pick` of the few members
+ * it uses.
+ */
 export interface AppDeps {
   config: Config;
   logger: Logger;

@@ -22,12 +22,10 @@ import { registerScanListRoutes, registerScanPipelineRoutes } from './routes/sca
 import { registerFindingCaseRoutes } from './routes/findings-cases.js';
 import { registerAuditEventRoutes } from './routes/audit-events.js';
 import { registerExportDownloadRoute, registerExportRoutes } from './routes/exports.js';
+import { registerPages } from './pages/index.js';
 
-/** Route groups mounted beside ours by the process that builds the app (the console pages). */
-export interface AppExtensions {
-  v1?: (app: FastifyInstance) => void;
-  pipeline?: (app: FastifyInstance) => void;
-  root?: (app: FastifyInstance) => Promise<void> | void;
+/** How the app is run (not what it serves): options of {@link buildApp}. */
+export interface AppOptions {
   /** `line`: one short line per request (a person's terminal) instead of Fastify's two JSON lines. */
   requestLog?: 'json' | 'line';
 }
@@ -42,15 +40,18 @@ export function validators(): { body: Ajv; other: Ajv } {
   return { body: new Ajv({ ...base, coerceTypes: false }), other: new Ajv({ ...base, coerceTypes: true }) };
 }
 
-/** Builds the HTTP app from its dependencies; `server.ts` starts it, tests `inject` into it. */
-export async function buildApp(deps: AppDeps, ext: AppExtensions = {}): Promise<FastifyInstance> {
+/**
+ * Builds the whole HTTP app (JSON API and console pages) from its dependencies; `server.ts`
+ * starts it, tests `inject` into it. Each route group receives the few services it uses.
+ */
+export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger as unknown as FastifyBaseLogger,
     genReqId: () => randomUUID(),
     requestIdHeader: false,
     bodyLimit: 64 * 1024,
     return503OnClosing: true,
-    ...(ext.requestLog === 'line' ? { logController: new RequestLineLogController() } : {}),
+    ...(options.requestLog === 'line' ? { logController: new RequestLineLogController() } : {}),
   });
   const ajv = validators();
   app.setValidatorCompiler(({ schema, httpPart }) =>
@@ -117,7 +118,6 @@ export async function buildApp(deps: AppDeps, ext: AppExtensions = {}): Promise<
         scope: 'keys:write',
       });
       registerAuditEventRoutes(scope, deps);
-      ext.v1?.(scope);
     },
     { prefix: '/api/v1' },
   );
@@ -125,12 +125,11 @@ export async function buildApp(deps: AppDeps, ext: AppExtensions = {}): Promise<
     async (scope) => {
       apiKeyAuth(scope, keyAuth);
       registerScanPipelineRoutes(scope, deps.scans);
-      ext.pipeline?.(scope);
     },
     { prefix: '/api/pipeline' },
   );
   if (deps.config.adminToken)
     await registerQueueDashboard(app, { queues: deps.queues, adminToken: deps.config.adminToken });
-  if (ext.root) await ext.root(app);
+  await registerPages(app, deps);
   return app;
 }

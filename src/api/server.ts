@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from './app-deps.js';
-import { buildApp, type AppExtensions } from './app.js';
+import { buildApp, type AppOptions } from './app.js';
 
 /**
  * Starts the HTTP server. `close()` stops accepting connections, answers 503 to new
@@ -8,9 +8,9 @@ import { buildApp, type AppExtensions } from './app.js';
  */
 export async function startServer(
   deps: AppDeps,
-  ext: AppExtensions = {},
+  options: AppOptions = {},
 ): Promise<{ app: FastifyInstance; url: string; close(): Promise<void> }> {
-  const app = await buildApp(deps, ext);
+  const app = await buildApp(deps, options);
   await app.listen({ port: deps.config.port, host: deps.config.host });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : deps.config.port;

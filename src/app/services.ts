@@ -3,6 +3,7 @@ import { READINESS_DEADLINE_MS, withDeadline } from '../lib/deadline.js';
 import type { Logger } from '../lib/logger.js';
 import type { Infrastructure } from './infrastructure.js';
 import type { AppDeps } from '../api/app-deps.js';
+import type { InvalidationBus } from '../domain/keys/invalidation-bus.js';
 import { createKeyVerifier } from '../domain/keys/key-verifier.js';
 import { createKeyService } from '../domain/keys/key-service.js';
 import { readKeyVersion } from '../domain/keys/keys-store.js';
@@ -19,22 +20,35 @@ import { createQuotaService } from '../domain/usage/quota.js';
 import { buildTriage } from './build-triage.js';
 import { createLocalScanStorage } from '../domain/scans/scan-storage.js';
 import { SCAN_INGEST_QUEUE, type ScanIngestPayload } from '../jobs/scan-ingest.js';
-import type { QueueHandle } from '../jobs/queue-kit.js';
 import { enqueueBatchItems } from '../jobs/triage-batch.js';
 import { createExportService } from '../domain/exports/export-service.js';
 import { EXPORT_QUEUE, enqueueExport, type ExportPayload } from '../jobs/export-job.js';
 import { createProcessMetrics, type ProcessMetrics } from './metrics/process-metrics.js';
 
 /**
- * The domain services of a process, wired from its infrastructure. No container: plain
- * factories taking their dependencies, so a test builds the same graph with a fake clock.
+ * The services of a process: everything the HTTP edge needs (`AppDeps`, of which each route
+ * group receives a `Pick`), plus what only the workers use. Built once per process from its
+ * infrastructure; `stop()` ends what they hold (the request meter's buffer, leased AI calls,
+ * provider clients), before the infrastructure closes.
+ */
+export interface Services extends AppDeps {
+  /** Key invalidations across processes (the maintenance sweep publishes on it). */
+  bus: InvalidationBus;
+  /** This process's metrics: job durations, scan outcomes, and what METRICS_PORT serves. */
+  processMetrics: ProcessMetrics;
+  stop(): Promise<void>;
+}
+
+/**
+ * Wires the domain services from the infrastructure. No container: plain factories taking their
+ * dependencies, so a test builds the same graph with a fake clock.
  */
 export async function buildServices(
   config: Config,
   infra: Infrastructure,
   logger: Logger,
   clock: () => Date = () => new Date(),
-): Promise<AppDeps & { processMetrics: ProcessMetrics; stop(): Promise<void> }> {
+): Promise<Services> {
   const metrics = createProcessMetrics({ queues: infra.queues, catalog: config.models });
   const verifier = createKeyVerifier({
     db: infra.pool,
@@ -65,8 +79,6 @@ export async function buildServices(
     enqueueBatchItems: (batchId, total) =>
       enqueueBatchItems(infra.queues, batchId, total, config.batchItemRetry),
   });
-  let scanQueue: QueueHandle<ScanIngestPayload> | null = null;
-  let exportQueue: QueueHandle<ExportPayload> | null = null;
   const scanStorage = createLocalScanStorage(config.scanStorageDir);
   return {
     config,
@@ -93,22 +105,22 @@ export async function buildServices(
     quota,
     triage: triage.triage,
     queues: infra.queues,
+    bus: infra.bus,
     pepper: infra.pepper,
     metrics: metrics.http,
     processMetrics: metrics,
     scans: {
       pool: infra.pool,
       storage: scanStorage,
-      // Opened on the first upload: processes that never take one (workers, the admin CLI) skip it.
+      // Opened on the first upload (the kit keeps it): processes that never take one skip it.
       get queue() {
-        scanQueue ??= infra.queues.queue<ScanIngestPayload>(SCAN_INGEST_QUEUE);
-        return scanQueue;
+        return infra.queues.queue<ScanIngestPayload>(SCAN_INGEST_QUEUE);
       },
     },
     exports: createExportService({
       db: infra.pool,
       storage: scanStorage,
-      enqueue: (id) => enqueueExport((exportQueue ??= infra.queues.queue<ExportPayload>(EXPORT_QUEUE)), id),
+      enqueue: (id) => enqueueExport(infra.queues.queue<ExportPayload>(EXPORT_QUEUE), id),
       pepper: infra.pepper,
       clock,
       syncMaxRows: config.exportSyncMaxRows,

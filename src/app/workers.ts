@@ -29,6 +29,7 @@ export function maintenanceRun(
         storage: services.scans.storage,
         jobs: infra.queues.queue(SCAN_INGEST_QUEUE),
       },
+      exports: services.exports,
       batches: {
         db: infra.pool,
         pepper: infra.pepper,
@@ -53,6 +54,7 @@ export async function startProcessWorkers(
     pool: infra.pool,
     queues: infra.queues,
     triage: services.triage,
+    exports: services.exports,
     pepper: infra.pepper,
     storage: services.scans.storage,
     deliver,

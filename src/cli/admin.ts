@@ -1,7 +1,6 @@
 import { ConfigError, loadConfig } from '../lib/config.js';
 import { createLogger } from '../lib/logger.js';
-import { openInfrastructure } from '../app/infrastructure.js';
-import { buildServices } from '../app/services.js';
+import { assemble } from '../app/lifecycle.js';
 import { openDatabaseOnly } from '../app/database.js';
 import { describeError } from '../lib/error-text.js';
 import { runEnrichCommand } from './enrich-command.js';
@@ -41,21 +40,19 @@ async function main(argv: string[]): Promise<number> {
   }
   const config = loadConfig();
   const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
-  const infra = await openInfrastructure(config, logger, { reuseRunningEmbedded: true });
+  const { services, close } = await assemble(config, logger, { reuseRunningEmbedded: true });
   try {
-    const services = await buildServices(config, infra, logger);
     const { workspace, firstKey } = await services.workspaces.createWorkspace({
       name,
       plan: plan as 'free' | 'trial' | 'service',
       actor: { actor: 'operator', ip: null, userAgent: 'admin-cli' },
       reveal: false,
     });
-    await services.stop();
     process.stdout.write(`workspace ${workspace.id}\nplan ${workspace.plan}\napi_key ${firstKey.secret}\n`);
     process.stderr.write('The API key is shown once and never stored in clear: keep it now.\n');
     return 0;
   } finally {
-    await infra.close();
+    await close();
   }
 }
 

@@ -2,18 +2,16 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '../../src/lib/config.js';
 import { createLogger } from '../../src/lib/logger.js';
-import { openInfrastructure, type Infrastructure } from '../../src/app/infrastructure.js';
-import { buildServices } from '../../src/app/services.js';
-import { buildApp } from '../../src/api/app.js';
-import type { AppDeps } from '../../src/api/app-deps.js';
-import { registerPages } from '../../src/api/pages/index.js';
+import type { Infrastructure } from '../../src/app/infrastructure.js';
+import type { Services } from '../../src/app/services.js';
+import { assembleApp } from '../../src/app/lifecycle.js';
 import { createTestDatabase } from './db.js';
 
 export interface TestServer {
   /** `http://127.0.0.1:<port>`, no trailing slash. */
   url: string;
   app: FastifyInstance;
-  deps: AppDeps;
+  deps: Services;
   infra: Infrastructure;
   /** Stops the server, the services and the connections, then drops the database. */
   close(): Promise<void>;
@@ -35,11 +33,9 @@ export async function startTestServer(options: { env?: Record<string, string> } 
       ...options.env,
     });
     const logger = createLogger(config.logLevel);
-    const infra = await openInfrastructure(config, logger, {
+    const { app, services, infra, close } = await assembleApp(config, logger, {
       queueNamespace: `e2e${randomBytes(4).toString('hex')}`,
     });
-    const services = await buildServices(config, infra, logger);
-    const app = await buildApp(services, { root: (root) => registerPages(root, services) });
     await app.listen({ port: 0, host: '127.0.0.1' });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : 0;
@@ -49,9 +45,7 @@ export async function startTestServer(options: { env?: Record<string, string> } 
       deps: services,
       infra,
       async close() {
-        await app.close();
-        await services.stop();
-        await infra.close();
+        await close();
         await db.drop();
       },
     };

@@ -2,9 +2,9 @@ import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '../../src/lib/config.js';
 import { createLogger } from '../../src/lib/logger.js';
-import { openInfrastructure, type Infrastructure } from '../../src/app/infrastructure.js';
-import { buildServices } from '../../src/app/services.js';
-import { buildApp, type AppExtensions } from '../../src/api/app.js';
+import type { Infrastructure } from '../../src/app/infrastructure.js';
+import type { Services } from '../../src/app/services.js';
+import { assembleApp } from '../../src/app/lifecycle.js';
 import { createTestDatabase } from './db.js';
 import { createTestClock, type TestClock } from './clock.js';
 
@@ -12,7 +12,7 @@ export const TEST_PEPPER = 'test-pepper-'.padEnd(48, 'x');
 
 export interface TestApp {
   app: FastifyInstance;
-  deps: Awaited<ReturnType<typeof buildServices>>;
+  deps: Services;
   infra: Infrastructure;
   clock: TestClock;
   databaseUrl: string;
@@ -29,7 +29,6 @@ export async function startTestApp(
   options: {
     redisUrl?: string;
     env?: Record<string, string>;
-    ext?: AppExtensions;
     databaseUrl?: string;
     /** A known queue namespace, so a worker in another process can serve this app's jobs. */
     queueNamespace?: string;
@@ -57,21 +56,16 @@ export async function startTestApp(
   });
   const logger = createLogger('info', sink);
   const clock = createTestClock();
-  const infra = await openInfrastructure(config, logger, { queueNamespace: namespace });
-  const deps = await buildServices(config, infra, logger, clock);
-  const app = await buildApp(deps, options.ext);
-  await app.ready();
+  const assembled = await assembleApp(config, logger, { queueNamespace: namespace, clock });
   return {
-    app,
-    deps,
-    infra,
+    app: assembled.app,
+    deps: assembled.services,
+    infra: assembled.infra,
     clock,
     databaseUrl,
     logs,
     async close() {
-      await app.close();
-      await deps.stop();
-      await infra.close();
+      await assembled.close();
       await db?.drop();
     },
   };

@@ -37,7 +37,10 @@ function staticDir(): string {
  * CSP, frame-ancestors 'none', no-referrer) apply to these pages and `/assets/` only and
  * leave the JSON API's headers as they are.
  */
-export async function registerPages(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function registerPages(
+  app: FastifyInstance,
+  deps: Pick<AppDeps, 'config' | 'sessions'>,
+): Promise<void> {
   await app.register(async (scope) => {
     await scope.register(helmet, helmetOptions(deps.config.cookieSecure));
     await scope.register(fastifyStatic, {
@@ -54,7 +57,7 @@ export async function registerPages(app: FastifyInstance, deps: AppDeps): Promis
   });
 }
 
-function pageRoutes(app: FastifyInstance, deps: AppDeps): void {
+function pageRoutes(app: FastifyInstance, deps: Pick<AppDeps, 'config' | 'sessions'>): void {
   async function signedIn(req: FastifyRequest): Promise<boolean> {
     const token = req.cookies[SESSION_COOKIE];
     return token ? (await deps.sessions.find(token)) !== null : false;

@@ -11,7 +11,10 @@ const LOGIN_ATTEMPTS_PER_MINUTE = 10;
 const SIGNUPS_PER_HOUR_PER_IP = 20;
 
 /** Sign-up, login, logout, the session probe and the one-time reveal (DECISIONS §3). */
-export function consoleAuthRoutes(app: FastifyInstance, deps: AppDeps): void {
+export function consoleAuthRoutes(
+  app: FastifyInstance,
+  deps: Pick<AppDeps, 'config' | 'keys' | 'rateLimiter' | 'sessions' | 'workspaces'>,
+): void {
   const secure = deps.config.cookieSecure;
   const publicRoute = { public: true };
 

@@ -14,7 +14,10 @@ import { actorFrom } from './key-management.js';
  * the monthly statement and the audit log. The console user is the workspace's owner, so the
  * session alone grants what `keys:write` grants on `/api/v1/audit-events` (same filters, same shape).
  */
-export function consoleWorkspaceRoutes(app: FastifyInstance, deps: AppDeps): void {
+export function consoleWorkspaceRoutes(
+  app: FastifyInstance,
+  deps: Pick<AppDeps, 'clock' | 'config' | 'pool' | 'quota' | 'workspaces'>,
+): void {
   const summary = (workspaceId: string) =>
     workspaceSummary(
       {

@@ -25,7 +25,7 @@ import {
 } from '../schemas/scans.js';
 
 /**
- * Findings and cases under `/api/v1` (DECISIONS §10), mounted with `ext.v1`: lists with filters
+ * Findings and cases under `/api/v1` (DECISIONS §10), mounted by `buildApp` in the `/api/v1` scope: lists with filters
  * and cursor paging, a case with its newest evidence and its history, all of a case's evidence
  * page by page, and status changes. Ids of another
  * workspace are 404 like unknown ones (DECISIONS §2).

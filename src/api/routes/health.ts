@@ -3,7 +3,7 @@ import type { AppDeps } from '../app-deps.js';
 import { problemOf } from '../plugins/problem.js';
 
 /** `/healthz`: the process answers. `/readyz`: it can reach its database and queue. */
-export function healthRoutes(app: FastifyInstance, deps: AppDeps): void {
+export function healthRoutes(app: FastifyInstance, deps: Pick<AppDeps, 'readiness'>): void {
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (req, reply) => {
     try {

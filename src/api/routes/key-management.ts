@@ -26,7 +26,11 @@ export function actorFrom(req: FastifyRequest, actor: string): Actor {
   return { actor, ip: req.ip ?? null, userAgent: req.headers['user-agent']?.slice(0, 300) ?? null };
 }
 
-export function registerKeyManagement(app: FastifyInstance, deps: AppDeps, surface: KeySurface): void {
+export function registerKeyManagement(
+  app: FastifyInstance,
+  deps: Pick<AppDeps, 'clock' | 'keys' | 'pool' | 'workspaces'>,
+  surface: KeySurface,
+): void {
   const config: { scope?: 'keys:write' } = surface.scope ? { scope: surface.scope } : {};
   const bodyLimit = 16 * 1024;
 

@@ -3,7 +3,7 @@ import type { AppDeps } from '../app-deps.js';
 import { noQuery } from '../schemas/common.js';
 
 /** `GET /api/v1/models`: the catalog of spec §2.5, from `config/models.json`, in a list envelope. */
-export function modelRoutes(app: FastifyInstance, deps: AppDeps): void {
+export function modelRoutes(app: FastifyInstance, deps: Pick<AppDeps, 'config'>): void {
   const data = deps.config.models.map((m) => ({
     id: m.id,
     object: 'model',

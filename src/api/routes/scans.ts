@@ -45,8 +45,8 @@ const MULTIPART_OVERHEAD = 64 * 1024;
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 /**
- * `POST /api/pipeline/scan` and `GET /api/pipeline/scan/:id` (DECISIONS §8), mounted with
- * `ext.pipeline`. The upload lives in its own plugin scope whose content-type parsers hand the
+ * `POST /api/pipeline/scan` and `GET /api/pipeline/scan/:id` (DECISIONS §8), mounted by
+ * `buildApp` under `/api/pipeline`. The upload lives in its own plugin scope whose content-type parsers hand the
  * raw request stream to the handler, so a 2 GiB scan is streamed to storage, never buffered.
  */
 export function registerScanPipelineRoutes(app: FastifyInstance, deps: ScanRouteDeps): void {
@@ -137,7 +137,7 @@ export function registerScanPipelineRoutes(app: FastifyInstance, deps: ScanRoute
   });
 }
 
-/** `GET /api/v1/scans`, mounted with `ext.v1`. */
+/** `GET /api/v1/scans`, mounted by `buildApp` in the `/api/v1` scope. */
 export function registerScanListRoutes(app: FastifyInstance, deps: Pick<ScanRouteDeps, 'pool'>): void {
   app.get(
     '/scans',

@@ -38,7 +38,10 @@ export function usageRange(query: { from?: string; to?: string }, now: Date): { 
 }
 
 /** `GET /api/v1/keys/me` and `GET /api/v1/usage` (DECISIONS §5), both with `usage:read`. */
-export function selfServiceRoutes(app: FastifyInstance, deps: AppDeps): void {
+export function selfServiceRoutes(
+  app: FastifyInstance,
+  deps: Pick<AppDeps, 'clock' | 'pool' | 'quota'>,
+): void {
   const config = { scope: 'usage:read' as const };
 
   app.get('/keys/me', { config, schema: { querystring: noQuery } }, async (req, reply) => {

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../helpers/test-app.js';
 import { testRedisUrl } from '../../helpers/db.js';
-import { startWorkers } from '../../../src/workers/main.js';
+import { startProcessWorkers } from '../../../src/app/workers.js';
 
 const KEV = path.resolve('test/fixtures/enrichment/known_exploited_vulnerabilities.json.gz');
 const EPSS = path.resolve('test/fixtures/enrichment/epss_scores-sample.csv');
@@ -30,7 +30,7 @@ describe.each([
       });
       apps.push(t);
       const config = t.deps.config;
-      const workers = await startWorkers(config, t.infra, { ...t.deps, pepper: t.infra.pepper });
+      const workers = await startProcessWorkers(config, t.infra, t.deps);
       stops.push(() => workers.close());
       let kev = 0;
       let epss = 0;

@@ -1,0 +1,170 @@
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../lib/config.js';
+import type { Logger } from '../lib/logger.js';
+import { openInfrastructure, type Infrastructure } from './infrastructure.js';
+import { buildServices, type Services } from './services.js';
+import { startProcessWorkers } from './workers.js';
+import { prepareDayOneEnrichment } from './day-one-enrichment.js';
+import { buildApp } from '../api/app.js';
+import { startServer } from '../api/server.js';
+import type { AppOptions } from '../api/app.js';
+
+/** `all` runs the API and the workers in one process; the Procfile runs `web` and `worker`. */
+export type Role = 'all' | 'web' | 'worker';
+export const ROLES: readonly Role[] = ['all', 'web', 'worker'];
+
+/** Options of {@link assemble}. */
+export interface AssembleOptions {
+  /** Apply pending migrations at start. @defaultValue true */
+  migrate?: boolean;
+  /** Queue namespace (Redis key prefix or PostgreSQL schema). @defaultValue REDIS_PREFIX, or `bullmq` */
+  queueNamespace?: string;
+  /** @defaultValue the wall clock */
+  clock?: () => Date;
+  /** Use the embedded PostgreSQL another process on this DATA_DIR runs (the admin CLI). */
+  reuseRunningEmbedded?: boolean;
+  /** Runs on the opened infrastructure before the services are built (the day-one KEV load). */
+  prepare?: (infra: Infrastructure) => Promise<void>;
+}
+
+/** A process's infrastructure and services, not yet serving anything. */
+export interface Assembled {
+  infra: Infrastructure;
+  services: Services;
+  /** Stops the services, then closes the infrastructure (queues, bus, Redis, pools, ORM). */
+  close(): Promise<void>;
+}
+
+/** Opens the infrastructure and builds the services on it. */
+export async function assemble(
+  config: Config,
+  logger: Logger,
+  options: AssembleOptions = {},
+): Promise<Assembled> {
+  const infra = await openInfrastructure(config, logger, options);
+  try {
+    await options.prepare?.(infra);
+    const services = await buildServices(config, infra, logger, options.clock);
+    return {
+      infra,
+      services,
+      async close() {
+        await services.stop();
+        await infra.close();
+      },
+    };
+  } catch (err) {
+    await infra.close();
+    throw err;
+  }
+}
+
+/** An assembled process with its HTTP app built and ready for `inject` (or `listen`). */
+export interface AssembledApp extends Assembled {
+  app: FastifyInstance;
+}
+
+/** {@link assemble}, plus the HTTP app (API and console pages); `close()` closes the app first. */
+export async function assembleApp(
+  config: Config,
+  logger: Logger,
+  options: AssembleOptions = {},
+): Promise<AssembledApp> {
+  const assembled = await assemble(config, logger, options);
+  try {
+    const app = await buildApp(assembled.services);
+    await app.ready();
+    return {
+      ...assembled,
+      app,
+      async close() {
+        await app.close();
+        await assembled.close();
+      },
+    };
+  } catch (err) {
+    await assembled.close();
+    throw err;
+  }
+}
+
+/** A started process: its listener (none for `worker`), and the one way to stop it. */
+export interface RunningProcess extends Assembled {
+  /** `http://host:port` of the listener, or null for the `worker` role. */
+  url: string | null;
+  /** Lines for the start banner (what the day-one enrichment loaded). */
+  notes: string[];
+  /**
+   * Graceful stop, in this order: stop accepting HTTP work and finish in-flight requests, close
+   * the workers (running jobs finish), stop the services, close queues, bus, Redis and database.
+   */
+  stop(): Promise<void>;
+}
+
+/** Starts a process of `role`: the listener, the workers, or both. */
+export async function startProcess(
+  role: Role,
+  config: Config,
+  logger: Logger,
+  options: AppOptions = {},
+): Promise<RunningProcess> {
+  let notes: string[] = [];
+  const assembled = await assemble(config, logger, {
+    // A worker on a shared database leaves migrating to the release process (or a web process).
+    migrate: role !== 'worker' || !config.databaseUrl,
+    // Before any triage can cache "no KEV record": the first start loads the shipped snapshot.
+    prepare: async (infra) => {
+      if (role !== 'worker') notes = await prepareDayOneEnrichment(config, infra.pool, logger);
+    },
+  });
+  const { infra, services } = assembled;
+  let server: Awaited<ReturnType<typeof startServer>> | null = null;
+  let workers: { close(): Promise<void> } | null = null;
+  try {
+    if (role !== 'worker') server = await startServer(services, options);
+    if (role !== 'web') workers = await startProcessWorkers(config, infra, services);
+  } catch (err) {
+    await server?.close();
+    await assembled.close();
+    throw err;
+  }
+  const step = async (name: string, fn: () => Promise<unknown> | undefined) => {
+    const t = Date.now();
+    await fn();
+    logger.info({ step: name, ms: Date.now() - t }, 'shutdown step done');
+  };
+  return {
+    ...assembled,
+    url: server?.url ?? null,
+    notes,
+    async stop() {
+      await step('http', () => server?.close());
+      await step('workers', () => workers?.close());
+      await step('services', () => services.stop());
+      await step('infrastructure', () => infra.close());
+    },
+  };
+}
+
+/**
+ * SIGTERM and SIGINT stop the process gracefully, once; a stop that takes longer than
+ * `forceAfterMs` exits with status 1 rather than hang a deploy.
+ */
+export function stopOnSignals(running: RunningProcess, logger: Logger, forceAfterMs = 30_000): void {
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => {
+      logger.error(`shutdown took longer than ${forceAfterMs / 1000} s; exiting`);
+      process.exit(1);
+    }, forceAfterMs);
+    force.unref();
+    await running.stop();
+    clearTimeout(force);
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
