@@ -9,24 +9,10 @@
  * At most `maxInFlight` batches are unacknowledged, so a slow database pauses the file read.
  */
 import { createReadStream } from 'node:fs';
-import type { MessagePort } from 'node:worker_threads';
-import {
-  ParseError,
-  parseScan,
-  type ParseErrorObject,
-  type ParseResult,
-  type ScanFormat,
-} from '../parsers/index.js';
-import type { ParseFileRequest } from './parser-pool.js';
+import { ParseError, parseScan, type ScanFormat } from '../parsers/index.js';
+import type { ParseThreadResult, ParseThreadTask } from './parse-task.js';
 
-/** The task posted to the pool: the request, and the port batches go back on (in the transfer list). */
-export interface ParseThreadTask extends ParseFileRequest {
-  port: MessagePort;
-}
-
-/** What the task resolves to; errors in the scan itself are values, not exceptions. */
-export type ParseThreadResult =
-  { ok: true; result: ParseResult } | { ok: false; error: ParseErrorObject } | { ok: false; aborted: true };
+export type { ParseThreadResult, ParseThreadTask } from './parse-task.js';
 
 type PortMessage = { type: 'ack'; seq: number } | { type: 'abort' };
 

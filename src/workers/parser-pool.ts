@@ -1,14 +1,10 @@
 import { MessageChannel } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import {
-  ParseError,
-  type Finding,
-  type ParseLimits,
-  type ParseResult,
-  type ScanFormat,
-} from '../parsers/index.js';
-import type { ParseThreadResult, ParseThreadTask } from './parse-thread.js';
+import { ParseError, type Finding, type ParseResult } from '../parsers/index.js';
+import type { ParseFileRequest, ParseThreadResult, ParseThreadTask } from './parse-task.js';
+
+export type { ParseFileRequest } from './parse-task.js';
 
 /** Options of {@link createParserPool}. */
 export interface ParserPoolOptions {
@@ -39,21 +35,6 @@ export function createParserPool(options: ParserPoolOptions = {}): ParserPool {
     execArgv: fromSource ? ['--import', 'tsx'] : [],
     resourceLimits: { maxOldGenerationSizeMb: options.maxOldGenerationSizeMb ?? 512 },
   });
-}
-
-/** A stored scan file to parse. */
-export interface ParseFileRequest {
-  path: string;
-  /** Forced format; detected from content when absent. */
-  format?: ScanFormat | null;
-  /** `true` when the upload was stored gzip-compressed; `'auto'` sniffs the magic bytes. */
-  gzip?: boolean | 'auto';
-  batchSize?: number;
-  limits?: Partial<ParseLimits>;
-  /** Unacknowledged batches allowed in flight. @defaultValue 2 */
-  maxInFlight?: number;
-  /** The asset the upload named; see `ParseScanOptions.uploadAsset`. */
-  uploadAsset?: string | null;
 }
 
 type BatchMessage = { type: 'batch'; seq: number; findings: Finding[]; bytesRead: number };

@@ -5,26 +5,11 @@
  */
 import type { Provider, ProviderInput, ProviderResult, TokenUsage } from '../types.js';
 import { ANSWER_SCHEMA_NAME, TRIAGE_ANSWER_JSON_SCHEMA, parseTriageAnswer } from './answer-schema.js';
-import type { PostJsonOptions } from './http-client.js';
-import type { ProviderLimiter } from './rate-limiter.js';
 import { sendToProvider } from './remote-call.js';
-import { DEFAULT_REQUEST_SETTINGS, settingsFor, type ProviderRequestSettings } from './model-settings.js';
+import { DEFAULT_REQUEST_SETTINGS, settingsFor } from './model-settings.js';
+import type { RemoteProviderOptions } from './remote-options.js';
 
-export interface RemoteProviderOptions {
-  /** Provider id, e.g. `openai`. */
-  name: string;
-  /** e.g. `https://api.openai.com/v1`; no trailing slash needed. */
-  baseUrl: string;
-  apiKey: string;
-  timeoutMs: number;
-  maxRetries: number;
-  maxOutputTokens: number;
-  /** Token-limit parameter name and sampling, per model. @defaultValue {@link DEFAULT_REQUEST_SETTINGS} */
-  requestSettings?: ProviderRequestSettings;
-  limiter?: ProviderLimiter;
-  /** Test seams of the HTTP helper (fetch, backoff). */
-  http?: Pick<PostJsonOptions, 'fetchImpl' | 'backoffBaseMs' | 'backoffMaxMs' | 'maxRetryAfterMs' | 'random'>;
-}
+export type { RemoteProviderOptions } from './remote-options.js';
 
 interface ChatCompletion {
   choices?: { message?: { content?: string | null; refusal?: string | null }; finish_reason?: string }[];

@@ -1,5 +1,5 @@
 import { postJson, type PostJsonResult } from './http-client.js';
-import type { RemoteProviderOptions } from './openai-compatible.js';
+import type { RemoteProviderOptions } from './remote-options.js';
 import { runLimited } from './rate-limiter.js';
 
 /**
