@@ -1,5 +1,5 @@
 import { describedPattern } from '../../lib/schema-patterns.js';
-import { SCAN_FORMATS } from '../../parsers/index.js';
+import { SCAN_FORMATS } from '../../domain/scans/scan-formats.js';
 import { CASE_STATUSES, type CaseStatus } from '../../domain/scans/case-status.js';
 import { ASSET_CRITICALITIES, ASSET_ENVIRONMENTS, SEVERITIES } from '../../domain/triage-engine/types.js';
 

@@ -1,7 +1,16 @@
-import type { UploadResult } from './commands/scan-upload.js';
 import type { Context } from './context.js';
-import { atOrAbove } from './fail-on.js';
+import { atOrAbove, type Threshold } from './fail-on.js';
+import type { ScanStatus } from './scan-status.js';
 import { formatBytes, formatCount, table } from './output.js';
+
+/** One file's outcome, also the `--json` output's element. */
+export interface UploadResult {
+  file: string;
+  scanId: string;
+  statusUrl: string;
+  scan: ScanStatus | null;
+  failOn: { threshold: Threshold; scope: 'new' | 'all'; cases: number } | null;
+}
 
 const SEVERITIES = ['CRITICAL', 'HIGH', 'MEDIUM', 'LOW', 'INFO'];
 const PRIORITIES = ['CRITICAL', 'HIGH', 'MEDIUM', 'LOW'];

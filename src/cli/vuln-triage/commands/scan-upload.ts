@@ -5,8 +5,10 @@ import { countFailing, THRESHOLDS, type Threshold } from '../fail-on.js';
 import { fileSha256, idempotencyKeyFor } from '../idempotency.js';
 import type { Context } from '../context.js';
 import { uploadBar } from '../progress.js';
-import { failureReason, waitForScan, type ScanStatus } from '../scan-status.js';
-import { printScanSummary } from '../scan-summary.js';
+import { failureReason, waitForScan } from '../scan-status.js';
+import { printScanSummary, type UploadResult } from '../scan-summary.js';
+
+export type { UploadResult } from '../scan-summary.js';
 import { uploadScanFile } from '../upload.js';
 
 export interface ScanUploadOptions {
@@ -24,15 +26,6 @@ export interface ScanUploadOptions {
   idempotencyKey?: string;
   timeout?: string;
   pollInterval?: string;
-}
-
-/** One file's outcome, also the `--json` output's element. */
-export interface UploadResult {
-  file: string;
-  scanId: string;
-  statusUrl: string;
-  scan: ScanStatus | null;
-  failOn: { threshold: Threshold; scope: 'new' | 'all'; cases: number } | null;
 }
 
 const TRIAGE_MODES = ['none', 'new', 'all'];
