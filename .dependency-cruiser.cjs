@@ -1,3 +1,4 @@
+/* global module */
 /**
  * The layers of src/ (STYLE: layout), checked by `npm run lint`. Imports run one way:
  *   lib ← db ← domain ← (api | jobs | workers) ← app ← main.ts / cli
