@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig } from '../lib/config.js';
 import { createLogger } from '../lib/logger.js';
-import { assemble } from '../app/lifecycle.js';
+import { assemble } from '../app/assemble.js';
 import { openDatabaseOnly } from '../app/database.js';
 import { describeError } from '../lib/error-text.js';
 import { runEnrichCommand } from './enrich-command.js';
