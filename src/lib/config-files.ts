@@ -53,6 +53,14 @@ export interface TriageProviderFile {
   maxOutputTokens?: number;
   requestsPerMinute: number;
   tokensPerMinute: number;
+  /** `max_tokens` or `max_completion_tokens` (the engine's `model-settings.ts` says which fits). */
+  tokenLimitParameter?: string;
+  sampling?: { temperature?: number; top_p?: number };
+  /** Per exact model name: overrides of the two above. */
+  models?: Record<
+    string,
+    { tokenLimitParameter?: string; sampling?: { temperature?: number; top_p?: number } }
+  >;
 }
 
 /** `config/triage.json` (or TRIAGE_CONFIG_FILE): the escalation chain, thresholds, endpoints. */
@@ -139,6 +147,17 @@ const modelsSchema: JSONSchemaType<{ models: ModelCatalogEntry[] }> = {
 } as unknown as JSONSchemaType<{ models: ModelCatalogEntry[] }>;
 
 const share = { type: 'number', minimum: 0, maximum: 1 } as const;
+const tokenLimitParameter = {
+  type: 'string',
+  enum: ['max_tokens', 'max_completion_tokens'],
+  nullable: true,
+} as const;
+const sampling = {
+  type: 'object',
+  nullable: true,
+  additionalProperties: false,
+  properties: { temperature: { type: 'number', minimum: 0, maximum: 2 }, top_p: share },
+} as const;
 
 const triageSchema: JSONSchemaType<TriageFile> = {
   type: 'object',
@@ -180,6 +199,17 @@ const triageSchema: JSONSchemaType<TriageFile> = {
           maxOutputTokens: { type: 'integer', minimum: 64, maximum: 32_768, nullable: true },
           requestsPerMinute: { type: 'number', minimum: 1, maximum: 1e7 },
           tokensPerMinute: { type: 'number', minimum: 1, maximum: 1e10 },
+          tokenLimitParameter,
+          sampling,
+          models: {
+            type: 'object',
+            nullable: true,
+            additionalProperties: {
+              type: 'object',
+              additionalProperties: false,
+              properties: { tokenLimitParameter, sampling },
+            },
+          },
         },
       },
     },
