@@ -8,6 +8,8 @@ import { buildApp } from '../api/app.js';
 import { startServer } from '../api/server.js';
 import type { AppOptions } from '../api/app.js';
 
+export type { AppOptions } from '../api/app.js';
+
 /** `all` runs the API and the workers in one process; the Procfile runs `web` and `worker`. */
 export type Role = 'all' | 'web' | 'worker';
 export const ROLES: readonly Role[] = ['all', 'web', 'worker'];
@@ -22,10 +24,11 @@ export async function assembleApp(
   config: Config,
   logger: Logger,
   options: AssembleOptions = {},
+  appOptions: AppOptions = {},
 ): Promise<AssembledApp> {
   const assembled = await assemble(config, logger, options);
   try {
-    const app = await buildApp(assembled.services);
+    const app = await buildApp(assembled.services, appOptions);
     await app.ready();
     return {
       ...assembled,

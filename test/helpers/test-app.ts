@@ -4,7 +4,7 @@ import { loadConfig } from '../../src/lib/config.js';
 import { createLogger } from '../../src/lib/logger.js';
 import type { Infrastructure } from '../../src/app/infrastructure.js';
 import type { Services } from '../../src/app/services.js';
-import { assembleApp } from '../../src/app/lifecycle.js';
+import { assembleApp, type AppOptions } from '../../src/app/lifecycle.js';
 import { createTestDatabase } from './db.js';
 import { createTestClock, type TestClock } from './clock.js';
 
@@ -29,6 +29,8 @@ export async function startTestApp(
   options: {
     redisUrl?: string;
     env?: Record<string, string>;
+    /** How the app runs (`requestLog`), as `main.ts` would pass it. */
+    app?: AppOptions;
     databaseUrl?: string;
     /** A known queue namespace, so a worker in another process can serve this app's jobs. */
     queueNamespace?: string;
@@ -56,7 +58,7 @@ export async function startTestApp(
   });
   const logger = createLogger('info', sink);
   const clock = createTestClock();
-  const assembled = await assembleApp(config, logger, { queueNamespace: namespace, clock });
+  const assembled = await assembleApp(config, logger, { queueNamespace: namespace, clock }, options.app);
   return {
     app: assembled.app,
     deps: assembled.services,

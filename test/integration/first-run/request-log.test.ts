@@ -23,7 +23,7 @@ const messages = (t: TestApp) => t.logs.map((l) => (JSON.parse(l) as { msg: stri
 describe('request logs for a person at `npm start` (requestLog: line)', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp({ ext: { requestLog: 'line' } });
+    t = await startTestApp({ app: { requestLog: 'line' } });
   });
   afterAll(async () => {
     await t.close();
