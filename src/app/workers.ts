@@ -59,5 +59,6 @@ export async function startProcessWorkers(
     storage: services.scans.storage,
     deliver,
     maintenance: maintenanceRun(config, infra, services, deliver),
+    processMetrics: services.processMetrics,
   });
 }
