@@ -271,7 +271,12 @@ describe('vuln-triage scan upload', () => {
     expect(run.stderr).toContain(
       `The scan is larger than your plan allows (${LIMIT} bytes). [413 payload_too_large]`,
     );
-    expect(run.stderr).not.toContain('retrying');
+    // The 413 itself is never retried. The server closes the connection mid-body, so the write
+    // can fail (EPIPE/ECONNRESET) before the answer is read: that connection error alone may be
+    // retried once, and the retry then reads the 413.
+    const retries = run.stderr.split('\n').filter((l) => l.includes('retrying'));
+    expect(retries.length).toBeLessThanOrEqual(1);
+    for (const line of retries) expect(line).toMatch(/^Could not reach .*: (EPIPE|ECONNRESET); retrying/);
   });
 
   it('exits 4 with the detail of a refused key, without retrying', async () => {
