@@ -2,7 +2,6 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ExportService, ExportStream } from '../../domain/exports/export-service.js';
 import type { ExportFormat } from '../../domain/exports/formats.js';
 import type { FindingExportFormat } from '../../domain/exports/findings-export.js';
-import { splitList } from '../../domain/scans/list-filters.js';
 import { invalidRequest, notFound } from '../../lib/errors.js';
 import {
   createExportBody,
@@ -12,7 +11,7 @@ import {
   type CreateExportBody,
   type ExportQuery,
 } from '../schemas/exports.js';
-import { idParams } from '../schemas/scans.js';
+import { idParams, listFiltersOf } from '../schemas/scans.js';
 
 function send(reply: FastifyReply, s: ExportStream): FastifyReply {
   return reply
@@ -21,15 +20,6 @@ function send(reply: FastifyReply, s: ExportStream): FastifyReply {
     .header('cache-control', 'no-store')
     .send(s.body);
 }
-
-const filtersOf = (q: ExportQuery) => ({
-  severity: splitList(q.severity),
-  status: splitList(q.status),
-  cve: q.cve,
-  asset: q.asset,
-  scan: q.scan,
-  kev: q.kev,
-});
 
 /**
  * Exports under `/api/v1` (issue 13), scope `scans:read`: direct streams of cases (every format)
@@ -46,7 +36,7 @@ export function registerExportRoutes(app: FastifyInstance, deps: { exports: Expo
       const q = req.query as ExportQuery;
       return send(
         reply,
-        await deps.exports.streamCases(req.apiKey.workspace.id, q.format as ExportFormat, filtersOf(q)),
+        await deps.exports.streamCases(req.apiKey.workspace.id, q.format as ExportFormat, listFiltersOf(q)),
       );
     },
   );
@@ -59,7 +49,7 @@ export function registerExportRoutes(app: FastifyInstance, deps: { exports: Expo
       return send(
         reply,
         deps.exports.streamFindings(req.apiKey.workspace.id, q.format as FindingExportFormat, {
-          ...filtersOf(q),
+          ...listFiltersOf(q),
           ...(q.case !== undefined ? { caseId: q.case } : {}),
         }),
       );

@@ -12,7 +12,6 @@ import {
   viewCaseDetail,
   viewEvidence,
 } from '../../domain/scans/case-queries.js';
-import { splitList } from '../../domain/scans/list-filters.js';
 import {
   DEFAULT_LIMIT,
   idParams,
@@ -20,6 +19,7 @@ import {
   listEvidenceQuery,
   listFindingsQuery,
   patchCaseBody,
+  listFiltersOf,
   type ListQuery,
   type PatchCaseBody,
 } from '../schemas/scans.js';
@@ -36,7 +36,7 @@ export function registerFindingCaseRoutes(app: FastifyInstance, deps: { pool: Po
   app.get('/findings', { config: read, schema: { querystring: listFindingsQuery } }, async (req) => {
     const q = req.query as ListQuery;
     const page = await listFindings(deps.pool, req.apiKey.workspace.id, {
-      ...filtersOf(q),
+      ...listFiltersOf(q),
       caseId: q.case,
       limit: q.limit ?? DEFAULT_LIMIT,
       cursor: q.cursor,
@@ -53,7 +53,7 @@ export function registerFindingCaseRoutes(app: FastifyInstance, deps: { pool: Po
   app.get('/cases', { config: read, schema: { querystring: listCasesQuery } }, async (req) => {
     const q = req.query as ListQuery;
     const page = await listCases(deps.pool, req.apiKey.workspace.id, {
-      ...filtersOf(q),
+      ...listFiltersOf(q),
       limit: q.limit ?? DEFAULT_LIMIT,
       cursor: q.cursor,
     });
@@ -101,15 +101,4 @@ export function registerFindingCaseRoutes(app: FastifyInstance, deps: { pool: Po
       return viewCaseDetail(updated, await caseDetail(deps.pool, updated));
     },
   );
-}
-
-function filtersOf(q: ListQuery) {
-  return {
-    severity: splitList(q.severity),
-    status: splitList(q.status),
-    cve: q.cve,
-    asset: q.asset,
-    scan: q.scan,
-    kev: q.kev,
-  };
 }

@@ -1,3 +1,4 @@
+import { splitList, type ListFilters } from '../../domain/scans/list-filters.js';
 import { describedPattern } from '../../lib/schema-patterns.js';
 import { SCAN_FORMATS } from '../../domain/scans/scan-formats.js';
 import { CASE_STATUSES, type CaseStatus } from '../../domain/scans/case-status.js';
@@ -110,4 +111,16 @@ export const patchCaseBody = {
 export interface PatchCaseBody {
   status: CaseStatus;
   note?: string;
+}
+
+/** The list filters of a parsed query string (comma lists split): shared by the list and export routes. */
+export function listFiltersOf(q: ListQuery): ListFilters {
+  return {
+    severity: splitList(q.severity),
+    status: splitList(q.status),
+    cve: q.cve,
+    asset: q.asset,
+    scan: q.scan,
+    kev: q.kev,
+  };
 }
