@@ -3,7 +3,7 @@ import type { Pool, Queryable } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
 import type { TriageRequest, TriageResponse } from '../triage-engine/types.js';
 import type { RecordOutcome } from './record-triage.js';
-import { settleReservationCtes } from '../usage/quota.js';
+import { settleReservationCtes } from '../usage/usage-store.js';
 import { sql } from '../../db/sql.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { Queryable } from '../../db/pool.js';
 import type { LedgerEntry } from '../usage/ledger.js';
 import { ledgerCallColumns } from '../usage/ledger.js';
-import { settleReservationCtes } from '../usage/quota.js';
+import { settleReservationCtes } from '../usage/usage-store.js';
 import { sql } from '../../db/sql.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { Queryable } from '../../db/pool.js';
+import type { Db } from '../../db/pool.js';
 import { insertLedgerRows } from './usage-store.js';
 
 /**
@@ -44,7 +44,7 @@ export function ledgerCallColumns(entries: readonly LedgerEntry[]): unknown[][] 
 }
 
 /** Appends entries in one statement. */
-export async function recordModelCalls(db: Queryable, entries: readonly LedgerEntry[]): Promise<void> {
+export async function recordModelCalls(db: Db, entries: readonly LedgerEntry[]): Promise<void> {
   await insertLedgerRows(
     db,
     entries.map(({ at, ...e }) => ({

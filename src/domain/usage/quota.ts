@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { Queryable } from '../../db/pool.js';
+import type { Db } from '../../db/pool.js';
 import { monthOf } from '../plans/plans.js';
-import { sql, type SqlFragment } from '../../db/sql.js';
+import {
+  findQuotaCounter,
+  insertReservation,
+  insertReservationUpTo,
+  releaseExpiredReservations,
+  settleReservation,
+} from './usage-store.js';
 
 /**
  * The monthly AI-call quota (DECISIONS §3), enforced in PostgreSQL so every process
@@ -41,7 +47,7 @@ export interface QuotaService {
 }
 
 export function createQuotaService(
-  db: Queryable,
+  db: Db,
   clock: () => Date = () => new Date(),
   options: {
     /**
@@ -49,25 +55,14 @@ export function createQuotaService(
      * reservation is a temporary hold — lost in a database crash, it is simply a hold that no
      * longer exists — while the AI call that counts is committed durably with the answer.
      */
-    reserveDb?: Queryable;
+    reserveDb?: Db;
   } = {},
 ): QuotaService {
   const reserveDb = options.reserveDb ?? db;
-  async function settle(reservationId: string, count: number | undefined, asUsed: boolean): Promise<void> {
-    const ctes = settleReservationCtes({
-      reservation: sql`${reservationId}::uuid`,
-      count: sql`${count ?? null}::int`,
-      used: sql`CASE WHEN ${asUsed}::boolean THEN q_r.n ELSE 0 END`,
-    });
-    await db.query({ name: 'quota-settle', ...sql`WITH ${ctes} SELECT 1` });
-  }
 
   async function refusal(workspaceId: string, month: string, limit: number): Promise<ReserveResult> {
-    const cur = await db.query<{ used: number; reserved: number }>(
-      `SELECT used, reserved FROM ai_call_quota WHERE workspace_id = $1 AND month = $2`,
-      [workspaceId, month],
-    );
-    return { ok: false, used: cur.rows[0]?.used ?? 0, reserved: cur.rows[0]?.reserved ?? 0, limit };
+    const cur = await findQuotaCounter(db, workspaceId, month);
+    return { ok: false, used: cur?.used ?? 0, reserved: cur?.reserved ?? 0, limit };
   }
 
   return {
@@ -77,22 +72,18 @@ export function createQuotaService(
       const now = clock();
       const month = monthOf(now);
       const id = randomUUID();
-      // One statement: create the month's counter or add to it, only while used + reserved
-      // stays within the limit, and record the reservation.
-      const res = await reserveDb.query({
-        name: 'quota-reserve',
-        text: `WITH upd AS (
-           INSERT INTO ai_call_quota AS q (workspace_id, month, used, reserved)
-           SELECT $1::uuid, $2::date, 0, $3::int WHERE $3::int <= $4::int
-           ON CONFLICT (workspace_id, month) DO UPDATE SET reserved = q.reserved + EXCLUDED.reserved
-            WHERE q.used + q.reserved + EXCLUDED.reserved <= $4::int
-           RETURNING workspace_id
-         )
-         INSERT INTO quota_reservations (id, workspace_id, month, amount, expires_at)
-         SELECT $5::uuid, $1::uuid, $2::date, $3::int, $6::timestamptz FROM upd RETURNING id`,
-        values: [workspaceId, month, amount, limit, id, new Date(now.getTime() + ttlMs)],
-      });
-      if (res.rowCount === 1) return { ok: true, reservation: { id, workspaceId, month, amount } };
+      const expiresAt = new Date(now.getTime() + ttlMs);
+      if (
+        await insertReservation(reserveDb, {
+          reservationId: id,
+          workspaceId,
+          month,
+          amount,
+          limit,
+          expiresAt,
+        })
+      )
+        return { ok: true, reservation: { id, workspaceId, month, amount } };
       return refusal(workspaceId, month, limit);
     },
     async reserveUpTo(workspaceId, { atMost, limit, spread, ttlMs }) {
@@ -101,80 +92,24 @@ export function createQuotaService(
       const now = clock();
       const month = monthOf(now);
       const id = randomUUID();
-      // The counter row is locked first (when it exists), so the size is computed from the
-      // latest count; the conditional upsert keeps used + reserved <= limit whatever happens.
-      const res = await reserveDb.query<{ amount: number }>({
-        name: 'quota-reserve-up-to',
-        text: `WITH cur AS (
-           SELECT used + reserved AS taken FROM ai_call_quota WHERE workspace_id = $1::uuid AND month = $2::date FOR UPDATE
-         ), size AS (
-           SELECT GREATEST(1, LEAST($3::int, ($4::int - COALESCE((SELECT taken FROM cur), 0)) / $5::int))::int AS n
-         ), upd AS (
-           INSERT INTO ai_call_quota AS q (workspace_id, month, used, reserved)
-           SELECT $1::uuid, $2::date, 0, size.n FROM size WHERE size.n <= $4::int
-           ON CONFLICT (workspace_id, month) DO UPDATE SET reserved = q.reserved + EXCLUDED.reserved
-            WHERE q.used + q.reserved + EXCLUDED.reserved <= $4::int
-           RETURNING workspace_id
-         )
-         INSERT INTO quota_reservations (id, workspace_id, month, amount, expires_at)
-         SELECT $6::uuid, $1::uuid, $2::date, size.n, $7::timestamptz FROM upd, size RETURNING amount`,
-        values: [workspaceId, month, atMost, limit, spread, id, new Date(now.getTime() + ttlMs)],
+      const expiresAt = new Date(now.getTime() + ttlMs);
+      const amount = await insertReservationUpTo(reserveDb, {
+        reservationId: id,
+        workspaceId,
+        month,
+        atMost,
+        limit,
+        spread,
+        expiresAt,
       });
-      const amount = res.rows[0]?.amount;
-      if (amount !== undefined) return { ok: true, reservation: { id, workspaceId, month, amount } };
+      if (amount !== null) return { ok: true, reservation: { id, workspaceId, month, amount } };
       return refusal(workspaceId, month, limit);
     },
-    commit: (id, count) => settle(id, count, true),
-    release: (id, count) => settle(id, count, false),
+    commit: (id, count) => settleReservation(db, id, count ?? null, true),
+    release: (id, count) => settleReservation(db, id, count ?? null, false),
     async usage(workspaceId) {
-      const res = await db.query<{ used: number; reserved: number }>(
-        `SELECT used, reserved FROM ai_call_quota WHERE workspace_id = $1 AND month = $2`,
-        [workspaceId, monthOf(clock())],
-      );
-      return res.rows[0] ?? { used: 0, reserved: 0 };
+      return (await findQuotaCounter(db, workspaceId, monthOf(clock()))) ?? { used: 0, reserved: 0 };
     },
-    async releaseExpired() {
-      const res = await db.query<{ n: string }>(
-        `WITH gone AS (
-           DELETE FROM quota_reservations WHERE expires_at <= $1 RETURNING workspace_id, month, amount
-         ), sums AS (
-           SELECT workspace_id, month, sum(amount)::int AS amount FROM gone GROUP BY workspace_id, month
-         ), upd AS (
-           UPDATE ai_call_quota c SET reserved = c.reserved - s.amount FROM sums s
-            WHERE c.workspace_id = s.workspace_id AND c.month = s.month RETURNING s.amount
-         )
-         SELECT COALESCE(sum(amount), 0)::text AS n FROM upd`,
-        [clock()],
-      );
-      return Number(res.rows[0]?.n ?? 0);
-    },
+    releaseExpired: () => releaseExpiredReservations(db, clock()),
   };
-}
-
-/**
- * The CTEs that settle part of a reservation in one statement: shrink (or delete) the
- * reservation by `count` (SQL null: all of what is left, `q_r.n`) and move that amount out of
- * `reserved`, `used` of it into `used` (an expression over `q_r.n`: `q_r.n` for calls answered,
- * `0` for calls given back). Shared by `commit`/`release`, by the statement that stores a triage
- * answer (`record-triage.ts`), which counts its AI call in the same commit, and by the one that
- * finishes a batch (`batches.ts`). The arguments are SQL fragments (`sql` of db/sql.ts) whose
- * values travel with them; CTE names start with `q_`.
- */
-export function settleReservationCtes(p: {
-  reservation: SqlFragment;
-  count: SqlFragment;
-  used: SqlFragment;
-}): SqlFragment {
-  return sql`q_r AS (
-      SELECT id, workspace_id, month, amount, LEAST(amount, COALESCE(${p.count}, amount)) AS n
-        FROM quota_reservations WHERE id = ${p.reservation} FOR UPDATE
-    ), q_del AS (
-      DELETE FROM quota_reservations q USING q_r WHERE q.id = q_r.id AND q_r.n = q_r.amount
-    ), q_shrink AS (
-      UPDATE quota_reservations q SET amount = q.amount - q_r.n FROM q_r WHERE q.id = q_r.id AND q_r.n < q_r.amount
-    ), q_counter AS (
-      UPDATE ai_call_quota c
-         SET reserved = c.reserved - q_r.n, used = c.used + ${p.used}
-        FROM q_r WHERE c.workspace_id = q_r.workspace_id AND c.month = q_r.month
-    )`;
 }

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { Queryable } from '../../db/pool.js';
+import type { Db } from '../../db/pool.js';
 import { REDIS_STEP_DEADLINE_MS, withDeadline } from '../../lib/deadline.js';
 import { addWindowHits, deleteWindowsBefore } from './usage-store.js';
 
@@ -59,7 +59,7 @@ export function createRedisWindowCounter(redis: Redis, prefix = 'svc'): WindowCo
   };
 }
 
-export function createPgWindowCounter(db: Queryable, clock: () => number = Date.now): WindowCounter {
+export function createPgWindowCounter(db: Db, clock: () => number = Date.now): WindowCounter {
   let lastSweep = 0;
   return {
     async add(bucket, windowStart, n) {

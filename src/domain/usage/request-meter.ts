@@ -1,4 +1,4 @@
-import type { Queryable } from '../../db/pool.js';
+import type { Db } from '../../db/pool.js';
 import { addKeyRequests, type KeyDayCount, type KeyLastUse } from './usage-store.js';
 
 /**
@@ -19,7 +19,7 @@ interface Pending {
   lastUsed: Date;
 }
 
-export function createRequestMeter(db: Queryable, intervalMs = 1000): RequestMeter {
+export function createRequestMeter(db: Db, intervalMs = 1000): RequestMeter {
   let pending = new Map<string, Pending>();
   let flushing: Promise<void> = Promise.resolve();
 
