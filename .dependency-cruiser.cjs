@@ -59,6 +59,12 @@ module.exports = {
       `^src/(api|app)/|${EDGE}`,
       'workers/ never imports api/ or app/ (app/ starts them).',
     ),
+    layer(
+      'config-files-through-lib',
+      '^src/(?!lib/)',
+      '^config/',
+      'config/*.json is read and validated by lib/config.ts alone; others take it from the Config.',
+    ),
     layer('app-is-the-root', '^src/app/', EDGE, 'app/ is imported by main.ts and cli/, never the reverse.'),
   ],
   options: {

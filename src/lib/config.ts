@@ -154,6 +154,24 @@ function packageVersion(): string {
   }
 }
 
+/**
+ * The checked-in `config/triage.json`, validated: the engine's defaults where no `Config` is at
+ * hand (the router's thresholds in unit tests and tools). The running process uses
+ * `Config.triage`, which TRIAGE_CONFIG_FILE may replace.
+ * @throws ConfigError naming the bad field when the file does not match its schema.
+ */
+export function readDefaultTriageFile(): TriageFile {
+  const problems: string[] = [];
+  const file = readConfigFile(
+    'triage',
+    path.join(projectRoot, 'config', 'triage.json'),
+    'config/triage.json',
+    problems,
+  );
+  if (file === null) throw new ConfigError(problems);
+  return file;
+}
+
 const PROVIDER_ENV = /^(OPENAI|ANTHROPIC|TRIAGE|PROVIDER)_/;
 
 /**

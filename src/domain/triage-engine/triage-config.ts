@@ -3,7 +3,7 @@
  * provider endpoints (DECISIONS §1, §6). Secrets are never in the file: providers name the
  * environment variables to read, and `buildProviders` reads them from a plain object.
  */
-import defaults from '../../../config/triage.json' with { type: 'json' };
+import { readDefaultTriageFile } from '../../lib/config.js';
 import {
   DEFAULT_REQUEST_SETTINGS,
   SAMPLING_PARAMETERS,
@@ -182,5 +182,5 @@ export function parseTriageConfig(raw: unknown): TriageConfig {
   };
 }
 
-/** The checked-in defaults of `config/triage.json`, validated. */
-export const DEFAULT_TRIAGE_CONFIG: TriageConfig = parseTriageConfig(defaults);
+/** The checked-in defaults of `config/triage.json`, read and validated by lib/config.ts. */
+export const DEFAULT_TRIAGE_CONFIG: TriageConfig = parseTriageConfig(readDefaultTriageFile());
