@@ -13,8 +13,11 @@ declare module 'fastify' {
     plan: EffectivePlan;
   }
   interface FastifyContextConfig {
-    /** The scope a route needs; absent means any valid key (e.g. `/api/v1/models`). */
-    scope?: Scope;
+    /**
+     * The scope a route needs, or every scope of a list (case triage needs `cases:write` and
+     * `triage:write`); absent means any valid key (e.g. `/api/v1/models`).
+     */
+    scope?: Scope | readonly Scope[];
   }
 }
 
@@ -63,9 +66,16 @@ export function apiKeyAuth(app: FastifyInstance, deps: ApiKeyAuthDeps): void {
     const key = result.key;
     if (key.workspace.status !== 'active')
       throw new AppError('workspace_suspended', 'This workspace is suspended.');
-    const scope = req.routeOptions.config.scope;
-    if (scope && !key.scopes.includes(scope)) {
-      throw new AppError('insufficient_scope', `This route needs a key with the ${scope} scope.`);
+    const needed = req.routeOptions.config.scope;
+    const missing = needed === undefined ? [] : [needed].flat().filter((s) => !key.scopes.includes(s));
+    if (missing.length > 0) {
+      const all = [needed].flat();
+      throw new AppError(
+        'insufficient_scope',
+        all.length === 1
+          ? `This route needs a key with the ${all[0]} scope.`
+          : `This route needs a key with the ${all.join(' and ')} scopes.`,
+      );
     }
     const now = deps.clock();
     const plan = effectivePlan(key.workspace, deps.plans, now);

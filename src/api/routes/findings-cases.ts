@@ -84,7 +84,8 @@ export function registerFindingCaseRoutes(app: FastifyInstance, deps: { pool: Po
   app.patch(
     '/cases/:id',
     {
-      config: { scope: 'scans:write' },
+      // An upload-only key (scans:write) can never change a case (DECISIONS §4).
+      config: { scope: 'cases:write' },
       bodyLimit: 16 * 1024,
       schema: { params: idParams, body: patchCaseBody },
     },

@@ -9,6 +9,8 @@ import { M007SweepIndexes } from './m007-sweep-indexes.js';
 import { M008KeyVersion } from './m008-key-version.js';
 import { M009AuditPlanChanges } from './m009-audit-plan-changes.js';
 import { M010Exports } from './m010-exports.js';
+import { M011CaseTriage } from './m011-case-triage.js';
+import { M012CasesWriteScope } from './m012-cases-write-scope.js';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list runs from
@@ -25,4 +27,6 @@ export const migrationsList: MigrationObject[] = [
   { name: 'm008-key-version', class: M008KeyVersion },
   { name: 'm009-audit-plan-changes', class: M009AuditPlanChanges },
   { name: 'm010-exports', class: M010Exports },
+  { name: 'm011-case-triage', class: M011CaseTriage },
+  { name: 'm012-cases-write-scope', class: M012CasesWriteScope },
 ];

@@ -3,6 +3,7 @@ import type { PoolClient } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { Pool } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
+import { markStaleForCves } from '../scans/case-triage-store.js';
 import { EpssCsvToCopy } from './epss-csv.js';
 import { malformed } from './import-error.js';
 import { lockFeed, recordImport, runImport, type ImportResultBase } from './import-run.js';
@@ -34,6 +35,8 @@ export async function importEpss(
     const rows = await withTransaction(pool, async (client) => {
       await lockFeed(client, 'epss');
       const inserted = await replaceScores(client, opened, csv);
+      // Every score may have moved: check every triaged case against its snapshot (DECISIONS §10).
+      await markStaleForCves(client, null);
       await recordImport(client, 'epss', origin, inserted);
       return inserted;
     }).finally(() => opened.body.destroy()); // closes the file or download if we failed before its end

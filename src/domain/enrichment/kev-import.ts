@@ -1,5 +1,6 @@
 import type { Pool } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
+import { markStaleForCves } from '../scans/case-triage-store.js';
 import { malformed } from './import-error.js';
 import { chunks, lockFeed, recordImport, runImport, type ImportResultBase } from './import-run.js';
 import { readJsonFeed } from './json-feed.js';
@@ -56,6 +57,7 @@ export async function importKev(
     const version = catalogVersion.trim();
     await withTransaction(pool, async (client) => {
       await lockFeed(client, 'kev');
+      const before = await client.query<{ cve_id: string }>('SELECT cve_id FROM kev_entries');
       await client.query('DELETE FROM kev_entries');
       for (const batch of chunks([...entries.values()], INSERT_BATCH)) {
         await client.query(
@@ -74,6 +76,10 @@ export async function importKev(
           ],
         );
       }
+      // Cases triaged before a CVE joined or left the catalog are stale (DECISIONS §10).
+      const old = new Set(before.rows.map((r) => r.cve_id));
+      const changed = [...entries.keys()].filter((cve) => !old.delete(cve)).concat([...old]);
+      await markStaleForCves(client, changed);
       await recordImport(client, 'kev', origin, entries.size);
     });
     return {

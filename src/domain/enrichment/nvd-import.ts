@@ -1,6 +1,7 @@
 import type { PoolClient } from 'pg';
 import type { Pool } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
+import { markStaleForCves } from '../scans/case-triage-store.js';
 import { malformed } from './import-error.js';
 import { lockFeed, recordImport, runImport, type ImportResultBase } from './import-run.js';
 import { readJsonFeed } from './json-feed.js';
@@ -66,6 +67,8 @@ export async function importNvd(
       if (format !== 'NVD_CVE') throw malformed('not an NVD CVE API 2.0 document: "format" is not "NVD_CVE"');
       if (!feed.sawItems) throw malformed('not an NVD CVE API 2.0 document: no vulnerabilities array');
       await flush();
+      // A changed or withdrawn base score makes the cases triaged on the old one stale (DECISIONS §10).
+      await markStaleForCves(client, null);
       await recordImport(client, 'nvd', origin, counts.rows);
     }).finally(() => opened.body.destroy());
     return { source: 'nvd', origin, ...counts, durationMs: Math.round(performance.now() - started) };

@@ -1,9 +1,25 @@
 /** Scopes of DECISIONS §4. */
-export const SCOPES = ['triage:write', 'scans:write', 'scans:read', 'usage:read', 'keys:write'] as const;
+export const SCOPES = [
+  'triage:write',
+  'scans:write',
+  'scans:read',
+  'cases:write',
+  'usage:read',
+  'keys:write',
+] as const;
 export type Scope = (typeof SCOPES)[number];
 
-/** A workspace's first key can do everything but manage keys. */
-export const FIRST_KEY_SCOPES: Scope[] = ['triage:write', 'scans:write', 'scans:read', 'usage:read'];
+/**
+ * A workspace's first key can do everything but manage keys. `cases:write` joined later:
+ * migration m012 gives it to the first keys created before (the keys holding all the others).
+ */
+export const FIRST_KEY_SCOPES: Scope[] = [
+  'triage:write',
+  'scans:write',
+  'scans:read',
+  'cases:write',
+  'usage:read',
+];
 
 export function isScope(value: string): value is Scope {
   return (SCOPES as readonly string[]).includes(value);

@@ -54,7 +54,7 @@ beforeAll(async () => {
   admin = await createKey(
     t.app,
     session,
-    ['keys:write', 'triage:write', 'scans:write', 'scans:read', 'usage:read'],
+    ['keys:write', 'triage:write', 'scans:write', 'scans:read', 'cases:write', 'usage:read'],
     'all',
   );
 });

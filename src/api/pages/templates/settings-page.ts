@@ -10,6 +10,7 @@ const SCOPE_HELP: Record<Scope, string> = {
   'triage:write': 'Single and batch triage',
   'scans:write': 'Upload scans',
   'scans:read': 'Read scans, findings, cases, evidence and exports',
+  'cases:write': 'Change case status and request case triage (with triage:write)',
   'usage:read': 'Read usage and /api/v1/keys/me',
   'keys:write': 'Manage keys from the API',
 };
