@@ -9,6 +9,7 @@ import type { RequestMeter } from '../domain/usage/request-meter.js';
 import type { RateLimiter } from '../domain/usage/rate-limiter.js';
 import type { QuotaService } from '../domain/usage/quota.js';
 import type { TriageService } from '../domain/triage/triage-service.js';
+import type { CaseTriageService } from '../domain/triage/case-triage.js';
 import type { QueueKit } from '../jobs/queue-kit.js';
 import type { ScanRouteDeps } from './routes/scans.js';
 import type { ExportService } from '../domain/exports/export-service.js';
@@ -32,6 +33,8 @@ export interface AppDeps {
   rateLimiter: RateLimiter;
   quota: QuotaService;
   triage: TriageService;
+  /** Case triage: a scan's cases after upload, a selection as a batch, one case at once. */
+  caseTriage: CaseTriageService;
   queues: QueueKit;
   /** Scan storage and the `scan-ingest` queue, for the scan routes. */
   scans: ScanRouteDeps;

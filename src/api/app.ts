@@ -20,6 +20,7 @@ import { actorFrom, registerKeyManagement } from './routes/key-management.js';
 import { triageRoutes } from './routes/triage.js';
 import { registerScanListRoutes, registerScanPipelineRoutes } from './routes/scans.js';
 import { registerFindingCaseRoutes } from './routes/findings-cases.js';
+import { registerCaseTriageRoutes } from './routes/case-triage.js';
 import { registerAuditEventRoutes } from './routes/audit-events.js';
 import { registerExportDownloadRoute, registerExportRoutes } from './routes/exports.js';
 import { registerPages } from './pages/index.js';
@@ -110,6 +111,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
       triageRoutes(scope, deps);
       registerScanListRoutes(scope, deps.scans);
       registerFindingCaseRoutes(scope, deps.scans);
+      registerCaseTriageRoutes(scope, deps);
       registerExportRoutes(scope, deps);
       registerKeyManagement(scope, deps, {
         workspaceOf: (req) => req.apiKey.workspace.id,

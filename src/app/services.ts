@@ -18,6 +18,7 @@ import {
 } from '../domain/usage/rate-limiter.js';
 import { createQuotaService } from '../domain/usage/quota.js';
 import { buildTriage } from './build-triage.js';
+import { createCaseTriageService } from '../domain/triage/case-triage.js';
 import { createLocalScanStorage } from '../domain/scans/scan-storage.js';
 import { SCAN_INGEST_QUEUE, type ScanIngestPayload } from '../jobs/scan-ingest.js';
 import { enqueueBatchItems } from '../jobs/triage-batch.js';
@@ -80,6 +81,15 @@ export async function buildServices(
       enqueueBatchItems(infra.queues, batchId, total, config.batchItemRetry),
   });
   const scanStorage = createLocalScanStorage(config.scanStorageDir);
+  const caseTriage = createCaseTriageService({
+    db: infra.pool,
+    quota,
+    triage: triage.triage,
+    plans: config.plans,
+    clock,
+    enqueueBatchItems: (batchId, total) =>
+      enqueueBatchItems(infra.queues, batchId, total, config.batchItemRetry),
+  });
   return {
     config,
     logger,
@@ -104,6 +114,7 @@ export async function buildServices(
     ),
     quota,
     triage: triage.triage,
+    caseTriage,
     queues: infra.queues,
     bus: infra.bus,
     pepper: infra.pepper,

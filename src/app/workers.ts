@@ -54,6 +54,7 @@ export async function startProcessWorkers(
     pool: infra.pool,
     queues: infra.queues,
     triage: services.triage,
+    caseTriage: services.caseTriage,
     exports: services.exports,
     pepper: infra.pepper,
     storage: services.scans.storage,

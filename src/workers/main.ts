@@ -2,6 +2,7 @@ import type { Config } from '../lib/config.js';
 import type { Logger } from '../lib/logger.js';
 import type { Pool } from '../db/pool.js';
 import type { TriageService } from '../domain/triage/triage-service.js';
+import type { CaseTriageService } from '../domain/triage/case-triage.js';
 import type { deliverWebhook } from '../domain/triage/webhook.js';
 import type { ScanStorage } from '../domain/scans/scan-storage.js';
 import { refreshEnrichment } from '../domain/enrichment/index.js';
@@ -35,6 +36,8 @@ export interface WorkerDeps {
   /** The process's queue kit: workers and the queues producers use come from it. */
   queues: QueueKit;
   triage: TriageService;
+  /** Triages a completed scan's cases when its upload asked for it. */
+  caseTriage: Pick<CaseTriageService, 'triageScan'>;
   exports: ExportService;
   pepper: string;
   storage: ScanStorage;
@@ -123,6 +126,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<{ close(): Promise
     logger,
     config,
     storage: deps.storage,
+    triageScan: (scanId) => deps.caseTriage.triageScan(scanId),
     ...(metrics ? { observer: metrics.scans } : {}),
   });
   return {

@@ -44,6 +44,12 @@ export interface ScanIngestWorkerDeps {
   stalledIntervalMs?: number;
   /** Told how each scan ended (Prometheus metrics). @defaultValue none */
   observer?: ScanIngestObserver;
+  /**
+   * Starts the triage a completed scan's upload asked for (`triage=new|all`, DECISIONS §8);
+   * idempotent per scan. A failure fails the job, so its retry starts the triage again.
+   * @defaultValue none (no case triage)
+   */
+  triageScan?: (scanId: string) => Promise<void>;
 }
 
 /** Sees each scan this worker ends: parsed (its bytes and findings), unparseable, or given up. */
@@ -82,6 +88,8 @@ export function startScanIngestWorker(deps: ScanIngestWorkerDeps): { close(): Pr
     const scan = await startParsing(deps.pool, job.data.scanId);
     if (!scan) {
       await storage.remove(`${job.data.workspaceId}/${job.data.scanId}`);
+      // Completed by an attempt that may have died before starting its triage.
+      await deps.triageScan?.(job.data.scanId);
       return { skipped: true };
     }
     const file = storage.localPath(scan.storagePath);
@@ -113,6 +121,8 @@ export function startScanIngestWorker(deps: ScanIngestWorkerDeps): { close(): Pr
       // another attempt completed it. Only a failed scan's late rows are dropped.
       if (!completed) await discardRowsOfFailedScan(deps.pool, scan.id);
       await storage.remove(scan.storagePath);
+      // Only a completed scan is triaged (triageScan checks), whichever attempt completed it.
+      await deps.triageScan?.(scan.id);
       log.info(
         { scanId: scan.id, findings: result.count, bytes: result.bytes, resumedAt: writer.resumeAt },
         'scan ingested',

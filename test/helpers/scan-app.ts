@@ -50,6 +50,7 @@ export async function startScanApp(
       config: app.deps.config,
       storage,
       batchSize: options.batchSize ?? 100,
+      triageScan: (scanId) => app.deps.caseTriage.triageScan(scanId),
     });
   };
   const stopWorker = async () => {

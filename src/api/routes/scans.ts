@@ -9,6 +9,7 @@ import { acceptScan } from '../../domain/scans/accept-scan.js';
 import { tooLarge } from '../../domain/scans/receive-scan.js';
 import type { ScanStorage } from '../../domain/scans/scan-storage.js';
 import { getScan, listScans, viewScan, type ScanStatus } from '../../domain/scans/scan-records.js';
+import { scanTriageView } from '../../domain/triage/case-batch-store.js';
 import { DEFAULT_LIMIT, idParams, listScansQuery, uploadQuery, type UploadQuery } from '../schemas/scans.js';
 
 /** What the scan routes need, built once by the server (or a test). */
@@ -86,6 +87,13 @@ export function registerScanPipelineRoutes(app: FastifyInstance, deps: ScanRoute
       },
       async (req, reply) => {
         const q = req.query as UploadQuery;
+        // Triage spends AI calls billed to this key (DECISIONS §4, §8): it needs triage:write too.
+        if (q.triage && q.triage !== 'none' && !req.apiKey.scopes.includes('triage:write')) {
+          throw new AppError(
+            'insufficient_scope',
+            'Uploading with triage=new or triage=all needs a key with the triage:write scope.',
+          );
+        }
         const idempotencyKey = headerValue(req, 'idempotency-key');
         if (idempotencyKey !== null && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
           throw new AppError(
@@ -121,6 +129,7 @@ export function registerScanPipelineRoutes(app: FastifyInstance, deps: ScanRoute
               internetExposed: q.internetExposed ?? null,
             },
             idempotencyKey,
+            triage: q.triage ?? 'none',
           },
         );
         return reply
@@ -133,7 +142,7 @@ export function registerScanPipelineRoutes(app: FastifyInstance, deps: ScanRoute
   app.get('/scan/:id', { config: { scope: 'scans:read' }, schema: { params: idParams } }, async (req) => {
     const scan = await getScan(deps.pool, req.apiKey.workspace.id, (req.params as { id: string }).id);
     if (!scan) throw notFound('scan');
-    return viewScan(scan);
+    return { ...viewScan(scan), triage: await scanTriageView(deps.pool, scan) };
   });
 }
 
@@ -155,7 +164,7 @@ export function registerScanListRoutes(app: FastifyInstance, deps: Pick<ScanRout
   app.get('/scans/:id', { config: { scope: 'scans:read' }, schema: { params: idParams } }, async (req) => {
     const scan = await getScan(deps.pool, req.apiKey.workspace.id, (req.params as { id: string }).id);
     if (!scan) throw notFound('scan');
-    return viewScan(scan);
+    return { ...viewScan(scan), triage: await scanTriageView(deps.pool, scan) };
   });
 }
 

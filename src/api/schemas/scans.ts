@@ -1,6 +1,7 @@
 import { splitList, type ListFilters } from '../../domain/scans/list-filters.js';
 import { describedPattern } from '../../lib/schema-patterns.js';
 import { SCAN_FORMATS } from '../../domain/scans/scan-formats.js';
+import { SCAN_TRIAGE_MODES, type ScanTriageMode } from '../../domain/scans/scan-records.js';
 import { CASE_STATUSES, type CaseStatus } from '../../domain/scans/case-status.js';
 import { ASSET_CRITICALITIES, ASSET_ENVIRONMENTS, SEVERITIES } from '../../domain/triage-engine/types.js';
 
@@ -16,6 +17,8 @@ export const uploadQuery = {
     environment: { type: 'string', enum: [...ASSET_ENVIRONMENTS] },
     criticality: { type: 'string', enum: [...ASSET_CRITICALITIES] },
     internetExposed: { type: 'boolean' },
+    /** Which of the scan's cases to triage once parsed (DECISIONS §8). */
+    triage: { type: 'string', enum: [...SCAN_TRIAGE_MODES] },
   },
 } as const;
 
@@ -26,6 +29,7 @@ export interface UploadQuery {
   environment?: string;
   criticality?: string;
   internetExposed?: boolean;
+  triage?: ScanTriageMode;
 }
 
 export const idParams = {

@@ -18,6 +18,11 @@ const ACTIONS = `('PATCH_IMMEDIATELY', 'PATCH_SCHEDULED', 'MITIGATE', 'MONITOR',
  * - No index on `last_seen`: every scan updates it on every case it sights, and an index on it
  *   would turn those HOT updates into index writes on the ingest path; `sort=lastSeen` sorts
  *   the workspace's matching cases instead.
+ * - The upload option `triage` (DECISIONS §8) on `scans`: the mode asked for, and once the scan's
+ *   cases were chosen, how many it named (`triage_requested`) and how many were left out for
+ *   want of AI calls (`triage_skipped`); null until then. A scan's triage batch has its id.
+ * - `triage_batch_items.case_id`: the case a case-triage item answers for (null for a batch of
+ *   plain requests). No foreign key: an item outlives nothing, and a deleted case drops its answer.
  */
 export class M011CaseTriage extends Migration {
   override async up(): Promise<void> {
@@ -72,9 +77,20 @@ export class M011CaseTriage extends Migration {
       )`);
     this.addSql(`CREATE INDEX case_triage_history_case_idx ON case_triage_history (case_id, id DESC)`);
     this.addSql(`CREATE INDEX case_triage_history_ws_idx ON case_triage_history (workspace_id, id DESC)`);
+
+    this.addSql(`
+      ALTER TABLE scans
+        ADD COLUMN triage text NOT NULL DEFAULT 'none' CHECK (triage IN ('none', 'new', 'all')),
+        ADD COLUMN triage_requested integer CHECK (triage_requested >= 0),
+        ADD COLUMN triage_skipped integer CHECK (triage_skipped >= 0)`);
+    this.addSql(`ALTER TABLE triage_batch_items ADD COLUMN case_id uuid`);
   }
 
   override async down(): Promise<void> {
+    this.addSql('ALTER TABLE triage_batch_items DROP COLUMN IF EXISTS case_id');
+    this.addSql(
+      'ALTER TABLE scans DROP COLUMN IF EXISTS triage, DROP COLUMN IF EXISTS triage_requested, DROP COLUMN IF EXISTS triage_skipped',
+    );
     this.addSql('DROP TABLE IF EXISTS case_triage_history');
     this.addSql(
       'DROP INDEX IF EXISTS cases_ws_priority_idx, cases_ws_first_seen_idx, cases_ws_stale_idx, cases_triaged_fresh_idx',

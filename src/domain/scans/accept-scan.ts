@@ -11,6 +11,7 @@ import {
   scanByIdempotencyKey,
   type AssetContext,
   type Scan,
+  type ScanTriageMode,
 } from './scan-records.js';
 
 export interface AcceptScanDeps {
@@ -30,6 +31,8 @@ export interface AcceptScanInput {
   name: string | null;
   asset: AssetContext;
   idempotencyKey: string | null;
+  /** Which of its cases to triage once parsed (DECISIONS §8). @defaultValue `none` */
+  triage?: ScanTriageMode;
 }
 
 /**
@@ -85,6 +88,7 @@ export async function acceptScan(
       contentEncoding: received.gunzipped ? 'gzip' : null,
       idempotencyKey: input.idempotencyKey,
       asset: input.asset,
+      triage: input.triage ?? 'none',
     });
   } catch (err) {
     await deps.storage.remove(key);

@@ -12,6 +12,13 @@ import { isUuid } from '../../lib/ids.js';
  */
 export type ScanStatus = 'queued' | 'parsing' | 'completed' | 'failed';
 
+/**
+ * Upload option `triage` (DECISIONS §8): after the scan completes, triage none of its cases, the
+ * cases it created or reopened (`new`), or every case it sighted (`all`). See `domain/triage/case-triage.ts`.
+ */
+export const SCAN_TRIAGE_MODES = ['none', 'new', 'all'] as const;
+export type ScanTriageMode = (typeof SCAN_TRIAGE_MODES)[number];
+
 export interface ScanError {
   code: string;
   message: string;
@@ -135,14 +142,16 @@ export interface NewScan {
   contentEncoding: string | null;
   idempotencyKey: string | null;
   asset: AssetContext;
+  /** @defaultValue `none` */
+  triage?: ScanTriageMode;
 }
 
 /** Inserts a scan; returns null when the workspace already used `idempotencyKey`. */
 export async function insertScan(db: Queryable, s: NewScan): Promise<Scan | null> {
   const { rows } = await db.query<ScanRow>(
     `INSERT INTO scans (id, workspace_id, key_id, name, format, bytes, sha256, storage_path, content_encoding,
-                        idempotency_key, asset_name, asset_environment, asset_criticality, asset_internet_exposed)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+                        idempotency_key, asset_name, asset_environment, asset_criticality, asset_internet_exposed, triage)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
      ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
      RETURNING *`,
     [
@@ -160,6 +169,7 @@ export async function insertScan(db: Queryable, s: NewScan): Promise<Scan | null
       s.asset.environment,
       s.asset.criticality,
       s.asset.internetExposed,
+      s.triage ?? 'none',
     ],
   );
   return rows[0] ? toScan(rows[0]) : null;

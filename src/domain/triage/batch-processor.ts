@@ -51,7 +51,11 @@ export async function processBatchItem(
   };
   let finished = false;
   try {
-    const outcome = await deps.triage.runBatchItem(caller, item.request, { batchId, index });
+    const outcome = await deps.triage.runBatchItem(caller, item.request, {
+      batchId,
+      index,
+      caseId: item.caseId,
+    });
     if (!outcome.recorded) return 'already_done';
     finished = outcome.finished;
   } catch (err) {

@@ -124,7 +124,13 @@ export async function staleBatches(
   return res.rows.map(toBatch);
 }
 
-export type LoadedItem = { batch: BatchRow; status: string; request: TriageRequest } | null;
+/** An item with its batch; `caseId` names the case it triages (case triage, DECISIONS §10), else null. */
+export type LoadedItem = {
+  batch: BatchRow;
+  status: string;
+  request: TriageRequest;
+  caseId: string | null;
+} | null;
 
 /** One item with its batch; null when missing. */
 export async function loadItem(db: Queryable, batchId: string, index: number): Promise<LoadedItem> {
@@ -137,7 +143,7 @@ export async function loadItems(
   keys: readonly { batchId: string; index: number }[],
 ): Promise<LoadedItem[]> {
   const res = await db.query(
-    `SELECT k.ord, b.*, i.status AS item_status, i.request
+    `SELECT k.ord, b.*, i.status AS item_status, i.request, i.case_id AS item_case_id
        FROM unnest($1::uuid[], $2::int[]) WITH ORDINALITY AS k(batch_id, index, ord)
        JOIN triage_batch_items i ON i.batch_id = k.batch_id AND i.index = k.index
        JOIN triage_batches b ON b.id = i.batch_id`,
@@ -149,6 +155,7 @@ export async function loadItems(
       batch: toBatch(r),
       status: r.item_status as string,
       request: r.request as TriageRequest,
+      caseId: (r.item_case_id as string | null) ?? null,
     };
   return out;
 }

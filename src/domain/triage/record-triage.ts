@@ -1,4 +1,6 @@
-import type { Queryable } from '../../db/pool.js';
+import { withTransaction, type Pool, type Queryable } from '../../db/pool.js';
+import { recordCaseTriages, type CaseTriageInput } from '../scans/case-triage-store.js';
+import type { TriageResponse } from '../triage-engine/types.js';
 import type { LedgerEntry } from '../usage/ledger.js';
 import { ledgerCallColumns } from '../usage/ledger.js';
 import { settleReservationCtes } from '../usage/usage-store.js';
@@ -33,7 +35,9 @@ export interface TriageRecord {
  * stored and `recorded` is false), or left to its batch (a batch item).
  */
 export type Settlement =
-  { reservationId: string } | { take: { limit: number; month: string } } | { batchId: string; index: number };
+  | { reservationId: string }
+  | { take: { limit: number; month: string } }
+  | { batchId: string; index: number; caseId?: string | null };
 
 export interface RecordOutcome {
   /**
@@ -109,8 +113,69 @@ SELECT (SELECT count(*) FROM go)::int AS recorded`,
   return { recorded: res.rows[0]!.recorded === 1, finished: false };
 }
 
-/** An answered batch item: a `TriageRecord` whose settlement is its batch and index. */
-export type BatchItemRecord = TriageRecord & { settle: { batchId: string; index: number } };
+/** An answered batch item: a `TriageRecord` whose settlement is its batch and index (and its case, if any). */
+export type BatchItemRecord = TriageRecord & {
+  settle: { batchId: string; index: number; caseId?: string | null };
+};
+
+/** The answer of `r` as case `caseId` stores it (its current triage and a history entry). */
+export function caseTriageOf(r: TriageRecord, caseId: string): CaseTriageInput {
+  const response = r.response as TriageResponse;
+  return {
+    workspaceId: r.workspaceId,
+    caseId,
+    keyId: r.keyId,
+    resultId: r.resultId,
+    answer: {
+      priority: response.priority,
+      recommendedAction: response.recommendedAction,
+      reasoning: response.reasoning,
+      confidenceScore: response.confidenceScore,
+      severityOverride: response.severityOverride,
+      model: response.model,
+      triagedAt: response.triagedAt,
+      policyVersion: r.policyVersion,
+    },
+  };
+}
+
+/**
+ * A single answer for a case (`POST /api/v1/cases/:id/triage`): `recordTriage` and the case's
+ * triage (current and history) in one transaction, so an answer billed is an answer the case keeps.
+ */
+export async function recordCaseAnswer(
+  pool: Pool,
+  r: Parameters<typeof recordTriage>[1],
+  caseId: string,
+): Promise<RecordOutcome> {
+  return withTransaction(pool, async (tx) => {
+    const outcome = await recordTriage(tx, r);
+    if (outcome.recorded) await recordCaseTriages(tx, [caseTriageOf(r, caseId)]);
+    return outcome;
+  });
+}
+
+/**
+ * The group commit of batch items (`lib/coalescer.ts`): `recordBatchItems`, and for the items
+ * that triage a case (case triage, DECISIONS §10) and were recorded now, the cases' triage in
+ * the same transaction — a retried job finds its item recorded and its case triaged, or neither.
+ */
+export async function recordBatchItemsAndCases(
+  pool: Pool,
+  records: readonly BatchItemRecord[],
+): Promise<RecordOutcome[]> {
+  if (!records.some((r) => r.settle.caseId)) return recordBatchItems(pool, records);
+  return withTransaction(pool, async (tx) => {
+    const outcomes = await recordBatchItems(tx, records);
+    await recordCaseTriages(
+      tx,
+      records.flatMap((r, i) =>
+        outcomes[i]!.recorded && r.settle.caseId ? [caseTriageOf(r, r.settle.caseId)] : [],
+      ),
+    );
+    return outcomes;
+  });
+}
 
 /**
  * Stores many answered batch items in ONE statement (group commit, `lib/coalescer.ts`):

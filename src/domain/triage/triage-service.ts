@@ -34,7 +34,8 @@ import type {
 import { answeredHopIndex, ledgerRowsFor } from './billing.js';
 import { createCoalescer } from '../../lib/coalescer.js';
 import {
-  recordBatchItems,
+  recordBatchItemsAndCases,
+  recordCaseAnswer,
   recordTriage,
   type BatchItemRecord,
   type RecordOutcome,
@@ -81,6 +82,11 @@ export interface AcceptedBatch {
   total: number;
 }
 
+/** What an answer is for besides its caller: a case stores it as its triage (DECISIONS §10). */
+export interface TriageTarget {
+  caseId: string;
+}
+
 /** What running one batch item did (see `RecordOutcome`). */
 export type BatchItemOutcome = { response: TriageResponse } & RecordOutcome;
 
@@ -90,7 +96,7 @@ export interface TriageService {
    * `POST /api/v1/triage`: one AI call, answered synchronously. Throws `AppError`s:
    * `invalid_request`, `payload_too_large`, `monthly_limit_exceeded`, `triage_unavailable`.
    */
-  triageOne(caller: TriageCaller, request: TriageRequest): Promise<TriageResponse>;
+  triageOne(caller: TriageCaller, request: TriageRequest, target?: TriageTarget): Promise<TriageResponse>;
   /**
    * `POST /api/v1/triage/batch`: checks the batch (plan size, CVEs or description, webhook
    * host, input tokens of every item), reserves its AI calls, stores it and enqueues its items;
@@ -104,7 +110,7 @@ export interface TriageService {
   runBatchItem(
     caller: TriageCaller,
     request: TriageRequest,
-    item: { batchId: string; index: number },
+    item: { batchId: string; index: number; caseId?: string | null },
   ): Promise<BatchItemOutcome>;
   /** Gives the AI calls this process holds but has not used back to their month. */
   close(): Promise<void>;
@@ -168,9 +174,12 @@ export function createTriageService(deps: TriageServiceDeps): TriageService {
   const leases = deps.leases ?? createAiCallLeases(deps.quota, { clock: deps.clock });
 
   // Batch items answered while an earlier group is being stored go together in the next one.
-  const batchItems = createCoalescer((records: BatchItemRecord[]) => recordBatchItems(deps.db, records), {
-    maxItems: deps.itemsPerCommit ?? 64,
-  });
+  const batchItems = createCoalescer(
+    (records: BatchItemRecord[]) => recordBatchItemsAndCases(deps.db, records),
+    {
+      maxItems: deps.itemsPerCommit ?? 64,
+    },
+  );
 
   /** The request's prompt, counted once; 413 when it is more input tokens than the catalog `max` (DECISIONS §6). */
   function sizedPrompt(request: TriageRequest, enrichment: EnrichmentMap): Prompt {
@@ -288,14 +297,21 @@ export function createTriageService(deps: TriageServiceDeps): TriageService {
    * providers only, taken when the answer is stored (a request past the limit is answered 429
    * and its answer dropped, unbilled).
    */
-  async function triageOne(caller: TriageCaller, request: TriageRequest): Promise<TriageResponse> {
+  async function triageOne(
+    caller: TriageCaller,
+    request: TriageRequest,
+    target?: TriageTarget,
+  ): Promise<TriageResponse> {
     const errors = triageRequestErrors(request);
     if (errors.length > 0) throw invalidRequest(errors);
     const prepared = await prepare(request);
+    /** The answer, stored (with its case's triage when it has a target) and its AI call settled. */
+    const store = (r: Parameters<typeof recordTriage>[1]) =>
+      target ? recordCaseAnswer(deps.db, r, target.caseId) : recordTriage(deps.db, r);
     if (inProcessOnly) {
       const { response, record } = await answer(caller, request, prepared);
       const take = { limit: caller.aiCallLimit, month: monthOf(deps.clock()) };
-      if (!(await recordTriage(deps.db, { ...record, settle: { take } })).recorded) {
+      if (!(await store({ ...record, settle: { take } })).recorded) {
         throw quotaRefusal(deps.clock(), caller.aiCallLimit);
       }
       return response;
@@ -310,7 +326,7 @@ export function createTriageService(deps: TriageServiceDeps): TriageService {
       throw err;
     }
     try {
-      await recordTriage(deps.db, { ...answered.record, settle: { reservationId: call.reservationId } });
+      await store({ ...answered.record, settle: { reservationId: call.reservationId } });
     } catch (err) {
       call.abandon(); // the statement may have counted it before the failure reached us
       throw err;

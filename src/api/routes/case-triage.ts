@@ -1,0 +1,53 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AppDeps } from '../app-deps.js';
+import { caseSelectionOf } from '../../domain/triage/case-triage.js';
+import { idParams, listFiltersOf } from '../schemas/scans.js';
+import { caseTriageBody, type CaseTriageBody } from '../schemas/case-triage.js';
+
+function caller(req: FastifyRequest) {
+  return {
+    workspaceId: req.apiKey.workspace.id,
+    keyId: req.apiKey.id,
+    requestId: req.id,
+    aiCallLimit: req.plan.limits.aiCallsPerMonth,
+  };
+}
+
+/**
+ * Case triage under `/api/v1` (DECISIONS §10): `POST /cases/triage` (a batch over selected cases,
+ * 202 with the batch's `statusUrl`) and `POST /cases/:id/triage` (one case, answered like
+ * `POST /api/v1/triage`). Both spend AI calls and change cases: they need `cases:write` and
+ * `triage:write`. Another workspace's case is 404, like an unknown one.
+ */
+export function registerCaseTriageRoutes(app: FastifyInstance, deps: Pick<AppDeps, 'caseTriage'>): void {
+  const scope = ['cases:write', 'triage:write'] as const;
+
+  app.post(
+    '/cases/triage',
+    { config: { scope }, bodyLimit: 64 * 1024, schema: { body: caseTriageBody } },
+    async (req, reply) => {
+      const { caseIds, ...filters } = req.body as CaseTriageBody;
+      const named = Object.keys(filters);
+      const accepted = await deps.caseTriage.acceptCaseBatch(
+        caller(req),
+        caseSelectionOf(caseIds, listFiltersOf(filters), named),
+      );
+      const statusUrl = accepted.batchId ? `/api/v1/triage/batch/${accepted.batchId}` : null;
+      if (statusUrl) void reply.code(202).header('Location', statusUrl);
+      return {
+        batchId: accepted.batchId,
+        status: accepted.batchId ? 'queued' : 'completed',
+        requested: accepted.requested,
+        total: accepted.total,
+        skippedForQuota: accepted.skippedForQuota,
+        statusUrl,
+      };
+    },
+  );
+
+  app.post(
+    '/cases/:id/triage',
+    { config: { scope }, bodyLimit: 1024, schema: { params: idParams } },
+    async (req) => deps.caseTriage.triageCase(caller(req), (req.params as { id: string }).id),
+  );
+}
