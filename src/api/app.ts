@@ -16,6 +16,8 @@ import { modelRoutes } from './routes/models.js';
 import { selfServiceRoutes } from './routes/self-service.js';
 import { consoleAuthRoutes } from './routes/console-auth.js';
 import { consoleWorkspaceRoutes } from './routes/console-workspace.js';
+import { consoleScanRoutes } from './routes/console-scans.js';
+import { consoleCaseRoutes } from './routes/console-cases.js';
 import { actorFrom, registerKeyManagement } from './routes/key-management.js';
 import { triageRoutes } from './routes/triage.js';
 import { registerScanListRoutes, registerScanPipelineRoutes } from './routes/scans.js';
@@ -87,6 +89,8 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
       consoleSession(scope, deps.sessions);
       consoleAuthRoutes(scope, deps);
       consoleWorkspaceRoutes(scope, deps);
+      consoleScanRoutes(scope, deps);
+      consoleCaseRoutes(scope, deps);
       registerKeyManagement(scope, deps, {
         workspaceOf: (req) => req.session.workspaceId,
         actorOf: (req) => actorFrom(req, `user:${req.session.userId}`),

@@ -13,11 +13,26 @@ import { loginPage, signupPage } from './templates/auth-pages.js';
 import { revealPage } from './templates/reveal-page.js';
 import { settingsPage } from './templates/settings-page.js';
 import { auditPage } from './templates/audit-page.js';
+import { scansPage } from './templates/scans-page.js';
+import { casesPage } from './templates/cases-page.js';
+import { casePage, caseNotFoundPage } from './templates/case-page.js';
+import { dashboardPage } from './templates/dashboard-page.js';
+import type { Session } from '../../domain/workspaces/sessions.js';
+import { getCase } from '../../domain/scans/case-queries.js';
+import { caseDashboard } from '../../domain/scans/case-stats.js';
+import { monthOf, nextMonthStart } from '../../domain/plans/plans.js';
+import { monthlyStatement } from '../../domain/usage/usage-report.js';
 
 /** Reveal tokens are base64url; anything else is not a link we made. */
 const TOKEN = /^[A-Za-z0-9_-]{16,100}$/;
 /** Where `?next=` may send a person after sign-in: our own pages, spelled without `//` or encoding. */
-const LOCAL_NEXT = /^\/(?:settings\/(?:api-keys|audit-log)|reveal\/[A-Za-z0-9_-]{16,100})$/;
+const LOCAL_NEXT =
+  /^\/(?:settings\/(?:api-keys|audit-log)|reveal\/[A-Za-z0-9_-]{16,100}|scans|cases|cases\/[0-9a-f-]{36})?$/;
+
+/** Days of new cases the dashboard's chart shows. */
+const DASHBOARD_DAYS = 30;
+
+type PageDeps = Pick<AppDeps, 'clock' | 'config' | 'pool' | 'sessions'>;
 
 /**
  * The static assets sit beside this file in the source tree. A `dist/` build does not
@@ -37,10 +52,7 @@ function staticDir(): string {
  * CSP, frame-ancestors 'none', no-referrer) apply to these pages and `/assets/` only and
  * leave the JSON API's headers as they are.
  */
-export async function registerPages(
-  app: FastifyInstance,
-  deps: Pick<AppDeps, 'config' | 'sessions'>,
-): Promise<void> {
+export async function registerPages(app: FastifyInstance, deps: PageDeps): Promise<void> {
   await app.register(async (scope) => {
     await scope.register(helmet, helmetOptions(deps.config.cookieSecure));
     await scope.register(fastifyStatic, {
@@ -57,10 +69,14 @@ export async function registerPages(
   });
 }
 
-function pageRoutes(app: FastifyInstance, deps: Pick<AppDeps, 'config' | 'sessions'>): void {
-  async function signedIn(req: FastifyRequest): Promise<boolean> {
+function pageRoutes(app: FastifyInstance, deps: PageDeps): void {
+  async function sessionOf(req: FastifyRequest): Promise<Session | null> {
     const token = req.cookies[SESSION_COOKIE];
-    return token ? (await deps.sessions.find(token)) !== null : false;
+    return token ? deps.sessions.find(token) : null;
+  }
+
+  async function signedIn(req: FastifyRequest): Promise<boolean> {
+    return (await sessionOf(req)) !== null;
   }
 
   function page(reply: FastifyReply, body: SafeHtml): FastifyReply {
@@ -76,9 +92,38 @@ function pageRoutes(app: FastifyInstance, deps: Pick<AppDeps, 'config' | 'sessio
     return redirect(reply, LOCAL_NEXT.test(back) ? `/login?next=${back}` : '/login');
   }
 
-  app.get('/', async (req, reply) =>
-    redirect(reply, (await signedIn(req)) ? '/settings/api-keys' : '/signup'),
-  );
+  app.get('/', async (req, reply) => {
+    const session = await sessionOf(req);
+    if (!session) return redirect(reply, '/signup');
+    const now = deps.clock();
+    const from = new Date(`${monthOf(now).slice(0, 7)}-01T00:00:00Z`);
+    const [cases, statement] = await Promise.all([
+      caseDashboard(deps.pool, session.workspaceId, now, DASHBOARD_DAYS),
+      monthlyStatement(deps.pool, session.workspaceId, from, nextMonthStart(from)),
+    ]);
+    return page(reply, dashboardPage({ ...cases, aiCallsThisMonth: statement.totals.aiCalls }));
+  });
+
+  app.get('/scans', async (req, reply) => {
+    if (!(await signedIn(req))) return toLogin(reply, '/scans');
+    return page(reply, scansPage());
+  });
+
+  app.get('/cases', async (req, reply) => {
+    if (!(await signedIn(req))) return toLogin(reply, '/cases');
+    return page(reply, casesPage());
+  });
+
+  app.get('/cases/:id', async (req, reply) => {
+    const { id } = req.params as { id: string };
+    const session = await sessionOf(req);
+    if (!session) return toLogin(reply, `/cases/${id}`);
+    // Another workspace's case is as unknown as a made-up id (DECISIONS §2).
+    if (!(await getCase(deps.pool, session.workspaceId, id))) {
+      return page(reply.code(404), caseNotFoundPage());
+    }
+    return page(reply, casePage(id));
+  });
 
   app.get('/signup', async (req, reply) =>
     (await signedIn(req)) ? redirect(reply, '/settings/api-keys') : page(reply, signupPage(deps.config)),

@@ -41,7 +41,7 @@ const ACCEPTED_TYPES =
   'application/xml, text/xml, application/json, application/x-ndjson, any +xml or +json type (such as application/vnd.cyclonedx+json), application/octet-stream, application/gzip or multipart/form-data (field "file")';
 
 /** Room for multipart boundaries and part headers on top of the file itself. */
-const MULTIPART_OVERHEAD = 64 * 1024;
+export const MULTIPART_OVERHEAD = 64 * 1024;
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
@@ -178,7 +178,7 @@ function headerValue(req: FastifyRequest, name: string): string | null {
  * The file's byte stream: the raw body, or the multipart part named `file`. A multipart body
  * refused here has not been read to its end: the scope's `onError` hook closes the connection.
  */
-async function uploadStream(req: FastifyRequest, maxBytes: number): Promise<Readable> {
+export async function uploadStream(req: FastifyRequest, maxBytes: number): Promise<Readable> {
   if (req.isMultipart()) {
     const part = await req
       .file({ limits: { fileSize: maxBytes + 1, files: 1 }, throwFileSizeLimit: false })

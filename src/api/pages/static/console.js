@@ -69,9 +69,10 @@ export async function api(path, { method = 'GET', body, csrf } = {}) {
 /** Signed out or session ended: back to sign-in, returning here afterwards. */
 export function toLogin() {
   const here = location.pathname;
-  const next = /^\/(settings\/(api-keys|audit-log)|reveal\/[A-Za-z0-9_-]+)$/.test(here)
-    ? `&next=${here}`
-    : '';
+  const next =
+    /^\/(settings\/(api-keys|audit-log)|reveal\/[A-Za-z0-9_-]+|scans|cases|cases\/[0-9a-f-]{36})?$/.test(here)
+      ? `&next=${here}`
+      : '';
   location.assign(`/login?notice=expired${next}`);
 }
 

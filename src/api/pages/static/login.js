@@ -4,7 +4,8 @@ import { $, api, ApiError, busy, clearAlert, messageOf, showAlert, showFieldErro
 /** Sign-in, then back to where the person was going (only to our own pages). */
 const form = $('login-form');
 const alertBox = $('form-error');
-const LOCAL_NEXT = /^\/(settings\/api-keys|reveal\/[A-Za-z0-9_-]{16,100})$/;
+const LOCAL_NEXT =
+  /^\/(settings\/(api-keys|audit-log)|reveal\/[A-Za-z0-9_-]{16,100}|scans|cases|cases\/[0-9a-f-]{36})?$/;
 
 function destination() {
   const next = new URLSearchParams(location.search).get('next');

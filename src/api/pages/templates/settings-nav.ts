@@ -29,9 +29,30 @@ export function settingsHead(current: SettingsPath, title: string): SafeHtml {
   </div>`;
 }
 
-/** The top bar's right-hand side on Settings pages: the workspace name and Log out. */
-export function accountNav(): SafeHtml {
+/** The console's sections, in the order the top bar lists them. */
+const SECTIONS = [
+  { path: '/', label: 'Dashboard' },
+  { path: '/scans', label: 'Scans' },
+  { path: '/cases', label: 'Cases' },
+  { path: '/settings/api-keys', label: 'Settings' },
+] as const;
+
+export type Section = (typeof SECTIONS)[number]['label'];
+
+/**
+ * The top bar's right-hand side on signed-in pages: the sections (the current one marked for
+ * screen readers), the workspace name and Log out.
+ */
+export function accountNav(current: Section = 'Settings'): SafeHtml {
   return html`<nav class="topnav" aria-label="Account">
+    <ul class="sections">
+      ${SECTIONS.map(
+        (s) =>
+          html`<li>
+            <a href="${s.path}" ${s.label === current ? html`aria-current="page"` : ''}>${s.label}</a>
+          </li>`,
+      )}
+    </ul>
     <span id="nav-workspace" class="nav-workspace"></span>
     <button id="logout" type="button" class="btn btn-quiet">Log out</button>
   </nav>`;

@@ -1,0 +1,217 @@
+/* global document */
+import { $, api, clearAlert, count, h, show, time } from './console.js';
+import { report, startShell } from './shell.js';
+
+/**
+ * One case (issue 16): `/api/console/cases/:id` draws the facts, the CVEs with their KEV, EPSS
+ * and CVSS, the status history; the evidence pages through `/cases/:id/evidence`. Every value
+ * from a scan file (title, asset, excerpt) is written as text.
+ */
+const id = $('case-head').dataset.caseId;
+const STATUS = {
+  open: 'Open',
+  in_progress: 'In progress',
+  resolved: 'Resolved',
+  risk_accepted: 'Risk accepted',
+  false_positive: 'False positive',
+};
+let evidenceCursor = null;
+const scanNames = new Map();
+
+const pct = (n) => `${(n * 100).toFixed(n < 0.001 ? 3 : 1)}%`;
+
+function fact(term, value) {
+  return [h('dt', {}, term), h('dd', {}, value)];
+}
+
+function facts(c) {
+  const a = c.asset;
+  const where = [a.name, a.host, a.ip, a.fqdn, a.component].filter(Boolean);
+  return [
+    ...fact('Severity', h('span', { class: `sev sev-${c.severity.toLowerCase()}` }, c.severity)),
+    ...fact(
+      'Status',
+      h(
+        'span',
+        { class: `case-status status-${c.status}`, id: 'case-status-now' },
+        STATUS[c.status] || c.status,
+      ),
+    ),
+    ...fact(
+      'Asset',
+      where.length ? h('span', { class: 'asset', id: 'case-asset' }, [...new Set(where)].join(' · ')) : '—',
+    ),
+    ...(c.port ? fact('Port', `${c.port}${c.protocol ? `/${c.protocol}` : ''}`) : []),
+    ...fact('Scanner', h('span', {}, c.scanner, c.ruleId ? h('code', {}, ` ${c.ruleId}`) : null)),
+    ...(c.cweIds.length ? fact('CWE', c.cweIds.join(', ')) : []),
+    ...fact('CVSS (scanner)', c.cvssScore === null ? '—' : String(c.cvssScore)),
+    ...fact('First seen', time(c.firstSeen, '—', true)),
+    ...fact('Last seen', time(c.lastSeen, '—', true)),
+    ...fact('Sightings', count(c.sightings)),
+  ];
+}
+
+function cveRow(cve, e) {
+  const nvd = h(
+    'a',
+    {
+      href: `https://nvd.nist.gov/vuln/detail/${encodeURIComponent(cve)}`,
+      rel: 'noopener noreferrer',
+      target: '_blank',
+    },
+    cve,
+  );
+  const kev =
+    e && e.kev
+      ? h(
+          'div',
+          {},
+          h('strong', { class: 'kev-badge' }, 'In KEV'),
+          e.kevDateAdded ? h('div', { class: 'hint' }, `added ${e.kevDateAdded}`) : null,
+          e.kevDueDate ? h('div', { class: 'hint' }, `due ${e.kevDueDate}`) : null,
+          e.kevRansomware ? h('div', { class: 'hint' }, 'used in ransomware campaigns') : null,
+        )
+      : h('span', { class: 'muted' }, e ? 'Not listed' : 'Unknown');
+  const epss =
+    e && e.epss !== null
+      ? h(
+          'span',
+          {},
+          pct(e.epss),
+          e.epssPercentile !== null
+            ? h('span', { class: 'hint' }, ` (percentile ${pct(e.epssPercentile)})`)
+            : null,
+        )
+      : h('span', { class: 'muted' }, '—');
+  const cvss =
+    e && e.cvssScore !== null
+      ? h(
+          'span',
+          {},
+          String(e.cvssScore),
+          h('span', { class: 'hint' }, ` v${e.cvssVersion}`),
+          e.cvssVector ? h('div', {}, h('code', { class: 'vector' }, e.cvssVector)) : null,
+        )
+      : h('span', { class: 'muted' }, '—');
+  return h(
+    'tr',
+    {},
+    h('th', { scope: 'row', 'data-label': 'CVE' }, nvd),
+    h('td', { 'data-label': 'CISA KEV' }, kev),
+    h('td', { 'data-label': 'EPSS' }, epss),
+    h('td', { 'data-label': 'CVSS' }, cvss),
+  );
+}
+
+function historyItem(x) {
+  return h(
+    'li',
+    {},
+    time(x.at, '—', true),
+    ' ',
+    h('span', {}, x.from ? `${STATUS[x.from] || x.from} → ` : '', h('strong', {}, STATUS[x.to] || x.to)),
+    ' by ',
+    h('code', { class: 'actor' }, x.actor),
+    x.note ? h('p', { class: 'note' }, x.note) : null,
+  );
+}
+
+async function scanName(scanId) {
+  if (!scanNames.has(scanId)) {
+    scanNames.set(
+      scanId,
+      api(`/scans/${scanId}`)
+        .then((s) => s.name || scanId.slice(0, 8))
+        .catch(() => scanId.slice(0, 8)),
+    );
+  }
+  return scanNames.get(scanId);
+}
+
+async function evidenceItem(e) {
+  return h(
+    'li',
+    { dataset: { evidenceId: e.id } },
+    h(
+      'p',
+      { class: 'evidence-head' },
+      time(e.seenAt, '—', true),
+      ' in scan ',
+      h(
+        'a',
+        { href: `/cases?scan=${encodeURIComponent(e.scanId)}`, class: 'scan-name' },
+        await scanName(e.scanId),
+      ),
+    ),
+    h('pre', { class: 'excerpt', tabindex: '0' }, e.rawExcerpt),
+    e.scannerOutput
+      ? h('details', {}, h('summary', {}, 'Scanner output'), h('pre', { class: 'excerpt' }, e.scannerOutput))
+      : null,
+  );
+}
+
+async function appendEvidence(items, nextCursor) {
+  const list = $('evidence');
+  for (const e of items) list.append(await evidenceItem(e));
+  evidenceCursor = nextCursor;
+  show($('evidence-more'), Boolean(nextCursor));
+  if (list.children.length === 0)
+    list.append(h('li', { class: 'empty' }, 'No sightings in completed scans.'));
+}
+
+function draw(c) {
+  document.title = `${c.title} · Case · VulnTriage console`;
+  $('page-title').textContent = c.title;
+  $('case-sub').textContent = `${c.scanner} · ${c.id}`;
+  $('case-facts').replaceChildren(...facts(c));
+  $('case-status').value = c.status;
+  const byCve = new Map(c.enrichment.map((e) => [e.cveId, e]));
+  $('cves-body').replaceChildren(...c.cveIds.map((cve) => cveRow(cve, byCve.get(cve.toUpperCase()))));
+  show($('cves-table'), c.cveIds.length > 0);
+  show($('cves-empty'), c.cveIds.length === 0);
+  $('history').replaceChildren(...c.history.slice().reverse().map(historyItem));
+  show($('history-empty'), c.history.length === 0);
+}
+
+async function start() {
+  const me = await startShell();
+  if (!me) return;
+  try {
+    const c = await api(`/cases/${id}`);
+    draw(c);
+    $('evidence').replaceChildren();
+    await appendEvidence(c.evidence, c.evidenceNextCursor);
+  } catch (err) {
+    report(err);
+  } finally {
+    $('case-card').setAttribute('aria-busy', 'false');
+  }
+
+  $('evidence-more').addEventListener('click', async () => {
+    try {
+      const page = await api(`/cases/${id}/evidence?cursor=${encodeURIComponent(evidenceCursor)}`);
+      await appendEvidence(page.data, page.nextCursor);
+    } catch (err) {
+      report(err);
+    }
+  });
+
+  $('status-form').addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const body = { status: $('case-status').value, caseIds: [id] };
+    const note = $('status-note').value.trim();
+    if (note) body.note = note;
+    try {
+      await api('/cases/status', { method: 'POST', body });
+      $('status-note').value = '';
+      draw(await api(`/cases/${id}`));
+      clearAlert($('page-error'));
+      $('page-notice').textContent = `Status saved: ${STATUS[body.status]}.`;
+      show($('page-notice'), true);
+    } catch (err) {
+      report(err);
+    }
+  });
+}
+
+void start();

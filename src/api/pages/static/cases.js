@@ -1,0 +1,277 @@
+/* global document, location, URLSearchParams, setTimeout */
+import { $, api, clearAlert, count, h, show, time } from './console.js';
+import { queryOf, report, SEVERITIES, startShell } from './shell.js';
+
+/**
+ * Cases (issue 16). The filter form is a GET form, so the URL is the state; this script fills the
+ * form from the URL, passes exactly the API's own parameters (the form's `data-params`, taken
+ * from the `GET /api/v1/cases` schema) to `/api/console/cases` and `/cases/counts`, draws the
+ * table, and runs the bulk actions on the selection or on the whole filter.
+ */
+const params = new URLSearchParams(location.search);
+const form = $('case-filters');
+const CASE_PARAMS = form.dataset.params.split(',');
+const FILTERS = CASE_PARAMS.filter((p) => p !== 'limit' && p !== 'cursor');
+/** Parameters that take comma-separated lists in the API and arrays in an export job's filter. */
+const LISTS = new Set(['severity', 'status', 'priority', 'action']);
+const BOOLEANS = new Set(['kev', 'triaged', 'stale']);
+const NUMBERS = new Set(['epss', 'epssMin']);
+const STATUS = {
+  open: 'Open',
+  in_progress: 'In progress',
+  resolved: 'Resolved',
+  risk_accepted: 'Risk accepted',
+  false_positive: 'False positive',
+};
+const selected = new Set();
+let matching = 0;
+
+/** The URL's value of a filter; a list given as repeated parameters reads as one comma list. */
+const valueOf = (name) => params.getAll(name).filter(Boolean).join(',');
+
+function fillForm() {
+  for (const el of form.elements) {
+    if (!el.name || !params.has(el.name)) continue;
+    const value = valueOf(el.name);
+    if (el.type === 'checkbox') el.checked = value.split(',').includes(el.value);
+    else if (el.type === 'hidden') {
+      el.value = value;
+      el.disabled = false;
+    } else el.value = value;
+  }
+}
+
+/** Empty fields stay out of the URL and checked lists become one comma list, like the API takes them. */
+form.addEventListener('formdata', (event) => {
+  const fd = event.formData;
+  for (const name of new Set([...fd.keys()])) {
+    const values = fd.getAll(name).filter((v) => v !== '');
+    fd.delete(name);
+    if (values.length) fd.set(name, values.join(','));
+  }
+});
+
+/** The filter as an export job or a bulk change takes it: lists as arrays, booleans and numbers typed. */
+function filterBody() {
+  const filter = {};
+  for (const name of FILTERS) {
+    const value = valueOf(name);
+    if (!value) continue;
+    if (LISTS.has(name)) filter[name] = value.split(',');
+    else if (BOOLEANS.has(name)) filter[name] = value === 'true';
+    else if (NUMBERS.has(name)) filter[name] = Number(value);
+    else filter[name] = value;
+  }
+  return filter;
+}
+
+function severityBadge(s) {
+  return h('span', { class: `sev sev-${s.toLowerCase()}` }, s[0] + s.slice(1).toLowerCase());
+}
+
+function assetText(a) {
+  return a.name || a.host || a.fqdn || a.ip || a.component || '—';
+}
+
+function row(c) {
+  const cell = (label, content, cls) => h('td', { 'data-label': label, class: cls }, content);
+  const box = h('input', {
+    type: 'checkbox',
+    class: 'select-case',
+    value: c.id,
+    'aria-label': `Select case ${c.title}`,
+  });
+  box.checked = selected.has(c.id);
+  box.addEventListener('change', () => {
+    if (box.checked) selected.add(c.id);
+    else selected.delete(c.id);
+    updateScope();
+  });
+  return h(
+    'tr',
+    { dataset: { caseId: c.id, status: c.status, severity: c.severity } },
+    h('td', { class: 'select' }, box),
+    cell('Severity', severityBadge(c.severity)),
+    h(
+      'th',
+      { scope: 'row', 'data-label': 'Case' },
+      h('a', { href: `/cases/${c.id}`, class: 'case-title' }, c.title),
+      h('div', { class: 'hint' }, c.scanner, c.kev ? h('span', { class: 'kev-badge' }, ' KEV') : null),
+    ),
+    cell('Asset', h('span', { class: 'asset' }, assetText(c.asset))),
+    cell(
+      'CVEs',
+      c.cveIds.length
+        ? h('span', { class: 'cves' }, c.cveIds.join(', '))
+        : h('span', { class: 'muted' }, '—'),
+    ),
+    cell('Status', h('span', { class: `case-status status-${c.status}` }, STATUS[c.status] || c.status)),
+    cell('Last seen', time(c.lastSeen, '—', true)),
+    cell('Sightings', count(c.sightings), 'num'),
+  );
+}
+
+function updateScope() {
+  $('scope-selected').textContent = `The selected cases (${count(selected.size)})`;
+  $('scope-filter').textContent = `Every case matching the filters (${count(matching)})`;
+}
+
+function pager(nextCursor) {
+  const base = queryOf(params, [...FILTERS, 'limit']);
+  $('first-page').href = `/cases${base}`;
+  show($('first-page'), params.has('cursor'));
+  if (nextCursor) {
+    const next = new URLSearchParams(base.slice(1));
+    next.set('cursor', nextCursor);
+    $('next-page').href = `/cases?${next}`;
+  }
+  show($('next-page'), Boolean(nextCursor));
+}
+
+let directExportMax = 0;
+
+async function loadCounts() {
+  const counts = await api(`/cases/counts${queryOf(params, FILTERS)}`);
+  matching = counts.total;
+  directExportMax = counts.directExportMax;
+  $('count-total').textContent = count(counts.total);
+  for (const s of SEVERITIES) $(`count-${s}`).textContent = count(counts.bySeverity[s] || 0);
+  updateScope();
+}
+
+async function loadCases() {
+  const page = await api(`/cases${queryOf(params, CASE_PARAMS)}`);
+  $('cases-body').replaceChildren(...page.data.map(row));
+  $('select-all').checked = page.data.length > 0 && page.data.every((c) => selected.has(c.id));
+  show($('cases-empty'), page.data.length === 0);
+  show($('cases-wrap'), page.data.length > 0);
+  pager(page.nextCursor);
+}
+
+function notify(text) {
+  clearAlert($('page-error'));
+  $('page-notice').textContent = text;
+  show($('page-notice'), true);
+}
+
+function initSelection() {
+  $('select-all').addEventListener('change', (e) => {
+    for (const box of document.querySelectorAll('.select-case')) {
+      box.checked = e.target.checked;
+      if (box.checked) selected.add(box.value);
+      else selected.delete(box.value);
+    }
+    updateScope();
+  });
+}
+
+function initBulk() {
+  const bulk = $('bulk-form');
+  bulk.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const scope = bulk.elements.scope.value;
+    if (scope === 'selected' && selected.size === 0) {
+      report(new Error('Select one or more cases first, or apply to every case matching the filters.'));
+      return;
+    }
+    const body = { status: $('bulk-status').value };
+    const note = $('bulk-note').value.trim();
+    if (note) body.note = note;
+    if (scope === 'selected') body.caseIds = [...selected];
+    else body.filter = filterBody();
+    $('bulk-submit').disabled = true;
+    try {
+      const r = await api('/cases/status', { method: 'POST', body });
+      notify(
+        `Status set to ${STATUS[body.status]} on ${count(r.changed)} case${r.changed === 1 ? '' : 's'}` +
+          (r.unchanged ? `; ${count(r.unchanged)} already had it` : '') +
+          (r.notFound ? `; ${count(r.notFound)} not found` : '') +
+          '.',
+      );
+      selected.clear();
+      $('bulk-note').value = '';
+      await Promise.all([loadCases(), loadCounts()]);
+    } catch (err) {
+      report(err);
+    } finally {
+      $('bulk-submit').disabled = false;
+    }
+  });
+}
+
+function initExport() {
+  const exportForm = $('export-form');
+  const bar = $('export-progress');
+  const status = $('export-status');
+  const link = $('export-link');
+  const poll = (id) =>
+    new Promise((resolve, reject) => {
+      const tick = async () => {
+        try {
+          const job = await api(`/exports/${id}`);
+          if (job.rowsTotal) bar.value = Math.round((job.rowsWritten / job.rowsTotal) * 100);
+          status.textContent = `Exporting: ${count(job.rowsWritten)} of ${count(job.rowsTotal || 0)} cases written.`;
+          if (job.status === 'completed') resolve(job);
+          else if (job.status === 'failed')
+            reject(new Error(`The export failed: ${job.error || 'no reason given'}.`));
+          else setTimeout(tick, 1000);
+        } catch (err) {
+          reject(err);
+        }
+      };
+      void tick();
+    });
+
+  exportForm.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const format = $('export-format').value;
+    show(link, false);
+    $('export-submit').disabled = true;
+    try {
+      if (matching <= directExportMax) {
+        const q = new URLSearchParams(queryOf(params, FILTERS).slice(1));
+        q.set('format', format);
+        link.href = `/api/console/exports/cases?${q}`;
+        status.textContent = `${count(matching)} cases: the download starts now.`;
+        show(link, true);
+        link.click();
+      } else {
+        bar.value = 0;
+        show(bar, true);
+        status.textContent = 'Export queued…';
+        const job = await api('/exports', { method: 'POST', body: { format, filter: filterBody() } });
+        const done = await poll(job.id);
+        bar.value = 100;
+        link.href = done.downloadUrl;
+        status.textContent = `Export ready: ${count(done.rowsWritten)} cases. The link works for 24 hours.`;
+        show(link, true);
+        link.focus();
+      }
+    } catch (err) {
+      status.textContent = '';
+      report(err);
+    } finally {
+      $('export-submit').disabled = false;
+    }
+  });
+}
+
+async function start() {
+  const me = await startShell();
+  if (!me) return;
+  fillForm();
+  initSelection();
+  initBulk();
+  initExport();
+  const card = $('cases-card');
+  try {
+    await Promise.all([loadCases(), loadCounts()]);
+  } catch (err) {
+    report(err);
+  } finally {
+    show($('cases-loading'), false);
+    card.setAttribute('aria-busy', 'false');
+  }
+}
+
+void start();

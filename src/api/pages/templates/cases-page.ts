@@ -1,0 +1,193 @@
+import { EXPORT_FORMATS } from '../../../domain/exports/formats.js';
+import { CASE_STATUSES } from '../../../domain/scans/case-status.js';
+import { SEVERITIES } from '../../../domain/triage-engine/types.js';
+import { BULK_MAX, consoleCasesQuery } from '../../schemas/console-data.js';
+import { html, type SafeHtml } from '../html.js';
+import { layout } from './layout.js';
+import { accountNav } from './settings-nav.js';
+
+export const STATUS_NAMES: Record<string, string> = {
+  open: 'Open',
+  in_progress: 'In progress',
+  resolved: 'Resolved',
+  risk_accepted: 'Risk accepted',
+  false_positive: 'False positive',
+};
+
+const FORMAT_NAMES: Record<string, string> = {
+  csv: 'CSV',
+  jsonl: 'JSON Lines',
+  sarif: 'SARIF 2.1.0',
+  'cyclonedx-vex': 'CycloneDX VEX',
+};
+
+const title = (s: string): string => s[0] + s.slice(1).toLowerCase();
+
+/** The query parameters `GET /api/v1/cases` takes: the page passes exactly these from its URL to the API. */
+export const CASE_PARAMS = Object.keys(consoleCasesQuery.properties);
+
+function checkboxes(
+  name: string,
+  legend: string,
+  values: readonly string[],
+  label: (v: string) => string,
+): SafeHtml {
+  return html`<fieldset class="field checks">
+    <legend>${legend}</legend>
+    ${values.map(
+      (v) =>
+        html`<label class="check"><input type="checkbox" name="${name}" value="${v}" /> ${label(v)}</label>`,
+    )}
+  </fieldset>`;
+}
+
+function textFilter(name: string, label: string, attrs: SafeHtml = html``): SafeHtml {
+  return html`<div class="field">
+    <label for="f-${name}">${label}</label>
+    <input id="f-${name}" name="${name}" type="text" autocomplete="off" ${attrs} />
+  </div>`;
+}
+
+/**
+ * Cases (issue 16): a GET form of filters (so the URL is the state: shareable, and the back
+ * button works), counts by severity over the filter, the table with cursor paging, and the bulk
+ * actions (status change with a note; export). `cases.js` talks to `/api/console/cases`.
+ */
+export function casesPage(): SafeHtml {
+  return layout({
+    title: 'Cases',
+    script: 'cases.js',
+    bodyClass: 'data-page',
+    nav: accountNav('Cases'),
+    main: html`<div class="page-head"><h1 id="page-title">Cases</h1></div>
+      <div id="page-error" class="alert alert-error" role="alert" tabindex="-1" hidden></div>
+      <div id="page-notice" class="alert alert-success" role="status" hidden></div>
+
+      <section class="card" id="cases-card" aria-labelledby="cases-title" aria-busy="true">
+        <h2 id="cases-title" class="sr-only">Cases of this workspace</h2>
+        <form
+          id="case-filters"
+          class="filters"
+          method="get"
+          action="/cases"
+          role="search"
+          data-params="${CASE_PARAMS.join(',')}"
+        >
+          ${checkboxes('severity', 'Severity', SEVERITIES, title)}
+          ${checkboxes('status', 'Status', CASE_STATUSES, (s) => STATUS_NAMES[s] ?? s)}
+          <div class="field">
+            <label for="f-kev">CISA KEV</label>
+            <select id="f-kev" name="kev">
+              <option value="">Any</option>
+              <option value="true">In KEV</option>
+              <option value="false">Not in KEV</option>
+            </select>
+          </div>
+          ${textFilter('cve', 'CVE', html`placeholder="CVE-2021-44228" maxlength="30"`)}
+          ${textFilter('asset', 'Asset', html`maxlength="300"`)}
+          ${textFilter('scan', 'Scan id', html`maxlength="100"`)}
+          <input id="f-limit" name="limit" type="hidden" disabled />
+          <div class="filter-actions">
+            <button type="submit" class="btn btn-primary">Apply filters</button>
+            <a class="btn btn-quiet" href="/cases">Clear</a>
+          </div>
+        </form>
+
+        <dl class="stats tiles counts" id="case-counts" aria-live="polite">
+          <div class="tile">
+            <dt>Matching</dt>
+            <dd id="count-total">&hellip;</dd>
+          </div>
+          ${SEVERITIES.map(
+            (s) =>
+              html`<div class="tile sev-${s.toLowerCase()}">
+                <dt>${title(s)}</dt>
+                <dd id="count-${s}">&hellip;</dd>
+              </div>`,
+          )}
+        </dl>
+
+        <details class="bulk" id="bulk">
+          <summary>Bulk actions</summary>
+          <form id="bulk-form" class="bulk-form" novalidate>
+            <fieldset class="field">
+              <legend>Apply to</legend>
+              <label class="check"
+                ><input type="radio" name="scope" value="selected" checked />
+                <span id="scope-selected">The selected cases (0)</span></label
+              >
+              <label class="check"
+                ><input type="radio" name="scope" value="filter" />
+                <span id="scope-filter">Every case matching the filters</span></label
+              >
+              <p class="hint">At most ${BULK_MAX} cases at a time.</p>
+            </fieldset>
+            <div class="field">
+              <label for="bulk-status">New status</label>
+              <select id="bulk-status" name="status">
+                ${CASE_STATUSES.map((s) => html`<option value="${s}">${STATUS_NAMES[s] ?? s}</option>`)}
+              </select>
+            </div>
+            <div class="field">
+              <label for="bulk-note">Note <span class="hint">(kept in each case's history)</span></label>
+              <textarea id="bulk-note" name="note" maxlength="2000" rows="2"></textarea>
+            </div>
+            <div class="filter-actions">
+              <button type="submit" class="btn btn-primary" id="bulk-submit">Change status</button>
+            </div>
+          </form>
+          <form id="export-form" class="bulk-form" novalidate>
+            <div class="field">
+              <label for="export-format">Export the cases matching the filters as</label>
+              <select id="export-format" name="format">
+                ${EXPORT_FORMATS.map((f) => html`<option value="${f}">${FORMAT_NAMES[f] ?? f}</option>`)}
+              </select>
+            </div>
+            <div class="filter-actions">
+              <button type="submit" class="btn" id="export-submit">Export</button>
+              <progress
+                id="export-progress"
+                max="100"
+                value="0"
+                hidden
+                aria-label="Export progress"
+              ></progress>
+              <span id="export-status" role="status" class="hint"></span>
+              <a id="export-link" class="btn btn-primary" href="/cases" download hidden
+                >Download the export</a
+              >
+            </div>
+          </form>
+        </details>
+
+        <p id="cases-loading" class="loading" role="status">Loading cases&hellip;</p>
+        <p id="cases-empty" class="empty" hidden>No cases match these filters.</p>
+        <div id="cases-wrap" class="table-wrap" hidden>
+          <table class="data stack-on-phone" id="cases-table">
+            <caption class="sr-only">
+              Cases matching the filters, newest first
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col" class="select">
+                  <input type="checkbox" id="select-all" aria-label="Select every case on this page" />
+                </th>
+                <th scope="col">Severity</th>
+                <th scope="col">Case</th>
+                <th scope="col">Asset</th>
+                <th scope="col">CVEs</th>
+                <th scope="col">Status</th>
+                <th scope="col">Last seen <span class="th-sub">UTC</span></th>
+                <th scope="col" class="num">Sightings</th>
+              </tr>
+            </thead>
+            <tbody id="cases-body"></tbody>
+          </table>
+        </div>
+        <nav class="pager" aria-label="Case pages">
+          <a id="first-page" class="btn" href="/cases" hidden>First page</a>
+          <a id="next-page" class="btn" href="/cases" hidden>Next page</a>
+        </nav>
+      </section>`,
+  });
+}

@@ -1,0 +1,158 @@
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { AppDeps } from '../app-deps.js';
+import { notFound } from '../../lib/errors.js';
+import { monthOf, nextMonthStart } from '../../domain/plans/plans.js';
+import { monthlyStatement } from '../../domain/usage/usage-report.js';
+import { lookupEnrichment } from '../../domain/enrichment/index.js';
+import {
+  caseDetail,
+  getCase,
+  listCaseEvidence,
+  listCases,
+  viewCase,
+  viewCaseDetail,
+  viewEvidence,
+} from '../../domain/scans/case-queries.js';
+import { caseDashboard, changeStatusOfCases, countCasesBySeverity } from '../../domain/scans/case-stats.js';
+import type { ListFilters } from '../../domain/scans/list-filters.js';
+import type { ExportStream } from '../../domain/exports/export-service.js';
+import type { ExportFormat } from '../../domain/exports/formats.js';
+import {
+  DEFAULT_LIMIT,
+  idParams,
+  listEvidenceQuery,
+  listFiltersOf,
+  type ListQuery,
+} from '../schemas/scans.js';
+import { exportCasesQuery, type CreateExportBody, type ExportQuery } from '../schemas/exports.js';
+import {
+  BULK_MAX,
+  bulkStatusBody,
+  consoleCasesQuery,
+  consoleExportBody,
+  dashboardQuery,
+} from '../schemas/console-data.js';
+
+/** A finished export's signed link, as a path on this origin (the console may run under another name). */
+function localLink(url: string | null): string | null {
+  if (!url) return null;
+  const u = new URL(url);
+  return `${u.pathname}${u.search}`;
+}
+
+function send(reply: FastifyReply, s: ExportStream): FastifyReply {
+  return reply
+    .header('content-type', s.contentType)
+    .header('content-disposition', `attachment; filename="${s.filename}"`)
+    .header('cache-control', 'no-store')
+    .send(s.body);
+}
+
+/**
+ * The Cases, Case and Dashboard pages' JSON (issue 16), over the same domain functions and
+ * request schemas as `/api/v1/cases` and `/api/v1/exports`, so a filter means the same here and
+ * in the API. The console user is the workspace's owner; status changes are recorded as
+ * `user:<id>`. Another workspace's ids are 404 like unknown ones.
+ */
+export function consoleCaseRoutes(
+  app: FastifyInstance,
+  deps: Pick<AppDeps, 'clock' | 'config' | 'pool' | 'exports'>,
+): void {
+  app.addHook('onSend', async (_req, reply) => {
+    if (!reply.hasHeader('cache-control')) void reply.header('Cache-Control', 'no-store');
+  });
+
+  app.get('/cases', { schema: { querystring: consoleCasesQuery } }, async (req) => {
+    const q = req.query as ListQuery;
+    const page = await listCases(deps.pool, req.session.workspaceId, {
+      ...listFiltersOf(q),
+      limit: q.limit ?? DEFAULT_LIMIT,
+      cursor: q.cursor,
+    });
+    return { object: 'list', data: page.data.map(viewCase), nextCursor: page.nextCursor };
+  });
+
+  app.get('/cases/counts', { schema: { querystring: consoleCasesQuery } }, async (req) => {
+    const counts = await countCasesBySeverity(
+      deps.pool,
+      req.session.workspaceId,
+      listFiltersOf(req.query as ListQuery),
+    );
+    return { ...counts, directExportMax: deps.config.exportSyncMaxRows };
+  });
+
+  app.post('/cases/status', { bodyLimit: 64 * 1024, schema: { body: bulkStatusBody } }, async (req) => {
+    const body = req.body as {
+      status: string;
+      note?: string;
+      caseIds?: string[];
+      filter?: ListFilters;
+    };
+    return changeStatusOfCases(deps.pool, {
+      workspaceId: req.session.workspaceId,
+      ...(body.caseIds ? { caseIds: body.caseIds } : { filter: body.filter ?? {} }),
+      max: BULK_MAX,
+      status: body.status,
+      note: body.note?.trim() || null,
+      actor: `user:${req.session.userId}`,
+    });
+  });
+
+  app.get('/cases/:id', { schema: { params: idParams } }, async (req) => {
+    const c = await getCase(deps.pool, req.session.workspaceId, (req.params as { id: string }).id);
+    if (!c) throw notFound('case');
+    const [detail, enrichment] = await Promise.all([
+      caseDetail(deps.pool, c, 20),
+      lookupEnrichment(deps.pool, c.cve_ids),
+    ]);
+    return { ...viewCaseDetail(c, detail), enrichment: [...enrichment.values()] };
+  });
+
+  app.get(
+    '/cases/:id/evidence',
+    { schema: { params: idParams, querystring: listEvidenceQuery } },
+    async (req) => {
+      const c = await getCase(deps.pool, req.session.workspaceId, (req.params as { id: string }).id);
+      if (!c) throw notFound('case');
+      const q = req.query as ListQuery;
+      const page = await listCaseEvidence(deps.pool, c, { limit: q.limit ?? 20, cursor: q.cursor });
+      return { object: 'list', data: page.data.map(viewEvidence), nextCursor: page.nextCursor };
+    },
+  );
+
+  app.get('/exports/cases', { schema: { querystring: exportCasesQuery } }, async (req, reply) => {
+    const q = req.query as ExportQuery;
+    return send(
+      reply,
+      await deps.exports.streamCases(req.session.workspaceId, q.format as ExportFormat, listFiltersOf(q)),
+    );
+  });
+
+  app.post('/exports', { schema: { body: consoleExportBody } }, async (req, reply) => {
+    const body = req.body as CreateExportBody;
+    const view = await deps.exports.create({
+      workspaceId: req.session.workspaceId,
+      keyId: null,
+      subject: 'cases',
+      format: body.format,
+      filter: body.filter ?? {},
+    });
+    return reply.code(202).send({ ...view, downloadUrl: localLink(view.downloadUrl) });
+  });
+
+  app.get('/exports/:id', { schema: { params: idParams } }, async (req) => {
+    const view = await deps.exports.get(req.session.workspaceId, (req.params as { id: string }).id);
+    if (!view) throw notFound('export');
+    return { ...view, downloadUrl: localLink(view.downloadUrl) };
+  });
+
+  app.get('/dashboard', { schema: { querystring: dashboardQuery } }, async (req) => {
+    const now = deps.clock();
+    const from = new Date(`${monthOf(now).slice(0, 7)}-01T00:00:00Z`);
+    const [cases, statement] = await Promise.all([
+      caseDashboard(deps.pool, req.session.workspaceId, now, (req.query as { days?: number }).days ?? 30),
+      monthlyStatement(deps.pool, req.session.workspaceId, from, nextMonthStart(from)),
+    ]);
+    return { ...cases, aiCallsThisMonth: statement.totals.aiCalls, month: monthOf(now).slice(0, 7) };
+  });
+}

@@ -1,0 +1,103 @@
+import type { FastifyInstance } from 'fastify';
+import multipart from '@fastify/multipart';
+import type { AppDeps } from '../app-deps.js';
+import { AppError, notFound } from '../../lib/errors.js';
+import { effectivePlan } from '../../domain/plans/plans.js';
+import { acceptScan } from '../../domain/scans/accept-scan.js';
+import { tooLarge } from '../../domain/scans/receive-scan.js';
+import { getScan, listScans, viewScan, type Scan, type ScanStatus } from '../../domain/scans/scan-records.js';
+import { enqueueScanIngest } from '../../jobs/scan-ingest.js';
+import { DEFAULT_LIMIT, idParams, type UploadQuery } from '../schemas/scans.js';
+import { consoleScansQuery, consoleUploadQuery } from '../schemas/console-data.js';
+import { MULTIPART_OVERHEAD, uploadStream } from './scans.js';
+
+/** A scan as the console shows it: the API's view plus the key that uploaded it (null: the console). */
+export const viewConsoleScan = (s: Scan) => ({ ...viewScan(s), keyId: s.keyId });
+
+/**
+ * The Scans page's JSON (issue 16): the workspace's scans newest first, one scan, and an upload
+ * from the browser (multipart, field `file`, options in the query string as on
+ * `POST /api/pipeline/scan`). The console user is the workspace's owner, so the session grants
+ * what `scans:read` and `scans:write` grant; the upload is recorded without a key.
+ */
+export function consoleScanRoutes(
+  app: FastifyInstance,
+  deps: Pick<AppDeps, 'clock' | 'config' | 'scans' | 'workspaces'>,
+): void {
+  app.get('/scans', { schema: { querystring: consoleScansQuery } }, async (req, reply) => {
+    const q = req.query as { limit?: number; cursor?: string; status?: ScanStatus };
+    const page = await listScans(deps.scans.pool, req.session.workspaceId, {
+      ...q,
+      limit: q.limit ?? DEFAULT_LIMIT,
+    });
+    void reply.header('Cache-Control', 'no-store');
+    return { object: 'list', data: page.data.map(viewConsoleScan), nextCursor: page.nextCursor };
+  });
+
+  app.get('/scans/:id', { schema: { params: idParams } }, async (req, reply) => {
+    const scan = await getScan(deps.scans.pool, req.session.workspaceId, (req.params as { id: string }).id);
+    if (!scan) throw notFound('scan');
+    void reply.header('Cache-Control', 'no-store');
+    return viewConsoleScan(scan);
+  });
+
+  void app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    await scope.register(multipart, { limits: { files: 1, fields: 10, parts: 12 } });
+    scope.addContentTypeParser('*', (_req, _payload, done) =>
+      done(
+        new AppError(
+          'unsupported_media_type',
+          'Send the scan as multipart/form-data with the file in "file".',
+        ),
+      ),
+    );
+    scope.addHook('onError', async (req, reply) => {
+      if (!req.raw.complete) void reply.header('Connection', 'close');
+    });
+    const limitOf = async (workspaceId: string): Promise<number> =>
+      effectivePlan(await deps.workspaces.workspaceOf(workspaceId), deps.config.plans, deps.clock()).limits
+        .scanMaxBytes;
+
+    scope.post(
+      '/scans',
+      {
+        schema: { querystring: consoleUploadQuery },
+        preParsing: async (req) => {
+          const declared = Number(req.headers['content-length'] ?? NaN);
+          const max = await limitOf(req.session.workspaceId);
+          if (Number.isFinite(declared) && declared > max + MULTIPART_OVERHEAD) throw tooLarge(max);
+        },
+      },
+      async (req, reply) => {
+        const q = req.query as UploadQuery;
+        const maxBytes = await limitOf(req.session.workspaceId);
+        const body = await uploadStream(req, maxBytes);
+        const { scan } = await acceptScan(
+          {
+            pool: deps.scans.pool,
+            storage: deps.scans.storage,
+            enqueue: (p) => enqueueScanIngest(deps.scans.queue, p),
+          },
+          {
+            workspaceId: req.session.workspaceId,
+            keyId: null,
+            body,
+            gzip: false,
+            maxBytes,
+            format: q.format ?? null,
+            name: q.name ?? null,
+            asset: {
+              name: q.asset ?? null,
+              environment: q.environment ?? null,
+              criticality: q.criticality ?? null,
+              internetExposed: q.internetExposed ?? null,
+            },
+            idempotencyKey: null,
+          },
+        );
+        return reply.code(202).header('Cache-Control', 'no-store').send(viewConsoleScan(scan));
+      },
+    );
+  });
+}

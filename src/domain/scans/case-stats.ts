@@ -1,0 +1,136 @@
+import type { Pool, Queryable } from '../../db/pool.js';
+import { isUuid } from '../../lib/ids.js';
+import { filterSql, type ListFilters } from './list-filters.js';
+import { changeCaseStatus, listCases } from './case-queries.js';
+
+/** Statuses in which a case still needs someone's attention (the dashboard's "open"). */
+export const OPEN_STATUSES = ['open', 'in_progress'] as const;
+
+/**
+ * How many cases of a filter have each severity: the counts above the cases table, over the same
+ * filter SQL as the list (so the counts and the list can never disagree).
+ */
+export async function countCasesBySeverity(
+  db: Queryable,
+  workspaceId: string,
+  filter: ListFilters,
+): Promise<{ total: number; bySeverity: Record<string, number> }> {
+  const params: unknown[] = [workspaceId];
+  const where = ['c.workspace_id = $1', ...filterSql('c', filter, params, 'cases')];
+  const { rows } = await db.query<{ severity: string; n: string }>(
+    `SELECT c.severity, count(*) AS n FROM cases c WHERE ${where.join(' AND ')} GROUP BY c.severity`,
+    params,
+  );
+  const bySeverity: Record<string, number> = { CRITICAL: 0, HIGH: 0, MEDIUM: 0, LOW: 0, INFO: 0 };
+  let total = 0;
+  for (const r of rows) {
+    bySeverity[r.severity] = Number(r.n);
+    total += Number(r.n);
+  }
+  return { total, bySeverity };
+}
+
+export interface CaseDashboard {
+  /** Open (or in progress) cases by severity. */
+  open: { total: number; bySeverity: Record<string, number> };
+  /** Open cases with a CVE in CISA's KEV catalog. */
+  kevOpen: number;
+  /** New cases per UTC day, oldest first, `days` entries ending today (zeros included). */
+  newPerDay: { day: string; count: number }[];
+}
+
+/** The landing page's figures for one workspace. */
+export async function caseDashboard(
+  db: Queryable,
+  workspaceId: string,
+  now: Date,
+  days: number,
+): Promise<CaseDashboard> {
+  const open = { status: [...OPEN_STATUSES] };
+  const [byOpen, kev, perDay] = await Promise.all([
+    countCasesBySeverity(db, workspaceId, open),
+    countCasesBySeverity(db, workspaceId, { ...open, kev: true }),
+    db.query<{ day: string; n: string }>(
+      `SELECT to_char(d.day, 'YYYY-MM-DD') AS day, count(c.id) AS n
+       FROM generate_series(date_trunc('day', $2::timestamptz AT TIME ZONE 'UTC') - ($3::int - 1) * interval '1 day',
+                            date_trunc('day', $2::timestamptz AT TIME ZONE 'UTC'), interval '1 day') AS d(day)
+       LEFT JOIN cases c ON c.workspace_id = $1
+        AND c.created_at >= d.day AT TIME ZONE 'UTC' AND c.created_at < (d.day + interval '1 day') AT TIME ZONE 'UTC'
+       GROUP BY d.day ORDER BY d.day`,
+      [workspaceId, now.toISOString(), days],
+    ),
+  ]);
+  return {
+    open: byOpen,
+    kevOpen: kev.total,
+    newPerDay: perDay.rows.map((r) => ({ day: r.day, count: Number(r.n) })),
+  };
+}
+
+export interface BulkStatusResult {
+  /** Cases whose status changed (a history entry each). */
+  changed: number;
+  /** Cases that already had the status. */
+  unchanged: number;
+  /** Ids not found in the workspace. */
+  notFound: number;
+}
+
+/**
+ * One status change (with its note and actor) applied to many cases, each through
+ * {@link changeCaseStatus}, so each case gets its own history entry exactly as a single PATCH
+ * would write it. `filter` selects cases with the list's own query, at most `max` of them.
+ */
+export async function changeStatusOfCases(
+  pool: Pool,
+  input: {
+    workspaceId: string;
+    caseIds?: string[];
+    filter?: ListFilters;
+    max: number;
+    status: string;
+    note: string | null;
+    actor: string;
+  },
+): Promise<BulkStatusResult> {
+  const ids = input.caseIds ?? (await caseIdsOf(pool, input.workspaceId, input.filter ?? {}, input.max));
+  const result: BulkStatusResult = { changed: 0, unchanged: 0, notFound: 0 };
+  for (const caseId of ids) {
+    const before = await statusOf(pool, input.workspaceId, caseId);
+    const after = await changeCaseStatus(pool, { ...input, caseId });
+    if (!after || before === null) result.notFound += 1;
+    else if (before === input.status) result.unchanged += 1;
+    else result.changed += 1;
+  }
+  return result;
+}
+
+/** Ids of the cases a filter selects (newest first), through the list's own query, up to `max`. */
+async function caseIdsOf(
+  db: Queryable,
+  workspaceId: string,
+  filter: ListFilters,
+  max: number,
+): Promise<string[]> {
+  const ids: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await listCases(db, workspaceId, {
+      ...filter,
+      limit: Math.min(200, max - ids.length),
+      cursor,
+    });
+    ids.push(...page.data.map((c) => c.id));
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor && ids.length < max);
+  return ids;
+}
+
+async function statusOf(db: Queryable, workspaceId: string, caseId: string): Promise<string | null> {
+  if (!isUuid(caseId)) return null;
+  const { rows } = await db.query<{ status: string }>(
+    `SELECT status FROM cases WHERE id = $1 AND workspace_id = $2`,
+    [caseId, workspaceId],
+  );
+  return rows[0]?.status ?? null;
+}
