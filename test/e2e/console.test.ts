@@ -357,8 +357,10 @@ describe.skipIf(!hasChromium)('console pages in a real browser', () => {
     await page.waitForURL('**/settings/api-keys');
     await expect.poll(() => page.locator('#ws-name').textContent(), SLOW).toBe(workspaceName);
     expect(await page.locator('#ws-plan').textContent()).toBe('Service');
+    // Signed in, the landing page is the dashboard (issue 16).
     await page.goto('/');
-    expect(new URL(page.url()).pathname).toBe('/settings/api-keys');
+    expect(new URL(page.url()).pathname).toBe('/');
+    expect(await page.locator('#page-title').textContent()).toBe('Dashboard');
   });
 
   it('sends an expired session back to sign-in and then back to settings', async () => {

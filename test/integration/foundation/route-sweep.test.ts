@@ -46,6 +46,18 @@ const CONSOLE_ROUTES: { method: 'GET' | 'POST'; url: string }[] = [
   { method: 'POST', url: `/api/console/keys/${ID}/rotate` },
   { method: 'POST', url: `/api/console/keys/${ID}/revoke` },
   { method: 'GET', url: '/api/console/reveal/nope' },
+  { method: 'GET', url: '/api/console/scans' },
+  { method: 'GET', url: `/api/console/scans/${ID}` },
+  { method: 'POST', url: '/api/console/scans' },
+  { method: 'GET', url: '/api/console/cases' },
+  { method: 'GET', url: '/api/console/cases/counts' },
+  { method: 'POST', url: '/api/console/cases/status' },
+  { method: 'GET', url: `/api/console/cases/${ID}` },
+  { method: 'GET', url: `/api/console/cases/${ID}/evidence` },
+  { method: 'GET', url: '/api/console/exports/cases' },
+  { method: 'POST', url: '/api/console/exports' },
+  { method: 'GET', url: `/api/console/exports/${ID}` },
+  { method: 'GET', url: '/api/console/dashboard' },
 ];
 
 beforeAll(async () => {
