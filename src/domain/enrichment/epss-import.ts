@@ -1,13 +1,11 @@
-import { pipeline } from 'node:stream/promises';
-import type { PoolClient } from 'pg';
-import { from as copyFrom } from 'pg-copy-streams';
 import type { Pool } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
 import { markStaleForCves } from '../scans/case-triage-store.js';
 import { EpssCsvToCopy } from './epss-csv.js';
 import { malformed } from './import-error.js';
-import { lockFeed, recordImport, runImport, type ImportResultBase } from './import-run.js';
-import { openSource, type EnrichmentSource, type OpenedSource, type OpenSourceOptions } from './source.js';
+import { lockFeed, recordImport, replaceEpssScores } from './enrichment-store.js';
+import { runImport, type ImportResultBase } from './import-run.js';
+import { openSource, type EnrichmentSource, type OpenSourceOptions } from './source.js';
 
 export interface EpssImportResult extends ImportResultBase {
   source: 'epss';
@@ -19,9 +17,7 @@ export interface EpssImportResult extends ImportResultBase {
 /**
  * Loads a FIRST EPSS daily file (CSV, gzip or not) and replaces `epss_scores` with it in one
  * transaction (DECISIONS §6). The file streams through a validating line parser into
- * `COPY ... FROM STDIN` on a temporary table, then one `INSERT ... SELECT` swaps the
- * contents; nothing holds the whole file in memory. `DELETE` rather than `TRUNCATE`, so
- * lookups keep reading yesterday's scores, without waiting on a lock, until the commit.
+ * `COPY ... FROM STDIN` (`replaceEpssScores`); nothing holds the whole file in memory.
  */
 export async function importEpss(
   pool: Pool,
@@ -34,7 +30,13 @@ export async function importEpss(
     const csv = new EpssCsvToCopy();
     const rows = await withTransaction(pool, async (client) => {
       await lockFeed(client, 'epss');
-      const inserted = await replaceScores(client, opened, csv);
+      const replaced = await replaceEpssScores(
+        client,
+        [opened.body, opened.decode, csv],
+        () => csv.meta.scoreDate,
+      );
+      if ('duplicate' in replaced) throw malformed(`a CVE is listed twice (${replaced.duplicate})`);
+      const inserted = replaced.inserted;
       // Every score may have moved: check every triaged case against its snapshot (DECISIONS §10).
       await markStaleForCves(client, null);
       await recordImport(client, 'epss', origin, inserted);
@@ -49,28 +51,4 @@ export async function importEpss(
       durationMs: Math.round(performance.now() - started),
     };
   });
-}
-
-async function replaceScores(client: PoolClient, opened: OpenedSource, csv: EpssCsvToCopy): Promise<number> {
-  // No primary key on the staging table: COPY stays an append, and the INSERT below finds duplicates.
-  await client.query(
-    `CREATE TEMP TABLE epss_staging (cve_id text NOT NULL, epss double precision NOT NULL,
-       percentile double precision NOT NULL) ON COMMIT DROP`,
-  );
-  const copy = client.query(copyFrom('COPY epss_staging (cve_id, epss, percentile) FROM STDIN'));
-  await pipeline(opened.body, opened.decode, csv, copy);
-  await client.query('DELETE FROM epss_scores');
-  try {
-    const res = await client.query(
-      `INSERT INTO epss_scores (cve_id, epss, percentile, score_date)
-       SELECT cve_id, epss, percentile, $1::date FROM epss_staging`,
-      [csv.meta.scoreDate],
-    );
-    return res.rowCount ?? 0;
-  } catch (err) {
-    const e = err as { code?: string; detail?: string };
-    if (e.code !== '23505') throw err;
-    const cve = /\(cve_id\)=\(([^)]*)\)/.exec(e.detail ?? '')?.[1] ?? 'unknown';
-    throw malformed(`a CVE is listed twice (${cve})`);
-  }
 }

@@ -1,4 +1,3 @@
-import type { Queryable } from '../../db/pool.js';
 import { toImportError, type EnrichmentSourceKind } from './import-error.js';
 import { describeOrigin, type EnrichmentSource } from './source.js';
 
@@ -28,35 +27,4 @@ export async function runImport<T>(
   } catch (err) {
     throw toImportError(kind, origin, err);
   }
-}
-
-const LOCK_NAMESPACE = 727_002;
-const LOCK_IDS: Record<EnrichmentSourceKind, number> = { kev: 1, epss: 2, nvd: 3 };
-
-/**
- * Serialises imports of one feed across processes (the daily job, an admin running the CLI):
- * two overlapping full replaces would each delete only the rows they can see and then collide
- * on the other's inserts. Held until the transaction ends.
- */
-export async function lockFeed(db: Queryable, kind: EnrichmentSourceKind): Promise<void> {
-  await db.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_NAMESPACE, LOCK_IDS[kind]]);
-}
-
-/** Logs a finished import in `enrichment_imports`; call it inside the import's transaction. */
-export async function recordImport(
-  db: Queryable,
-  kind: EnrichmentSourceKind,
-  origin: string,
-  rows: number,
-): Promise<void> {
-  await db.query('INSERT INTO enrichment_imports (source, origin, rows) VALUES ($1, $2, $3)', [
-    kind,
-    origin,
-    rows,
-  ]);
-}
-
-/** Splits `items` into arrays of at most `size`, for multi-row statements with bounded parameters. */
-export function* chunks<T>(items: readonly T[], size: number): Generator<T[]> {
-  for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
 }

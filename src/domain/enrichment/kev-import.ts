@@ -2,7 +2,8 @@ import type { Pool } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
 import { markStaleForCves } from '../scans/case-triage-store.js';
 import { malformed } from './import-error.js';
-import { chunks, lockFeed, recordImport, runImport, type ImportResultBase } from './import-run.js';
+import { lockFeed, recordImport, replaceKevEntries } from './enrichment-store.js';
+import { runImport, type ImportResultBase } from './import-run.js';
 import { readJsonFeed } from './json-feed.js';
 import { parseKevEntry, type KevEntry } from './kev-entry.js';
 import { openSource, type EnrichmentSource, type OpenSourceOptions } from './source.js';
@@ -11,8 +12,6 @@ export interface KevImportResult extends ImportResultBase {
   source: 'kev';
   catalogVersion: string;
 }
-
-const INSERT_BATCH = 1_000;
 
 /**
  * Loads the CISA KEV catalog and replaces `kev_entries` with it in one transaction
@@ -57,29 +56,9 @@ export async function importKev(
     const version = catalogVersion.trim();
     await withTransaction(pool, async (client) => {
       await lockFeed(client, 'kev');
-      const before = await client.query<{ cve_id: string }>('SELECT cve_id FROM kev_entries');
-      await client.query('DELETE FROM kev_entries');
-      for (const batch of chunks([...entries.values()], INSERT_BATCH)) {
-        await client.query(
-          `INSERT INTO kev_entries
-             (cve_id, vendor_project, product, vulnerability_name, date_added, due_date, known_ransomware, catalog_version)
-           SELECT *, $8::text FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::date[], $6::date[], $7::boolean[])`,
-          [
-            batch.map((e) => e.cveId),
-            batch.map((e) => e.vendorProject),
-            batch.map((e) => e.product),
-            batch.map((e) => e.vulnerabilityName),
-            batch.map((e) => e.dateAdded),
-            batch.map((e) => e.dueDate),
-            batch.map((e) => e.knownRansomware),
-            version,
-          ],
-        );
-      }
+      const { changedCves } = await replaceKevEntries(client, [...entries.values()], version);
       // Cases triaged before a CVE joined or left the catalog are stale (DECISIONS §10).
-      const old = new Set(before.rows.map((r) => r.cve_id));
-      const changed = [...entries.keys()].filter((cve) => !old.delete(cve)).concat([...old]);
-      await markStaleForCves(client, changed);
+      await markStaleForCves(client, changedCves);
       await recordImport(client, 'kev', origin, entries.size);
     });
     return {

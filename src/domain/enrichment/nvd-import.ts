@@ -1,9 +1,9 @@
-import type { PoolClient } from 'pg';
 import type { Pool } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
 import { markStaleForCves } from '../scans/case-triage-store.js';
 import { malformed } from './import-error.js';
-import { lockFeed, recordImport, runImport, type ImportResultBase } from './import-run.js';
+import { lockFeed, recordImport, writeCvssScores } from './enrichment-store.js';
+import { runImport, type ImportResultBase } from './import-run.js';
 import { readJsonFeed } from './json-feed.js';
 import { parseNvdVulnerability, type NvdRecord } from './nvd-cvss.js';
 import { openSource, type EnrichmentSource, type OpenSourceOptions } from './source.js';
@@ -46,7 +46,12 @@ export async function importNvd(
       const flush = async (): Promise<void> => {
         const batch = pending;
         pending = new Map();
-        await writeBatch(client, [...batch.values()]);
+        const records = [...batch.values()];
+        await writeCvssScores(
+          client,
+          records.flatMap((r) => (r.kind === 'score' ? [{ cveId: r.cveId, ...r.cvss }] : [])),
+          records.flatMap((r) => (r.kind === 'rejected' ? [r.cveId] : [])),
+        );
       };
       const feed = await readJsonFeed(
         opened,
@@ -73,30 +78,4 @@ export async function importNvd(
     }).finally(() => opened.body.destroy());
     return { source: 'nvd', origin, ...counts, durationMs: Math.round(performance.now() - started) };
   });
-}
-
-async function writeBatch(client: PoolClient, records: NvdRecord[]): Promise<void> {
-  const scored = records.flatMap((r) => (r.kind === 'score' ? [{ cveId: r.cveId, ...r.cvss }] : []));
-  const rejected = records.flatMap((r) => (r.kind === 'rejected' ? [r.cveId] : []));
-  if (scored.length > 0) {
-    // Unchanged rows are not rewritten, so updated_at says when NVD last changed the score.
-    await client.query(
-      `INSERT INTO cvss_scores AS c (cve_id, base_score, version, vector, source)
-       SELECT * FROM unnest($1::text[], $2::numeric[], $3::text[], $4::text[], $5::text[])
-       ON CONFLICT (cve_id) DO UPDATE
-         SET base_score = excluded.base_score, version = excluded.version, vector = excluded.vector,
-             source = excluded.source, updated_at = now()
-         WHERE (c.base_score, c.version, c.vector, c.source)
-               IS DISTINCT FROM (excluded.base_score, excluded.version, excluded.vector, excluded.source)`,
-      [
-        scored.map((s) => s.cveId),
-        scored.map((s) => s.score),
-        scored.map((s) => s.version),
-        scored.map((s) => s.vector),
-        scored.map((s) => s.source),
-      ],
-    );
-  }
-  if (rejected.length > 0)
-    await client.query('DELETE FROM cvss_scores WHERE cve_id = ANY($1::text[])', [rejected]);
 }

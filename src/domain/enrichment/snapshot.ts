@@ -1,4 +1,5 @@
-import type { Pool, Queryable } from '../../db/pool.js';
+import type { Db, Pool } from '../../db/pool.js';
+import { enrichmentCounts, kevIsEmpty } from './enrichment-store.js';
 import { importKev, type KevImportResult } from './kev-import.js';
 import { PUBLIC_FEED_URLS } from './source.js';
 
@@ -20,37 +21,20 @@ export interface EnrichmentStatus {
  * one transaction under the feed's lock, so the second one only replaces it with the same.
  */
 export async function loadKevSnapshotIfEmpty(pool: Pool, file: string): Promise<KevImportResult | null> {
-  const { rows } = await pool.query<{ empty: boolean }>(
-    'SELECT NOT EXISTS (SELECT 1 FROM kev_entries) AS empty',
-  );
-  if (!rows[0]?.empty) return null;
+  if (!(await kevIsEmpty(pool))) return null;
   return importKev(pool, { file });
 }
 
 /** What the enrichment tables hold now. */
-export async function enrichmentStatus(db: Queryable): Promise<EnrichmentStatus> {
-  const { rows } = await db.query<{
-    kev_entries: number;
-    kev_version: string | null;
-    kev_imported: Date | null;
-    epss_scores: number;
-    epss_date: string | null;
-    cvss_scores: number;
-  }>(`SELECT
-        (SELECT count(*)::int FROM kev_entries) AS kev_entries,
-        (SELECT max(catalog_version) FROM kev_entries) AS kev_version,
-        (SELECT max(finished_at) FROM enrichment_imports WHERE source = 'kev') AS kev_imported,
-        (SELECT count(*)::int FROM epss_scores) AS epss_scores,
-        (SELECT to_char(max(score_date), 'YYYY-MM-DD') FROM epss_scores) AS epss_date,
-        (SELECT count(*)::int FROM cvss_scores) AS cvss_scores`);
-  const r = rows[0]!;
+export async function enrichmentStatus(db: Db): Promise<EnrichmentStatus> {
+  const c = await enrichmentCounts(db);
   return {
     kev:
-      r.kev_entries > 0
-        ? { catalogVersion: r.kev_version, entries: r.kev_entries, importedAt: r.kev_imported }
+      c.kevEntries > 0
+        ? { catalogVersion: c.kevVersion, entries: c.kevEntries, importedAt: c.kevImportedAt }
         : null,
-    epss: r.epss_scores > 0 ? { scoreDate: r.epss_date, scores: r.epss_scores } : null,
-    cvss: r.cvss_scores > 0 ? { scores: r.cvss_scores } : null,
+    epss: c.epssScores > 0 ? { scoreDate: c.epssDate, scores: c.epssScores } : null,
+    cvss: c.cvssScores > 0 ? { scores: c.cvssScores } : null,
   };
 }
 
