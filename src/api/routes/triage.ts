@@ -2,8 +2,6 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppDeps } from '../app-deps.js';
 import { notFound } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
-import { encodeCursor, seqCursor } from '../../lib/cursor.js';
-import { findBatch, itemsPage } from '../../domain/triage/batches.js';
 import type { BatchTriageRequest } from '../../domain/triage/triage-requests.js';
 import type { TriageRequest } from '../../domain/triage-engine/types.js';
 import { batchItemsQuery, batchRequestBody, triageRequestBody } from '../schemas/triage.js';
@@ -23,7 +21,7 @@ function caller(req: FastifyRequest) {
  * (`schemas/triage.ts`: every bad field listed, unknown ones refused, a `model` field too); the
  * rules a schema cannot say are the triage service's.
  */
-export function triageRoutes(app: FastifyInstance, deps: Pick<AppDeps, 'triage' | 'pool'>): void {
+export function triageRoutes(app: FastifyInstance, deps: Pick<AppDeps, 'triage'>): void {
   app.post(
     '/triage',
     { config: { scope: 'triage:write' }, bodyLimit: 64 * 1024, schema: { body: triageRequestBody } },
@@ -54,11 +52,11 @@ export function triageRoutes(app: FastifyInstance, deps: Pick<AppDeps, 'triage' 
     async (req) => {
       const { id } = req.params as { id: string };
       const { cursor, limit = 100 } = req.query as { cursor?: string; limit?: number };
-      const batch = isUuid(id) ? await findBatch(deps.pool, req.apiKey.workspace.id, id) : null;
-      if (!batch) throw notFound('batch');
-      const after = cursor === undefined ? -1 : Number(seqCursor(cursor));
-      const items = await itemsPage(deps.pool, id, after, limit);
-      const last = items.at(-1);
+      const found = isUuid(id)
+        ? await deps.triage.batchStatus(req.apiKey.workspace.id, id, { cursor, limit })
+        : null;
+      if (!found) throw notFound('batch');
+      const { batch, items, nextCursor } = found;
       return {
         batchId: batch.id,
         status: batch.status,
@@ -69,7 +67,7 @@ export function triageRoutes(app: FastifyInstance, deps: Pick<AppDeps, 'triage' 
         finishedAt: batch.finishedAt?.toISOString() ?? null,
         webhookStatus: batch.webhookStatus,
         items,
-        nextCursor: last && last.index < batch.total - 1 ? encodeCursor({ s: String(last.index) }) : null,
+        nextCursor,
       };
     },
   );

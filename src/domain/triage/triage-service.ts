@@ -33,6 +33,7 @@ import type {
 } from '../triage-engine/types.js';
 import { answeredHopIndex, ledgerRowsFor } from './billing.js';
 import { createCoalescer } from '../../lib/coalescer.js';
+import { encodeCursor, seqCursor } from '../../lib/cursor.js';
 import {
   recordBatchItemsAndCases,
   recordCaseAnswer,
@@ -42,7 +43,14 @@ import {
   type TriageRecord,
 } from './record-triage.js';
 import { recordUnanswered } from './record-unanswered.js';
-import { createBatch, deleteBatch } from './batches.js';
+import {
+  createBatch,
+  deleteBatch,
+  findBatch,
+  itemsPage,
+  type BatchItemView,
+  type BatchRow,
+} from './batches.js';
 import { quotaRefusal } from './quota-refusal.js';
 import {
   batchRequestErrors,
@@ -112,8 +120,26 @@ export interface TriageService {
     request: TriageRequest,
     item: { batchId: string; index: number; caseId?: string | null },
   ): Promise<BatchItemOutcome>;
+  /**
+   * `GET /api/v1/triage/batch/:id`: a batch of the caller's workspace with one page of its items
+   * in index order, from `cursor`; null when the workspace has no such batch (checked before the
+   * cursor, so an unknown batch is a 404 whatever the cursor). Throws `invalid_cursor`.
+   */
+  batchStatus(
+    workspaceId: string,
+    batchId: string,
+    page: { cursor?: string | undefined; limit: number },
+  ): Promise<BatchStatus | null>;
   /** Gives the AI calls this process holds but has not used back to their month. */
   close(): Promise<void>;
+}
+
+/** A stored batch and one page of its items. */
+export interface BatchStatus {
+  batch: BatchRow;
+  items: BatchItemView[];
+  /** The cursor of the next page; null on the last one. */
+  nextCursor: string | null;
 }
 
 export interface TriageServiceDeps {
@@ -386,6 +412,16 @@ export function createTriageService(deps: TriageServiceDeps): TriageService {
     async runBatchItem(caller, request, item) {
       const { response, record } = await answer(caller, request, await prepare(request));
       return { response, ...(await batchItems.submit({ ...record, settle: item })) };
+    },
+
+    async batchStatus(workspaceId, batchId, { cursor, limit }) {
+      const batch = await findBatch(deps.db, workspaceId, batchId);
+      if (!batch) return null;
+      const afterIndex = cursor === undefined ? -1 : Number(seqCursor(cursor));
+      const items = await itemsPage(deps.db, batchId, afterIndex, limit);
+      const last = items.at(-1);
+      const more = last !== undefined && last.index < batch.total - 1;
+      return { batch, items, nextCursor: more ? encodeCursor({ s: String(last.index) }) : null };
     },
 
     close: () => leases.close(),
