@@ -53,6 +53,9 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     genReqId: () => randomUUID(),
     requestIdHeader: false,
     bodyLimit: 64 * 1024,
+    // Node's backstop for any request (issue 11 §4): no request lives longer than the longest
+    // upload allowed. Uploads are cut sooner by their own idle and body timeouts (a 408 problem).
+    requestTimeout: deps.config.uploads.bodyTimeoutMs + 60_000,
     return503OnClosing: true,
     ...(options.requestLog === 'line' ? { logController: new RequestLineLogController() } : {}),
   });

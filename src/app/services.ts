@@ -20,6 +20,7 @@ import { createQuotaService } from '../domain/usage/quota.js';
 import { buildTriage } from './build-triage.js';
 import { createCaseTriageService } from '../domain/triage/case-triage.js';
 import { createLocalScanStorage } from '../domain/scans/scan-storage.js';
+import { createUploadGate } from '../domain/scans/upload-gate.js';
 import { SCAN_INGEST_QUEUE, type ScanIngestPayload } from '../jobs/scan-ingest.js';
 import { enqueueBatchItems } from '../jobs/triage-batch.js';
 import { createExportService } from '../domain/exports/export-service.js';
@@ -123,6 +124,8 @@ export async function buildServices(
     scans: {
       pool: infra.pool,
       storage: scanStorage,
+      uploadGate: createUploadGate(config.uploads),
+      uploadLimits: config.uploads,
       // Opened on the first upload (the kit keeps it): processes that never take one skip it.
       get queue() {
         return infra.queues.queue<ScanIngestPayload>(SCAN_INGEST_QUEUE);

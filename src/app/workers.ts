@@ -30,6 +30,12 @@ export function maintenanceRun(
         jobs: infra.queues.queue(SCAN_INGEST_QUEUE),
       },
       exports: services.exports,
+      storage: {
+        storage: services.scans.storage,
+        // A live upload writes at least every idle timeout, and none lasts past the body timeout.
+        partIdleMs: Math.max(2 * config.uploads.idleTimeoutMs, 15 * 60_000),
+        partMaxAgeMs: config.uploads.bodyTimeoutMs + 5 * 60_000,
+      },
       batches: {
         db: infra.pool,
         pepper: infra.pepper,

@@ -4,6 +4,10 @@ import { endDueTrials } from './workspaces/workspace-store.js';
 import type { InvalidationBus } from './keys/invalidation-bus.js';
 import type { QuotaService } from './usage/quota.js';
 import { failStuckScans, type StuckScanSweepDeps } from './scans/scan-failure.js';
+import { sweepStorage, type StorageSweepReport } from './scans/storage-sweep.js';
+import type { ScanStorage } from './scans/scan-storage.js';
+import { existingScanIds } from './scans/scan-records.js';
+import { existingExportIds } from './exports/export-store.js';
 import { failStuckBatches, type BatchSweepReport, type StuckBatchSweepDeps } from './triage/batch-sweep.js';
 
 export interface MaintenanceReport {
@@ -17,6 +21,8 @@ export interface MaintenanceReport {
   batches: BatchSweepReport;
   /** Exports past their 24 h, removed with their files. */
   exportsExpired: number;
+  /** Dead `.part` files and stored files no scan or export owns, removed (issue 11 §5). */
+  storage: StorageSweepReport;
 }
 
 /**
@@ -39,6 +45,11 @@ export async function runMaintenance(deps: {
   batches?: StuckBatchSweepDeps;
   /** Removes expired exports and their files; the step is skipped without it. */
   exports?: { sweepExpired(): Promise<number> };
+  /**
+   * Scan storage (uploads and export files) for the orphan sweep, and how old a `.part` file
+   * may get (the longest upload allowed); the step is skipped without it.
+   */
+  storage?: { storage: ScanStorage; partMaxAgeMs?: number; partIdleMs?: number; orphanAfterMs?: number };
 }): Promise<MaintenanceReport> {
   const now = deps.clock();
   const reservationsReleased = await deps.quota.releaseExpired();
@@ -53,7 +64,23 @@ export async function runMaintenance(deps: {
     ? await failStuckBatches(deps.batches, now)
     : { itemsFailed: 0, batchesFinished: 0, webhooksResent: 0 };
   const exportsExpired = deps.exports ? await deps.exports.sweepExpired() : 0;
+  // After the export sweep: files of exports it just expired are already gone with their rows.
+  const storage = deps.storage
+    ? await sweepStorage(
+        {
+          ...deps.storage,
+          owned: async (ids) => {
+            const scans = await existingScanIds(deps.db, ids);
+            const rest = ids.filter((id) => !scans.has(id));
+            const exports = await existingExportIds(deps.db, rest);
+            return new Set([...scans, ...exports]);
+          },
+        },
+        now,
+      )
+    : { partialsRemoved: 0, orphansRemoved: 0 };
   return {
+    storage,
     reservationsReleased,
     keysExpired: expired.length,
     revealsWiped,

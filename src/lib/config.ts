@@ -29,6 +29,27 @@ export interface ItemRetry {
   backoffMs: number;
 }
 
+/**
+ * What one upload may cost the machine (issue 11 §4): disk, connections and descriptors stay
+ * bounded per client whatever the body looks like.
+ */
+export interface UploadLimits {
+  /** No body bytes for this long: 408, partial file deleted (UPLOAD_IDLE_TIMEOUT_MS). @defaultValue 30,000 */
+  idleTimeoutMs: number;
+  /** The whole body must arrive within this (UPLOAD_BODY_TIMEOUT_MS); also bounds `.part` files. @defaultValue 30 min */
+  bodyTimeoutMs: number;
+  /** Uploads of one workspace a web process reads at once; past it 429 (UPLOADS_PER_WORKSPACE). @defaultValue 4 */
+  perWorkspace: number;
+  /** Uploads a web process reads at once; past it 503 (UPLOADS_MAX_CONCURRENT). @defaultValue 32 */
+  maxConcurrent: number;
+  /** Free bytes scan storage keeps; an upload that would go below is 503 (SCAN_STORAGE_MIN_FREE_BYTES). @defaultValue 1 GiB */
+  minFreeBytes: number;
+  /** Most a gzip body may expand, decompressed over compressed bytes (GZIP_MAX_RATIO). @defaultValue 200 */
+  gzipMaxRatio: number;
+  /** Decompressed bytes of a gzip body, on top of the plan's limit (GZIP_MAX_BYTES). @defaultValue SCAN_MAX_BYTES */
+  gzipMaxBytes: number;
+}
+
 export const DEFAULT_ITEM_RETRY: Readonly<ItemRetry> = Object.freeze({ attempts: 5, backoffMs: 1000 });
 
 export interface Config {
@@ -50,6 +71,8 @@ export interface Config {
   /** Above this many cases a direct case export answers 413 and points at an export job (EXPORT_SYNC_MAX_ROWS). */
   exportSyncMaxRows: number;
   scanMaxBytes: number;
+  /** Bounds on scan uploads (issue 11 §4, §5); see {@link UploadLimits}. */
+  uploads: UploadLimits;
   logLevel: string;
   /**
    * `pretty`: one short human-readable line per request and per event (pino-pretty); `json`: pino's
@@ -230,6 +253,15 @@ export function loadConfig(
     embeddedPostgresPort: read.int('EMBEDDED_PG_PORT', 54329, 1, 65535),
     scanStorageDir: path.resolve(read.string('SCAN_STORAGE_DIR', path.join(dataDir, 'scans'))),
     scanMaxBytes,
+    uploads: {
+      idleTimeoutMs: read.int('UPLOAD_IDLE_TIMEOUT_MS', 30_000, 100, 3_600_000),
+      bodyTimeoutMs: read.int('UPLOAD_BODY_TIMEOUT_MS', 30 * 60_000, 1_000, 24 * 3_600_000),
+      perWorkspace: read.int('UPLOADS_PER_WORKSPACE', 4, 1, 10_000),
+      maxConcurrent: read.int('UPLOADS_MAX_CONCURRENT', 32, 1, 100_000),
+      minFreeBytes: read.int('SCAN_STORAGE_MIN_FREE_BYTES', 1024 ** 3, 0, Number.MAX_SAFE_INTEGER),
+      gzipMaxRatio: read.int('GZIP_MAX_RATIO', 200, 2, 1_000_000),
+      gzipMaxBytes: read.int('GZIP_MAX_BYTES', scanMaxBytes, 1024, Number.MAX_SAFE_INTEGER),
+    },
     version: packageVersion(),
     exportSyncMaxRows: read.int('EXPORT_SYNC_MAX_ROWS', 50_000, 1, 100_000_000),
     logLevel: read.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),

@@ -243,3 +243,56 @@ export async function eventually(check: () => Promise<boolean>, timeoutMs = 3_00
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/** An upload held open by the test: what was sent so far, and what the server answers. */
+export interface OpenUpload {
+  socket: net.Socket;
+  /** The raw HTTP response (head and body) once the server answered and closed, or the socket ended. */
+  response: Promise<string>;
+  /** Writes more body bytes. */
+  send(bytes: Buffer | string): void;
+  close(): void;
+}
+
+/**
+ * Starts an upload over a plain TCP socket declaring `declared` body bytes and sends `sent` of
+ * them; the test decides what happens next (send more slowly, stall, close).
+ */
+export async function openUpload(
+  port: number,
+  headers: Record<string, string>,
+  declared: number,
+  sent: Buffer | string = '',
+): Promise<OpenUpload> {
+  const socket = net.connect(port, '127.0.0.1');
+  await once(socket, 'connect');
+  socket.on('error', () => undefined);
+  let text = '';
+  socket.on('data', (d: Buffer) => (text += d.toString('utf8')));
+  const response = new Promise<string>((resolve) => socket.once('close', () => resolve(text)));
+  const head = Object.entries({ host: '127.0.0.1', ...headers, 'content-length': String(declared) })
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
+  socket.write(`POST /api/pipeline/scan HTTP/1.1\r\n${head}\r\n`);
+  if (sent.length > 0) socket.write(sent);
+  return {
+    socket,
+    response,
+    send: (bytes) => void socket.write(bytes),
+    close: () => socket.destroy(),
+  };
+}
+
+/** Status line and JSON body of a raw HTTP/1.1 response (Content-Length framed). */
+export function parseRawResponse(raw: string): { status: number; headers: string; body: unknown } {
+  const [head = '', ...rest] = raw.split('\r\n\r\n');
+  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? NaN);
+  const text = rest.join('\r\n\r\n');
+  let body: unknown = null;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = text;
+  }
+  return { status, headers: head.toLowerCase(), body };
+}

@@ -8,6 +8,8 @@ import { enqueueScanIngest, type ScanIngestPayload } from '../../jobs/scan-inges
 import { acceptScan } from '../../domain/scans/accept-scan.js';
 import { tooLarge } from '../../domain/scans/receive-scan.js';
 import type { ScanStorage } from '../../domain/scans/scan-storage.js';
+import { checkFreeSpace, type UploadGate } from '../../domain/scans/upload-gate.js';
+import type { UploadLimits } from '../../lib/config.js';
 import { getScan, listScans, viewScan, type ScanStatus } from '../../domain/scans/scan-records.js';
 import { scanTriageView } from '../../domain/triage/case-batch-store.js';
 import { DEFAULT_LIMIT, idParams, listScansQuery, uploadQuery, type UploadQuery } from '../schemas/scans.js';
@@ -17,6 +19,9 @@ export interface ScanRouteDeps {
   pool: Pool;
   storage: ScanStorage;
   queue: QueueHandle<ScanIngestPayload>;
+  /** Concurrent uploads of this process, per workspace and in all (issue 11 §4). */
+  uploadGate: UploadGate;
+  uploadLimits: UploadLimits;
 }
 
 /** Raw-body content types of DECISIONS §8 (text/xml too: what curl and many CI tools send for XML). */
@@ -107,31 +112,47 @@ export function registerScanPipelineRoutes(app: FastifyInstance, deps: ScanRoute
           );
         }
         const maxBytes = req.plan.limits.scanMaxBytes;
-        const body = await uploadStream(req, maxBytes);
-        const encoding = (headerValue(req, 'content-encoding') ?? 'identity').toLowerCase();
-        if (encoding !== 'identity' && encoding !== 'gzip' && encoding !== 'x-gzip') {
-          throw new AppError('unsupported_media_type', 'Content-Encoding may be gzip or absent.');
-        }
-        const { scan } = await acceptScan(
-          { pool: deps.pool, storage: deps.storage, enqueue: (p) => enqueueScanIngest(deps.queue, p) },
-          {
-            workspaceId: req.apiKey.workspace.id,
-            keyId: req.apiKey.id,
-            body,
-            gzip: encoding !== 'identity' && !req.isMultipart(),
-            maxBytes,
-            format: q.format ?? null,
-            name: q.name ?? null,
-            asset: {
-              name: q.asset ?? null,
-              environment: q.environment ?? null,
-              criticality: q.criticality ?? null,
-              internetExposed: q.internetExposed ?? null,
+        const limits = deps.uploadLimits;
+        // Before any byte is read: a place among the process's uploads, and room on the disk.
+        const release = deps.uploadGate.enter(req.apiKey.workspace.id);
+        let accepted;
+        try {
+          const declared = Number(req.headers['content-length'] ?? NaN);
+          checkFreeSpace(
+            await deps.storage.freeBytes(),
+            Number.isFinite(declared) ? declared : null,
+            limits.minFreeBytes,
+          );
+          const body = await uploadStream(req, maxBytes);
+          const encoding = (headerValue(req, 'content-encoding') ?? 'identity').toLowerCase();
+          if (encoding !== 'identity' && encoding !== 'gzip' && encoding !== 'x-gzip') {
+            throw new AppError('unsupported_media_type', 'Content-Encoding may be gzip or absent.');
+          }
+          accepted = await acceptScan(
+            { pool: deps.pool, storage: deps.storage, enqueue: (p) => enqueueScanIngest(deps.queue, p) },
+            {
+              workspaceId: req.apiKey.workspace.id,
+              keyId: req.apiKey.id,
+              body,
+              gzip: encoding !== 'identity' && !req.isMultipart(),
+              maxBytes,
+              limits,
+              format: q.format ?? null,
+              name: q.name ?? null,
+              asset: {
+                name: q.asset ?? null,
+                environment: q.environment ?? null,
+                criticality: q.criticality ?? null,
+                internetExposed: q.internetExposed ?? null,
+              },
+              idempotencyKey,
+              triage: q.triage ?? 'none',
             },
-            idempotencyKey,
-            triage: q.triage ?? 'none',
-          },
-        );
+          );
+        } finally {
+          release();
+        }
+        const { scan } = accepted;
         return reply
           .code(202)
           .send({ scanId: scan.id, status: scan.status, statusUrl: `/api/pipeline/scan/${scan.id}` });

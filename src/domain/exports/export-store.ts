@@ -295,3 +295,13 @@ function toExportCase(r: ExportCaseRow): ExportCase {
     triageStale: false,
   };
 }
+
+/**
+ * Which of `ids` name an export row (any status): an export's file lives in scan storage under
+ * `<workspaceId>/<exportId>`, so the orphan sweep (`scans/storage-sweep.ts`) must keep it.
+ */
+export async function existingExportIds(db: Queryable, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const { rows } = await db.query<{ id: string }>(`SELECT id FROM exports WHERE id = ANY($1::uuid[])`, [ids]);
+  return new Set(rows.map((r) => r.id));
+}

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Pool } from '../../db/pool.js';
 import { AppError } from '../../lib/errors.js';
+import type { UploadLimits } from '../../lib/config.js';
 import { detectFormat, type ScanFormat } from '../../parsers/index.js';
 import { receiveScan, type ReceivedScan } from './receive-scan.js';
 import type { ScanStorage } from './scan-storage.js';
@@ -27,6 +28,8 @@ export interface AcceptScanInput {
   body: Readable;
   gzip: boolean;
   maxBytes: number;
+  /** Gzip expansion and size, idle and whole-body timeouts (issue 11 §4). */
+  limits?: Pick<UploadLimits, 'gzipMaxRatio' | 'gzipMaxBytes' | 'idleTimeoutMs' | 'bodyTimeoutMs'>;
   format: ScanFormat | null;
   name: string | null;
   asset: AssetContext;
@@ -55,7 +58,11 @@ export async function acceptScan(
   const write = await deps.storage.create(key);
   let received: ReceivedScan;
   try {
-    received = await receiveScan(input.body, write.stream, { gzip: input.gzip, maxBytes: input.maxBytes });
+    received = await receiveScan(input.body, write.stream, {
+      gzip: input.gzip,
+      maxBytes: input.maxBytes,
+      ...input.limits,
+    });
   } catch (err) {
     await write.abort();
     throw err;

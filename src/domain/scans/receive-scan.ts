@@ -23,7 +23,21 @@ export interface ReceiveOptions {
   gzip: boolean;
   /** Limit on the stored (decompressed) bytes: a gzip bomb is cut off like any other large body. */
   maxBytes: number;
+  /** Limit on the decompressed bytes of a gzip body, when lower than `maxBytes`. */
+  gzipMaxBytes?: number;
+  /**
+   * Most a gzip body may expand (decompressed over compressed bytes so far), checked once
+   * {@link GZIP_RATIO_SLACK} bytes came out: a bomb is refused after megabytes, not gigabytes.
+   */
+  gzipMaxRatio?: number;
+  /** No body bytes for this long: 408 `request_timeout`. */
+  idleTimeoutMs?: number;
+  /** The whole body must have arrived within this: 408 `request_timeout`. */
+  bodyTimeoutMs?: number;
 }
+
+/** Decompressed bytes any gzip body may produce before its expansion ratio is checked. */
+export const GZIP_RATIO_SLACK = 8 * 1024 * 1024;
 
 export const tooLarge = (maxBytes: number): AppError =>
   new AppError('payload_too_large', `The scan is larger than your plan allows (${maxBytes} bytes).`);
@@ -38,6 +52,21 @@ export const uploadInterrupted = (cause: unknown): AppError =>
     'invalid_request',
     'The upload ended before the whole body arrived (connection closed or multipart body cut short).',
     { cause },
+  );
+
+/** The body stopped arriving (idle) or took longer than allowed; the partial file is deleted. */
+export const uploadTimedOut = (what: 'idle' | 'total', ms: number): AppError =>
+  new AppError(
+    'request_timeout',
+    what === 'idle'
+      ? `No bytes of the upload arrived for ${ms} ms; the upload was dropped. Send it again.`
+      : `The upload took longer than ${ms} ms; the upload was dropped. Send it again, or a smaller file.`,
+  );
+
+const gzipBomb = (ratio: number): AppError =>
+  new AppError(
+    'payload_too_large',
+    `The gzip-compressed body expands more than ${ratio} times; send it uncompressed or compressed less.`,
   );
 
 const GZIP_MAGIC = [0x1f, 0x8b];
@@ -60,16 +89,20 @@ export async function receiveScan(
   let headBytes = 0;
   let bytes = 0;
   let gunzipped = false;
+  let compressedBytes = 0;
+  const ratio = options.gzipMaxRatio ?? Infinity;
 
   async function* decode(input: AsyncIterator<Buffer>): AsyncGenerator<Buffer> {
     const first = await input.next();
     if (first.done) return;
     const chunk = first.value;
     const rest = (async function* () {
+      compressedBytes += chunk.length;
       yield chunk;
       for (;;) {
         const r = await input.next();
         if (r.done) return;
+        compressedBytes += r.value.length;
         yield r.value;
       }
     })();
@@ -80,8 +113,13 @@ export async function receiveScan(
     }
     const gunzip = createGunzip();
     pipelineCb(Readable.from(rest), gunzip, () => undefined);
+    let out = 0;
     try {
-      for await (const out of gunzip as AsyncIterable<Buffer>) yield out;
+      for await (const piece of gunzip as AsyncIterable<Buffer>) {
+        out += piece.length;
+        if (out > GZIP_RATIO_SLACK && out > ratio * compressedBytes) throw gzipBomb(ratio);
+        yield piece;
+      }
     } catch (err) {
       if (err instanceof AppError) throw err;
       throw new AppError('invalid_request', 'The gzip-compressed body is corrupt or truncated.', {
@@ -94,6 +132,11 @@ export async function receiveScan(
     for await (const chunk of chunks) {
       bytes += chunk.length;
       if (bytes > options.maxBytes) throw tooLarge(options.maxBytes);
+      if (gunzipped && options.gzipMaxBytes !== undefined && bytes > options.gzipMaxBytes)
+        throw new AppError(
+          'payload_too_large',
+          `The gzip-compressed body decompresses to more than ${options.gzipMaxBytes} bytes.`,
+        );
       hash.update(chunk);
       if (headBytes < DETECT_HEAD_BYTES) {
         const part = chunk.subarray(0, DETECT_HEAD_BYTES - headBytes);
@@ -105,12 +148,45 @@ export async function receiveScan(
   }
 
   const body = source.iterator({ destroyOnReturn: false })[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  const endBy = options.bodyTimeoutMs === undefined ? Infinity : Date.now() + options.bodyTimeoutMs;
   const input: AsyncIterator<Buffer> = {
-    next: () =>
-      body.next().catch((err: unknown) => {
+    next: () => {
+      const next = body.next().catch((err: unknown) => {
         throw err instanceof AppError ? err : uploadInterrupted(err);
-      }),
+      });
+      return withTimeouts(next, options.idleTimeoutMs, endBy, options.bodyTimeoutMs);
+    },
   };
   await pipeline(Readable.from(measure(decode(input))), sink);
   return { bytes, sha256: hash.digest('hex'), head: Buffer.concat(headParts), gunzipped };
+}
+
+/**
+ * `next` of the body, refused with 408 when no bytes come for `idleMs` or the body's end time
+ * passes (issue 11 §4: a 1-byte-every-2-s upload held a connection, a descriptor and a file
+ * for minutes). The abandoned read is left to fail quietly when the connection closes.
+ */
+function withTimeouts<T>(
+  next: Promise<T>,
+  idleMs: number | undefined,
+  endBy: number,
+  totalMs: number | undefined,
+): Promise<T> {
+  const left = endBy - Date.now();
+  if (idleMs === undefined && !Number.isFinite(left)) return next;
+  const idle = idleMs ?? Infinity;
+  const ms = Math.max(0, Math.min(idle, left));
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    next,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(idle <= left ? uploadTimedOut('idle', idle) : uploadTimedOut('total', totalMs!)),
+        ms,
+      );
+    }),
+  ]).finally(() => {
+    clearTimeout(timer);
+    next.catch(() => undefined);
+  });
 }

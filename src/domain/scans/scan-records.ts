@@ -267,3 +267,10 @@ export function viewScan(s: Scan) {
     finishedAt: s.finishedAt?.toISOString() ?? null,
   };
 }
+
+/** Which of `ids` name a scan row (any status): the owners of stored files (`storage-sweep.ts`). */
+export async function existingScanIds(db: Queryable, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const { rows } = await db.query<{ id: string }>(`SELECT id FROM scans WHERE id = ANY($1::uuid[])`, [ids]);
+  return new Set(rows.map((r) => r.id));
+}

@@ -1,5 +1,5 @@
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat, statfs } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 
@@ -17,6 +17,28 @@ export interface ScanStorage {
   size(key: string): Promise<number | null>;
   /** Removes the file; missing files are not an error. */
   remove(key: string): Promise<void>;
+  /** Bytes free for new files, or null when the store cannot tell. */
+  freeBytes(): Promise<number | null>;
+  /** Every file held, committed or partial, for the orphan sweep (`storage-sweep.ts`). */
+  entries(): AsyncIterable<StoredEntry>;
+  /** Removes an entry {@link entries} listed; missing files are not an error. */
+  removeEntry(entry: StoredEntry): Promise<void>;
+}
+
+/** A file in storage as the orphan sweep sees it. */
+export interface StoredEntry {
+  /** The store's own name of the file (a path below its root). */
+  name: string;
+  /** `<workspaceId>/<id>` of a committed file, or of the file a partial one is becoming. */
+  key: string | null;
+  /** The id part of `key`: a scan's or an export's id. */
+  ownerId: string | null;
+  /** A `.part` file: an upload or export still being written, or one whose writer died. */
+  partial: boolean;
+  /** Last write. */
+  modifiedAt: Date;
+  /** When the writer began, from the `.part` name; null for committed files. */
+  startedAt: Date | null;
 }
 
 export interface StorageWrite {
@@ -28,6 +50,9 @@ export interface StorageWrite {
 }
 
 const KEY = /^[0-9a-f-]{36}\/[0-9a-f-]{36}$/;
+const ID = /^[0-9a-f-]{36}$/;
+/** `<id>.scan` or `<id>.scan.<pid>.<start time, base 36>.part`. */
+const FILE_NAME = /^([0-9a-f-]{36})\.scan(?:\.\d+\.([0-9a-z]+)\.part)?$/;
 
 /** {@link ScanStorage} on a local directory (`SCAN_STORAGE_DIR`), shared by web and worker on one machine. */
 export function createLocalScanStorage(root: string): ScanStorage {
@@ -63,6 +88,43 @@ export function createLocalScanStorage(root: string): ScanStorage {
     },
     async remove(key) {
       await rm(fileOf(key), { force: true });
+    },
+    async freeBytes() {
+      try {
+        await mkdir(root, { recursive: true });
+        const s = await statfs(root);
+        return s.bavail * s.bsize;
+      } catch {
+        return null;
+      }
+    },
+    async *entries() {
+      const dirs = await readdir(root, { withFileTypes: true }).catch(() => []);
+      for (const dir of dirs) {
+        if (!dir.isDirectory() || !ID.test(dir.name)) continue;
+        const files = await readdir(path.join(root, dir.name)).catch(() => [] as string[]);
+        for (const file of files) {
+          const m = FILE_NAME.exec(file);
+          if (!m) continue;
+          const name = path.join(dir.name, file);
+          const st = await stat(path.join(root, name)).catch(() => null);
+          if (!st?.isFile()) continue;
+          const started = m[2] === undefined ? null : parseInt(m[2], 36);
+          yield {
+            name,
+            key: `${dir.name}/${m[1]}`,
+            ownerId: m[1]!,
+            partial: m[2] !== undefined,
+            modifiedAt: st.mtime,
+            startedAt: started === null || !Number.isFinite(started) ? null : new Date(started),
+          };
+        }
+      }
+    },
+    async removeEntry(entry) {
+      const file = path.join(root, entry.name);
+      if (path.relative(root, file).startsWith('..')) throw new Error('invalid storage entry');
+      await rm(file, { force: true });
     },
   };
 }
