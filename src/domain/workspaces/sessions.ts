@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { Queryable } from '../../db/pool.js';
+import type { Db } from '../../db/pool.js';
 import { hashToken, randomToken } from '../keys/key-secrets.js';
+import { deleteSession, findLiveSession, insertSession } from './workspace-store.js';
 
 /**
  * Console sessions: an opaque token in an HTTP-only, SameSite=Strict cookie; only its
@@ -17,7 +18,7 @@ export interface Session {
   expiresAt: Date;
 }
 
-export function createSessionStore(db: Queryable, pepper: string, clock: () => Date = () => new Date()) {
+export function createSessionStore(db: Db, pepper: string, clock: () => Date = () => new Date()) {
   return {
     async create(userId: string, workspaceId: string): Promise<{ token: string; session: Session }> {
       const token = randomToken();
@@ -28,39 +29,17 @@ export function createSessionStore(db: Queryable, pepper: string, clock: () => D
         csrfToken: randomToken(24),
         expiresAt: new Date(clock().getTime() + SESSION_TTL_MS),
       };
-      await db.query(
-        `INSERT INTO console_sessions (id, token_hash, csrf_token, user_id, workspace_id, expires_at) VALUES ($1, $2, $3, $4, $5, $6)`,
-        [session.id, hashToken(pepper, token), session.csrfToken, userId, workspaceId, session.expiresAt],
-      );
+      await insertSession(db, { ...session, tokenHash: hashToken(pepper, token) });
       return { token, session };
     },
 
     async find(token: string): Promise<Session | null> {
       if (token.length < 20 || token.length > 100) return null;
-      const res = await db.query<{
-        id: string;
-        user_id: string;
-        workspace_id: string;
-        csrf_token: string;
-        expires_at: Date;
-      }>(
-        `SELECT id, user_id, workspace_id, csrf_token, expires_at FROM console_sessions WHERE token_hash = $1 AND expires_at > $2`,
-        [hashToken(pepper, token), clock()],
-      );
-      const r = res.rows[0];
-      return r
-        ? {
-            id: r.id,
-            userId: r.user_id,
-            workspaceId: r.workspace_id,
-            csrfToken: r.csrf_token,
-            expiresAt: r.expires_at,
-          }
-        : null;
+      return findLiveSession(db, hashToken(pepper, token), clock());
     },
 
     async destroy(token: string): Promise<void> {
-      await db.query(`DELETE FROM console_sessions WHERE token_hash = $1`, [hashToken(pepper, token)]);
+      await deleteSession(db, hashToken(pepper, token));
     },
   };
 }

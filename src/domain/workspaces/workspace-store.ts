@@ -14,7 +14,8 @@ import {
 
 /**
  * The workspaces area's tables: `workspaces`, `plan_changes`, `console_users` and
- * `memberships` (console sessions have their own store, sessions.ts). MikroORM maps the four;
+ * `memberships` and `console_sessions` (sessions.ts makes and hashes the tokens). MikroORM maps the
+ * first four;
  * `(em, …)` functions work in the caller's unit of work, `(db, …)` ones are set-based
  * statements on the pool or a transaction client.
  */
@@ -108,4 +109,38 @@ export async function endDueTrials(db: Db, now: Date): Promise<string[]> {
         SELECT id FROM ended`,
   );
   return rows.map((r) => r.id);
+}
+
+/** A console session as stored: only the HMAC of its token (sessions.ts). */
+export interface SessionRow {
+  id: string;
+  tokenHash: string;
+  userId: string;
+  workspaceId: string;
+  csrfToken: string;
+  expiresAt: Date;
+}
+
+/** Stores a new console session. */
+export async function insertSession(db: Db, s: SessionRow): Promise<void> {
+  await db.query(sql`
+    INSERT INTO console_sessions (id, token_hash, csrf_token, user_id, workspace_id, expires_at)
+    VALUES (${s.id}, ${s.tokenHash}, ${s.csrfToken}, ${s.userId}, ${s.workspaceId}, ${s.expiresAt})`);
+}
+
+/** The session of a token hash, unless it has expired at `now`. */
+export async function findLiveSession(
+  db: Db,
+  tokenHash: string,
+  now: Date,
+): Promise<Omit<SessionRow, 'tokenHash'> | null> {
+  const res = await db.query<Omit<SessionRow, 'tokenHash'>>(sql`
+    SELECT id, user_id AS "userId", workspace_id AS "workspaceId", csrf_token AS "csrfToken", expires_at AS "expiresAt"
+      FROM console_sessions WHERE token_hash = ${tokenHash} AND expires_at > ${now}`);
+  return res.rows[0] ?? null;
+}
+
+/** Ends the session of a token hash (nothing when there is none). */
+export async function deleteSession(db: Db, tokenHash: string): Promise<void> {
+  await db.query(sql`DELETE FROM console_sessions WHERE token_hash = ${tokenHash}`);
 }
