@@ -11,6 +11,7 @@ import { M009AuditPlanChanges } from './m009-audit-plan-changes.js';
 import { M010Exports } from './m010-exports.js';
 import { M011CaseTriage } from './m011-case-triage.js';
 import { M012CasesWriteScope } from './m012-cases-write-scope.js';
+import { M017IngestCascades } from './m017-ingest-cascades.js';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list runs from
@@ -29,4 +30,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'm010-exports', class: M010Exports },
   { name: 'm011-case-triage', class: M011CaseTriage },
   { name: 'm012-cases-write-scope', class: M012CasesWriteScope },
+  { name: 'm017-ingest-cascades', class: M017IngestCascades },
 ];

@@ -133,12 +133,19 @@ export async function openScanWriter(
         Readable.from(chunk.flatMap((c) => c.evidence)),
         tx.query(copyFrom(`COPY evidence (${EVIDENCE_COPY_COLUMNS}) FROM STDIN`)),
       );
-      await tx.query(
+      const progress = await tx.query(
         `UPDATE scans SET findings_count = greatest(findings_count, $2),
                           bytes_parsed = CASE WHEN $3::bigint IS NULL THEN bytes_parsed ELSE least(bytes, greatest(bytes_parsed, $3::bigint)) END
          WHERE id = $1 AND status = 'parsing'`,
         [scan.id, last.next, last.bytesRead],
       );
+      // No foreign key checks the rows' scan (m017): the scan row itself is held until the
+      // commit, so a concurrent delete waits and then removes these rows with it, and a scan
+      // already deleted fails the batch (the retried job then finds nothing to parse).
+      if (progress.rowCount === 0) {
+        const held = await tx.query(`SELECT 1 FROM scans WHERE id = $1 FOR KEY SHARE`, [scan.id]);
+        if (held.rowCount === 0) throw new Error(`scan ${scan.id} no longer exists`);
+      }
     });
     for (const c of chunk) stored += c.count;
   }

@@ -133,6 +133,58 @@ describe('findings store', () => {
     });
   });
 
+  it('deleting a scan deletes its findings and their evidence (m017 cascades, no per-row keys)', async () => {
+    const scanId = await newScan();
+    await insertFindingBatch(t.infra.pool, { id: scanId, workspaceId }, findings.slice(0, 25));
+    expect(await counts(scanId)).toEqual({ findings: 25, evidence: 25 });
+    await t.infra.pool.query(`DELETE FROM scans WHERE id = $1`, [scanId]);
+    expect(await counts(scanId)).toEqual({ findings: 0, evidence: 0 });
+  });
+
+  it('a batch for a scan that no longer exists is refused, and nothing of it is stored', async () => {
+    const scanId = await newScan();
+    const writer = await openScanWriter(t.infra.pool, { id: scanId, workspaceId });
+    try {
+      await t.infra.pool.query(`DELETE FROM scans WHERE id = $1`, [scanId]);
+      await writer.write(findings.slice(0, 5), null);
+      await expect(writer.flush()).rejects.toThrow(/no longer exists/);
+    } finally {
+      await writer.close();
+    }
+    expect(await counts(scanId)).toEqual({ findings: 0, evidence: 0 });
+  });
+
+  it('deleting a workspace deletes its scans, findings, evidence and cases', async () => {
+    const other = await signUp(t.app);
+    const id = randomUUID();
+    await insertScan(t.infra.pool, {
+      id,
+      workspaceId: other.workspaceId,
+      keyId: null,
+      name: null,
+      format: 'openvas',
+      bytes: 1,
+      sha256: 'x',
+      storagePath: `${other.workspaceId}/${id}`,
+      contentEncoding: null,
+      idempotencyKey: null,
+      asset: { name: null, environment: null, criticality: null, internetExposed: null },
+    });
+    await startParsing(t.infra.pool, id);
+    await insertFindingBatch(t.infra.pool, { id, workspaceId: other.workspaceId }, findings);
+    expect(await completeScan(t.infra.pool, id, { bytes: 1, notes: [] })).toBe(true);
+    const casesOf = async () =>
+      (
+        await t.infra.pool.query(`SELECT count(*)::int AS n FROM cases WHERE workspace_id = $1`, [
+          other.workspaceId,
+        ])
+      ).rows[0].n as number;
+    expect(await casesOf()).toBeGreaterThan(0);
+    await t.infra.pool.query(`DELETE FROM workspaces WHERE id = $1`, [other.workspaceId]);
+    expect(await casesOf()).toBe(0);
+    expect(await counts(id)).toEqual({ findings: 0, evidence: 0 });
+  });
+
   it('text with NUL bytes, quotes, commas and newlines survives the COPY path', async () => {
     const scanId = await newScan();
     const odd: Finding = {
