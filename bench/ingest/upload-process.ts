@@ -21,8 +21,13 @@
  * `dist/src/main.js` as `npm start` does, without tsx in its memory.
  */
 import { execFileSync } from 'node:child_process';
+import { loadavg } from 'node:os';
 import { readFileSync, statSync } from 'node:fs';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import { createParserPool, parseFileInPool } from '../../src/workers/parser-pool.js';
 import { signUpOverHttp, startServerProcess } from '../../test/helpers/server-process.js';
 import { createBenchDatabase } from '../lib/bench-db.js';
@@ -33,6 +38,7 @@ const { values } = parseArgs({
     size: { type: 'string', default: '100MB' },
     format: { type: 'string', default: 'nessus' },
     compiled: { type: 'boolean', default: false },
+    'cpu-prof': { type: 'string' },
   },
 });
 const formats = parseFormats(values.format!);
@@ -58,8 +64,78 @@ const server = await startServerProcess(
     LOG_LEVEL: 'warn',
     PLANS_FILE: 'bench/auth/unlimited-plans.json',
   },
-  { compiled: values.compiled! },
+  {
+    compiled: values.compiled!,
+    nodeArgs: values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`] : [],
+  },
 );
+const client = new pg.Client(db.url);
+await client.connect();
+
+/** CPU seconds (user + system) of a process, every thread included. */
+function cpuOf(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+}
+/** CPU seconds of every PostgreSQL backend of the bench database (and what ended since is lost). */
+async function backendsCpu(): Promise<number> {
+  const { rows } = await client.query<{ pid: number }>(
+    `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+  );
+  let s = 0;
+  for (const { pid } of rows) {
+    try {
+      s += cpuOf(pid);
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return s;
+}
+
+/**
+ * Baseline: the scan's stored findings and evidence rows, read back as COPY text, then written
+ * again with one COPY each into empty copies of both tables (same indexes) in one transaction:
+ * the floor set by the database for exactly these rows, without parsing, encoding or cases.
+ */
+async function rawCopy(scanId: string): Promise<{ seconds: number; pgCpu: number }> {
+  const read = async (sql: string): Promise<Buffer[]> => {
+    const chunks: Buffer[] = [];
+    const stream = client.query(copyTo(sql));
+    for await (const c of stream) chunks.push(c as Buffer);
+    return chunks;
+  };
+  await client.query(`DROP TABLE IF EXISTS raw_findings, raw_evidence`);
+  await client.query(`CREATE TABLE raw_findings (LIKE findings INCLUDING ALL)`);
+  await client.query(`CREATE TABLE raw_evidence (LIKE evidence INCLUDING ALL)`);
+  const fcols = `id, scan_id, workspace_id, record_index, fingerprint, scanner, rule_id, title, severity, cve_ids,
+    cwe_ids, cvss_score, cvss_vector, cvss_v3_score, cvss_v3_vector, cvss_v2_score, cvss_v2_vector, description,
+    solution, asset, host, ip, fqdn, os, component, component_version, purl, file, line, port, protocol,
+    exploit_available, confidence, suppressed`;
+  const ecols = `e.id, e.finding_id, e.scan_id, e.raw_excerpt, e.scanner_output`;
+  const f = await read(`COPY (SELECT ${fcols} FROM findings WHERE scan_id = '${scanId}') TO STDOUT`);
+  const e = await read(
+    `COPY (SELECT ${ecols} FROM evidence e JOIN findings f ON f.id = e.finding_id WHERE f.scan_id = '${scanId}') TO STDOUT`,
+  );
+  const c0 = await backendsCpu();
+  const t0 = performance.now();
+  await client.query('BEGIN');
+  await pipeline(Readable.from(f), client.query(copyFrom(`COPY raw_findings (${fcols}) FROM STDIN`)));
+  await pipeline(
+    Readable.from(e),
+    client.query(
+      copyFrom(`COPY raw_evidence (id, finding_id, scan_id, raw_excerpt, scanner_output) FROM STDIN`),
+    ),
+  );
+  await client.query('COMMIT');
+  const seconds = (performance.now() - t0) / 1000;
+  const pgCpu =
+    (await backendsCpu()) -
+    c0 +
+    cpuOf(Number((await client.query('SELECT pg_backend_pid() AS p')).rows[0].p));
+  await client.query(`DROP TABLE raw_findings, raw_evidence`);
+  return { seconds, pgCpu };
+}
 try {
   const { key } = await signUpOverHttp(server.url);
   const pid = server.child.pid!;
@@ -68,6 +144,9 @@ try {
   for (const format of formats) {
     const file = files.get(format)!;
     const bytes = statSync(file).size;
+    const load0 = loadavg()[0]!;
+    const serverCpu0 = cpuOf(pid);
+    const pgCpu0 = await backendsCpu();
     const t0 = performance.now();
     const answer = execFileSync('curl', [
       '-sS',
@@ -96,8 +175,11 @@ try {
       await new Promise((r) => setTimeout(r, 250));
     }
     const totalS = (performance.now() - t0) / 1000;
+    const serverCpu = cpuOf(pid) - serverCpu0;
+    const pgCpu = (await backendsCpu()) - pgCpu0;
     if (scan.status !== 'completed') throw new Error(`scan ${scan.status}: ${JSON.stringify(scan.error)}`);
     const after = memoryOf(pid);
+    const raw = await rawCopy(scanId);
 
     // Baseline: parse only, same file, a parser pool in this process.
     const pool = createParserPool({ maxThreads: 1 });
@@ -122,9 +204,16 @@ try {
       'upload s': +uploadS.toFixed(1),
       'upload → completed s': +totalS.toFixed(1),
       'findings stored/s': Math.round(stored / totalS),
+      'MB/s': +(bytes / 1e6 / totalS).toFixed(1),
+      'server CPU s': +serverCpu.toFixed(1),
+      'PostgreSQL CPU s': +pgCpu.toFixed(1),
       'parsed (baseline)': parsed,
       'parse only s (baseline)': +parseS.toFixed(1),
       'completed ÷ parse only': +(totalS / parseS).toFixed(2),
+      'raw COPY s (baseline)': +raw.seconds.toFixed(1),
+      'raw COPY PostgreSQL CPU s': +raw.pgCpu.toFixed(1),
+      'completed ÷ raw COPY': +(totalS / raw.seconds).toFixed(2),
+      'load avg (1 min, start)': +load0.toFixed(1),
       'server RSS peak MiB (so far)': after.peakMiB,
     });
     console.log(JSON.stringify(rows[rows.length - 1]));
@@ -134,6 +223,7 @@ try {
   );
   console.table(rows);
 } finally {
+  await client.end();
   await server.stop();
   await db.drop();
 }

@@ -5,7 +5,7 @@
  * fresh, migrated database. Reports wall time and the PostgreSQL backends' CPU (from /proc) per
  * step, so schema and SQL changes can be compared within one run.
  *
- *   npx tsx bench/ingest/write-bench.ts [--size 100MB] [--extra-sql "ALTER ..."] [--rounds 2] [--stats]
+ *   npx tsx bench/ingest/write-bench.ts [--size 100MB] [--format nessus] [--extra-sql "ALTER ..."] [--rounds 2] [--stats]
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -17,7 +17,7 @@ import { insertScan } from '../../src/domain/scans/scan-records.js';
 import { completeScan, startParsing } from '../../src/domain/scans/findings-store.js';
 import { openScanWriter } from '../../src/domain/scans/scan-writer.js';
 import type { Finding } from '../../src/parsers/index.js';
-import { generate, parseSize } from '../parsers/generate.js';
+import { FORMATS, generate, parseSize, type BenchFormat } from '../parsers/generate.js';
 import { createBenchDatabase } from '../lib/bench-db.js';
 
 const args = process.argv.slice(2);
@@ -28,13 +28,14 @@ const opt = (name: string, fallback: string) => {
 const size = opt('size', '100MB');
 const extraSql = opt('extra-sql', '');
 const rounds = Number(opt('rounds', '2'));
+const format = opt('format', 'nessus') as BenchFormat;
 
-const file = await generate('nessus', parseSize(size), size.toLowerCase());
+const file = await generate(format, parseSize(size), size.toLowerCase());
 const parserPool = createParserPool({ maxThreads: 2 });
 const batches: Finding[][] = [];
 await parseFileInPool(
   parserPool,
-  { path: file, format: 'nessus', gzip: false, batchSize: 1000 },
+  { path: file, format: FORMATS[format].scanFormat, gzip: false, batchSize: 1000 },
   async (b) => {
     batches.push(b);
   },

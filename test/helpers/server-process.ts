@@ -8,13 +8,19 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** `compiled`: run `dist/src/main.js` (after `npm run build`) instead of the sources under tsx. */
+/**
+ * `compiled`: run `dist/src/main.js` (after `npm run build`) instead of the sources under tsx.
+ * `nodeArgs`: options for node itself, before the entry (e.g. `--cpu-prof` for a bench).
+ */
 export async function startServerProcess(
   role: 'web' | 'worker' | 'all',
   env: Record<string, string>,
-  options: { compiled?: boolean } = {},
+  options: { compiled?: boolean; nodeArgs?: string[] } = {},
 ): Promise<ServerProcess> {
-  const entry = options.compiled ? ['dist/src/main.js', role] : ['--import', 'tsx', 'src/main.ts', role];
+  const entry = [
+    ...(options.nodeArgs ?? []),
+    ...(options.compiled ? ['dist/src/main.js', role] : ['--import', 'tsx', 'src/main.ts', role]),
+  ];
   const child = spawn(process.execPath, entry, {
     // A fresh REDIS_PREFIX unless the test shares one: Redis outlives test runs.
     env: {
