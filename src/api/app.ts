@@ -8,6 +8,7 @@ import type { AppDeps } from './app-deps.js';
 import { RequestLineLogController } from './plugins/request-line-log.js';
 import { problemPlugin } from './plugins/problem.js';
 import { metricsPlugin } from './plugins/metrics.js';
+import { openapiPlugin } from './plugins/openapi.js';
 import { registerQueueDashboard } from './plugins/queue-dashboard.js';
 import { apiKeyAuth } from './plugins/api-key-auth.js';
 import { consoleSession } from './plugins/console-session.js';
@@ -26,6 +27,7 @@ import { registerCaseTriageRoutes } from './routes/case-triage.js';
 import { registerAuditEventRoutes } from './routes/audit-events.js';
 import { registerExportDownloadRoute, registerExportRoutes } from './routes/exports.js';
 import { registerPages } from './pages/index.js';
+import { registerDocs } from './pages/docs.js';
 
 /** How the app is run (not what it serves): options of {@link buildApp}. */
 export interface AppOptions {
@@ -63,6 +65,10 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   app.setValidatorCompiler(({ schema, httpPart }) =>
     (httpPart === 'body' ? ajv.body : ajv.other).compile(schema),
   );
+  // Response schemas describe answers (the OpenAPI document, tests check real answers against
+  // them); they never shape them. fast-json-stringify would silently drop any field a schema
+  // does not list, so answers are written as the handlers built them.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   app.removeContentTypeParser('text/plain');
   // A POST without a body is read as `{}`, so action routes (revoke) need no body and
   // routes with required fields list every missing one instead of "must be object".
@@ -81,6 +87,11 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   });
 
   await app.register(problemPlugin);
+  // Before every route: the document is collected from the routes as they are registered.
+  await app.register(openapiPlugin, {
+    version: deps.config.version,
+    publicBaseUrl: deps.config.publicBaseUrl,
+  });
   if (deps.metrics)
     await app.register(metricsPlugin, { metrics: deps.metrics, token: deps.config.metricsToken });
   await app.register(cookie);
@@ -140,5 +151,6 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   if (deps.config.adminToken)
     await registerQueueDashboard(app, { queues: deps.queues, adminToken: deps.config.adminToken });
   await registerPages(app, deps);
+  await registerDocs(app, { https: deps.config.cookieSecure });
   return app;
 }

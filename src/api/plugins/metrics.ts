@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError } from '../../lib/errors.js';
 import { bearerMatches } from '../../lib/secret-compare.js';
+import { metricsResponses } from '../schemas/operations.js';
 
 /**
  * What the HTTP edge records and serves; built in the composition root on the process's own
@@ -28,17 +29,21 @@ export const metricsPlugin = fp(
       const route = req.routeOptions.url ?? UNMATCHED_ROUTE;
       opts.metrics.observeRequest(route, req.method, reply.statusCode, reply.elapsedTime / 1000);
     });
-    app.get('/metrics', async (req, reply) => {
-      if (opts.token !== null && !bearerMatches(req.headers.authorization, opts.token)) {
-        throw new AppError(
-          'unauthenticated',
-          'Scraping metrics needs `Authorization: Bearer <METRICS_TOKEN>`.',
-          { headers: { 'WWW-Authenticate': 'Bearer realm="metrics"' } },
-        );
-      }
-      const { contentType, body } = await opts.metrics.scrape();
-      return reply.header('Cache-Control', 'no-store').type(contentType).send(body);
-    });
+    app.get(
+      '/metrics',
+      { schema: { summary: 'Prometheus metrics', response: metricsResponses } },
+      async (req, reply) => {
+        if (opts.token !== null && !bearerMatches(req.headers.authorization, opts.token)) {
+          throw new AppError(
+            'unauthenticated',
+            'Scraping metrics needs `Authorization: Bearer <METRICS_TOKEN>`.',
+            { headers: { 'WWW-Authenticate': 'Bearer realm="metrics"' } },
+          );
+        }
+        const { contentType, body } = await opts.metrics.scrape();
+        return reply.header('Cache-Control', 'no-store').type(contentType).send(body);
+      },
+    );
   },
   { name: 'metrics' },
 );

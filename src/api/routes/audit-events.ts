@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../app-deps.js';
 import { listAuditEvents, type AuditQuery } from '../../domain/keys/audit-log.js';
 import { auditEventsQuery } from '../schemas/audit.js';
+import { auditEventList } from '../schemas/keys-responses.js';
+import { KEY_ROUTE_ERRORS, responses } from '../schemas/responses.js';
 
 /**
  * `GET /api/v1/audit-events` with a `keys:write` key (DECISIONS §4, §10): the workspace's
@@ -10,7 +12,14 @@ import { auditEventsQuery } from '../schemas/audit.js';
 export function registerAuditEventRoutes(app: FastifyInstance, deps: Pick<AppDeps, 'pool'>): void {
   app.get(
     '/audit-events',
-    { config: { scope: 'keys:write' }, schema: { querystring: auditEventsQuery } },
+    {
+      config: { scope: 'keys:write' },
+      schema: {
+        summary: "The workspace's audit log, newest first",
+        querystring: auditEventsQuery,
+        response: responses({ 200: auditEventList }, KEY_ROUTE_ERRORS),
+      },
+    },
     async (req, reply) => {
       const page = await listAuditEvents(deps.pool, req.apiKey.workspace.id, req.query as AuditQuery);
       // Who did what from where: not for shared caches.

@@ -5,6 +5,17 @@ import { rateLimitHeaders } from '../../domain/usage/rate-limiter.js';
 import { clearSessionCookie, SESSION_COOKIE, setSessionCookie } from '../plugins/console-session.js';
 import { loginBody, signupBody } from '../schemas/console.js';
 import { noQuery } from '../schemas/common.js';
+import { loggedIn, loggedOut, sessionView, signedUp } from '../schemas/console-responses.js';
+import { keyRevealed } from '../schemas/keys-responses.js';
+import {
+  PUBLIC_ROUTE_ERRORS,
+  SESSION_ROUTE_ERRORS,
+  problemResponse,
+  responses,
+} from '../schemas/responses.js';
+
+/** Sign-up and login: refused input, an oversized or non-JSON body, too many attempts. */
+const PUBLIC_BODY_ERRORS = [...PUBLIC_ROUTE_ERRORS, 413, 415, 429];
 import { actorFrom } from './key-management.js';
 
 const LOGIN_ATTEMPTS_PER_MINUTE = 10;
@@ -29,7 +40,15 @@ export function consoleAuthRoutes(
 
   app.post(
     '/signup',
-    { config: publicRoute, bodyLimit: 8 * 1024, schema: { body: signupBody } },
+    {
+      config: publicRoute,
+      bodyLimit: 8 * 1024,
+      schema: {
+        summary: 'Sign up: a workspace, its first key and a session',
+        body: signupBody,
+        response: responses({ 201: signedUp }, [...PUBLIC_BODY_ERRORS, 409]),
+      },
+    },
     async (req, reply) => {
       await limit(`signup:${req.ip}`, SIGNUPS_PER_HOUR_PER_IP, 3_600_000);
       const body = req.body as {
@@ -64,7 +83,15 @@ export function consoleAuthRoutes(
 
   app.post(
     '/login',
-    { config: publicRoute, bodyLimit: 8 * 1024, schema: { body: loginBody } },
+    {
+      config: publicRoute,
+      bodyLimit: 8 * 1024,
+      schema: {
+        summary: 'Sign in',
+        body: loginBody,
+        response: responses({ 200: loggedIn }, [...PUBLIC_BODY_ERRORS, 401]),
+      },
+    },
     async (req, reply) => {
       const body = req.body as { email: string; password: string };
       // Per address and per account, so neither a single client nor a distributed guesser gets far.
@@ -78,7 +105,11 @@ export function consoleAuthRoutes(
     },
   );
 
-  app.post('/logout', { config: publicRoute }, async (req: FastifyRequest, reply) => {
+  const logoutSchema = {
+    summary: 'Sign out (needs `X-CSRF-Token` when signed in)',
+    response: responses({ 204: loggedOut }, [...PUBLIC_ROUTE_ERRORS, 403]),
+  };
+  app.post('/logout', { config: publicRoute, schema: logoutSchema }, async (req: FastifyRequest, reply) => {
     const token = req.cookies[SESSION_COOKIE];
     if (token) {
       const session = await deps.sessions.find(token);
@@ -95,7 +126,12 @@ export function consoleAuthRoutes(
     return reply.code(204).send();
   });
 
-  app.get('/session', { schema: { querystring: noQuery } }, async (req) => ({
+  const sessionSchema = {
+    summary: 'The current session',
+    querystring: noQuery,
+    response: responses({ 200: sessionView }, SESSION_ROUTE_ERRORS),
+  };
+  app.get('/session', { schema: sessionSchema }, async (req) => ({
     userId: req.session.userId,
     workspaceId: req.session.workspaceId,
     csrfToken: req.session.csrfToken,
@@ -104,7 +140,16 @@ export function consoleAuthRoutes(
 
   app.get(
     '/reveal/:token',
-    { schema: { params: { type: 'object', properties: { token: { type: 'string', maxLength: 100 } } } } },
+    {
+      schema: {
+        summary: 'Reveal a new key once',
+        params: { type: 'object', properties: { token: { type: 'string', maxLength: 100 } } },
+        response: responses(
+          { 200: keyRevealed, 410: problemResponse(410, 'Already revealed, or older than 15 minutes') },
+          [...SESSION_ROUTE_ERRORS, 404],
+        ),
+      },
+    },
     async (req, reply) => {
       const { token } = req.params as { token: string };
       void reply.header('Cache-Control', 'no-store');

@@ -7,6 +7,9 @@ import { listAuditEvents, type AuditQuery } from '../../domain/keys/audit-log.js
 import { planBody, statementQuery } from '../schemas/console.js';
 import { auditEventsQuery } from '../schemas/audit.js';
 import { noQuery } from '../schemas/common.js';
+import { statementView, workspaceView } from '../schemas/console-responses.js';
+import { auditEventList } from '../schemas/keys-responses.js';
+import { SESSION_ROUTE_ERRORS, responses } from '../schemas/responses.js';
 import { actorFrom } from './key-management.js';
 
 /**
@@ -30,11 +33,19 @@ export function consoleWorkspaceRoutes(
       workspaceId,
     );
 
-  app.get('/workspace', { schema: { querystring: noQuery } }, async (req) =>
-    summary(req.session.workspaceId),
-  );
+  const workspaceSchema = {
+    summary: 'The workspace card',
+    querystring: noQuery,
+    response: responses({ 200: workspaceView }, SESSION_ROUTE_ERRORS),
+  };
+  app.get('/workspace', { schema: workspaceSchema }, async (req) => summary(req.session.workspaceId));
 
-  app.post('/plan', { bodyLimit: 4096, schema: { body: planBody } }, async (req) => {
+  const planSchema = {
+    summary: 'Change the plan',
+    body: planBody,
+    response: responses({ 200: workspaceView }, [...SESSION_ROUTE_ERRORS, 413, 415]),
+  };
+  app.post('/plan', { bodyLimit: 4096, schema: planSchema }, async (req) => {
     const { plan } = req.body as { plan: 'free' | 'service' };
     await deps.workspaces.changePlan({
       workspaceId: req.session.workspaceId,
@@ -44,7 +55,12 @@ export function consoleWorkspaceRoutes(
     return summary(req.session.workspaceId);
   });
 
-  app.get('/statement', { schema: { querystring: statementQuery } }, async (req) => {
+  const statementSchema = {
+    summary: 'The monthly statement',
+    querystring: statementQuery,
+    response: responses({ 200: statementView }, SESSION_ROUTE_ERRORS),
+  };
+  app.get('/statement', { schema: statementSchema }, async (req) => {
     const now = deps.clock();
     const month = (req.query as { month?: string }).month ?? monthOf(now).slice(0, 7);
     const from = new Date(`${month}-01T00:00:00Z`);
@@ -57,7 +73,12 @@ export function consoleWorkspaceRoutes(
     };
   });
 
-  app.get('/audit-events', { schema: { querystring: auditEventsQuery } }, async (req, reply) => {
+  const auditSchema = {
+    summary: "The workspace's audit log",
+    querystring: auditEventsQuery,
+    response: responses({ 200: auditEventList }, SESSION_ROUTE_ERRORS),
+  };
+  app.get('/audit-events', { schema: auditSchema }, async (req, reply) => {
     const page = await listAuditEvents(deps.pool, req.session.workspaceId, req.query as AuditQuery);
     void reply.header('Cache-Control', 'no-store');
     return { object: 'list', data: page.data, nextCursor: page.nextCursor };

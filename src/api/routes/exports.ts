@@ -12,6 +12,8 @@ import {
   type ExportQuery,
 } from '../schemas/exports.js';
 import { idParams, listFiltersOf } from '../schemas/scans.js';
+import { exportFile, exportView } from '../schemas/exports-responses.js';
+import { KEY_ROUTE_ERRORS, PUBLIC_ROUTE_ERRORS, problemResponse, responses } from '../schemas/responses.js';
 
 function send(reply: FastifyReply, s: ExportStream): FastifyReply {
   return reply
@@ -31,7 +33,14 @@ export function registerExportRoutes(app: FastifyInstance, deps: { exports: Expo
 
   app.get(
     '/exports/cases',
-    { config: read, schema: { querystring: exportCasesQuery } },
+    {
+      config: read,
+      schema: {
+        summary: 'Stream cases as CSV, JSON Lines, SARIF or CycloneDX VEX',
+        querystring: exportCasesQuery,
+        response: responses({ 200: exportFile('cases') }, [...KEY_ROUTE_ERRORS, 413]),
+      },
+    },
     async (req, reply) => {
       const q = req.query as ExportQuery;
       return send(
@@ -43,7 +52,14 @@ export function registerExportRoutes(app: FastifyInstance, deps: { exports: Expo
 
   app.get(
     '/exports/findings',
-    { config: read, schema: { querystring: exportFindingsQuery } },
+    {
+      config: read,
+      schema: {
+        summary: 'Stream findings as CSV or JSON Lines',
+        querystring: exportFindingsQuery,
+        response: responses({ 200: exportFile('findings') }, KEY_ROUTE_ERRORS),
+      },
+    },
     async (req, reply) => {
       const q = req.query as ExportQuery;
       return send(
@@ -56,7 +72,12 @@ export function registerExportRoutes(app: FastifyInstance, deps: { exports: Expo
     },
   );
 
-  app.post('/exports', { config: read, schema: { body: createExportBody } }, async (req, reply) => {
+  const createSchema = {
+    summary: 'Start an export job',
+    body: createExportBody,
+    response: responses({ 202: exportView }, [...KEY_ROUTE_ERRORS, 413, 415]),
+  };
+  app.post('/exports', { config: read, schema: createSchema }, async (req, reply) => {
     const body = req.body as CreateExportBody;
     const subject = body.subject ?? 'cases';
     if (subject === 'findings' && body.format !== 'csv' && body.format !== 'jsonl') {
@@ -73,7 +94,12 @@ export function registerExportRoutes(app: FastifyInstance, deps: { exports: Expo
     return reply.code(202).header('location', view.statusUrl).send(view);
   });
 
-  app.get('/exports/:id', { config: read, schema: { params: idParams } }, async (req) => {
+  const statusSchema = {
+    summary: 'An export job',
+    params: idParams,
+    response: responses({ 200: exportView }, [...KEY_ROUTE_ERRORS, 404]),
+  };
+  app.get('/exports/:id', { config: read, schema: statusSchema }, async (req) => {
     const view = await deps.exports.get(req.apiKey.workspace.id, (req.params as { id: string }).id);
     if (!view) throw notFound('export');
     return view;
@@ -87,7 +113,17 @@ export function registerExportRoutes(app: FastifyInstance, deps: { exports: Expo
 export function registerExportDownloadRoute(app: FastifyInstance, deps: { exports: ExportService }): void {
   app.get(
     '/api/exports/:id/download',
-    { schema: { params: idParams, querystring: downloadQuery } },
+    {
+      schema: {
+        summary: 'Download a finished export (signed link, no API key)',
+        params: idParams,
+        querystring: downloadQuery,
+        response: responses({ 200: exportFile('cases'), 410: problemResponse(410, 'The link has expired') }, [
+          ...PUBLIC_ROUTE_ERRORS,
+          404,
+        ]),
+      },
+    },
     async (req, reply) => {
       const file = await deps.exports.download((req.params as { id: string }).id, req.query as object);
       return send(reply.header('content-length', file.bytes), file);

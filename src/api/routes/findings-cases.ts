@@ -23,6 +23,16 @@ import {
   type ListQuery,
   type PatchCaseBody,
 } from '../schemas/scans.js';
+import {
+  caseDetail as caseDetailSchema,
+  caseList,
+  evidenceList,
+  findingList,
+  findingView,
+} from '../schemas/scans-responses.js';
+import { KEY_ROUTE_ERRORS, responses } from '../schemas/responses.js';
+
+const withNotFound = [...KEY_ROUTE_ERRORS, 404];
 
 /**
  * Findings and cases under `/api/v1` (DECISIONS §10), mounted by `buildApp` in the `/api/v1` scope: lists with filters
@@ -33,7 +43,12 @@ import {
 export function registerFindingCaseRoutes(app: FastifyInstance, deps: { pool: Pool }): void {
   const read = { scope: 'scans:read' as const };
 
-  app.get('/findings', { config: read, schema: { querystring: listFindingsQuery } }, async (req) => {
+  const findingsSchema = {
+    summary: 'List findings',
+    querystring: listFindingsQuery,
+    response: responses({ 200: findingList }, KEY_ROUTE_ERRORS),
+  };
+  app.get('/findings', { config: read, schema: findingsSchema }, async (req) => {
     const q = req.query as ListQuery;
     const page = await listFindings(deps.pool, req.apiKey.workspace.id, {
       ...listFiltersOf(q),
@@ -44,13 +59,23 @@ export function registerFindingCaseRoutes(app: FastifyInstance, deps: { pool: Po
     return { object: 'list', data: page.data.map(viewFinding), nextCursor: page.nextCursor };
   });
 
-  app.get('/findings/:id', { config: read, schema: { params: idParams } }, async (req) => {
+  const findingSchema = {
+    summary: 'One finding',
+    params: idParams,
+    response: responses({ 200: findingView }, withNotFound),
+  };
+  app.get('/findings/:id', { config: read, schema: findingSchema }, async (req) => {
     const finding = await getFinding(deps.pool, req.apiKey.workspace.id, (req.params as { id: string }).id);
     if (!finding) throw notFound('finding');
     return viewFinding(finding);
   });
 
-  app.get('/cases', { config: read, schema: { querystring: listCasesQuery } }, async (req) => {
+  const casesSchema = {
+    summary: 'List cases',
+    querystring: listCasesQuery,
+    response: responses({ 200: caseList }, KEY_ROUTE_ERRORS),
+  };
+  app.get('/cases', { config: read, schema: casesSchema }, async (req) => {
     const q = req.query as ListQuery;
     const page = await listCases(deps.pool, req.apiKey.workspace.id, {
       ...listFiltersOf(q),
@@ -60,7 +85,12 @@ export function registerFindingCaseRoutes(app: FastifyInstance, deps: { pool: Po
     return { object: 'list', data: page.data.map(viewCase), nextCursor: page.nextCursor };
   });
 
-  app.get('/cases/:id', { config: read, schema: { params: idParams } }, async (req) => {
+  const caseSchema = {
+    summary: 'A case with its newest evidence and its history',
+    params: idParams,
+    response: responses({ 200: caseDetailSchema }, withNotFound),
+  };
+  app.get('/cases/:id', { config: read, schema: caseSchema }, async (req) => {
     const c = await getCase(deps.pool, req.apiKey.workspace.id, (req.params as { id: string }).id);
     if (!c) throw notFound('case');
     return viewCaseDetail(c, await caseDetail(deps.pool, c));
@@ -68,7 +98,15 @@ export function registerFindingCaseRoutes(app: FastifyInstance, deps: { pool: Po
 
   app.get(
     '/cases/:id/evidence',
-    { config: read, schema: { params: idParams, querystring: listEvidenceQuery } },
+    {
+      config: read,
+      schema: {
+        summary: "All of a case's evidence, page by page",
+        params: idParams,
+        querystring: listEvidenceQuery,
+        response: responses({ 200: evidenceList }, withNotFound),
+      },
+    },
     async (req) => {
       const c = await getCase(deps.pool, req.apiKey.workspace.id, (req.params as { id: string }).id);
       if (!c) throw notFound('case');
@@ -87,7 +125,12 @@ export function registerFindingCaseRoutes(app: FastifyInstance, deps: { pool: Po
       // An upload-only key (scans:write) can never change a case (DECISIONS §4).
       config: { scope: 'cases:write' },
       bodyLimit: 16 * 1024,
-      schema: { params: idParams, body: patchCaseBody },
+      schema: {
+        summary: "Change a case's status",
+        params: idParams,
+        body: patchCaseBody,
+        response: responses({ 200: caseDetailSchema }, [...withNotFound, 413, 415]),
+      },
     },
     async (req) => {
       const body = req.body as PatchCaseBody;

@@ -1,11 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../app-deps.js';
 import { problemOf } from '../plugins/problem.js';
+import { healthResponses, readyResponses } from '../schemas/operations.js';
 
 /** `/healthz`: the process answers. `/readyz`: it can reach its database and queue. */
 export function healthRoutes(app: FastifyInstance, deps: Pick<AppDeps, 'readiness'>): void {
-  app.get('/healthz', async () => ({ status: 'ok' }));
-  app.get('/readyz', async (req, reply) => {
+  app.get('/healthz', { schema: { summary: 'Liveness', response: healthResponses } }, async () => ({
+    status: 'ok',
+  }));
+  app.get('/readyz', { schema: { summary: 'Readiness', response: readyResponses } }, async (req, reply) => {
     try {
       await deps.readiness();
       return { status: 'ready' };

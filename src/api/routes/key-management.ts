@@ -8,6 +8,8 @@ import { invalidRequest } from '../../lib/errors.js';
 import { noQuery } from '../schemas/common.js';
 import { fieldErrors } from '../plugins/problem.js';
 import { createKeyBody, emptyBody, keyIdParams, rotateKeyBody, type CreateKeyBody } from '../schemas/keys.js';
+import { keyCreated, keyList, keyRotated, keyView } from '../schemas/keys-responses.js';
+import { KEY_ROUTE_ERRORS, SESSION_ROUTE_ERRORS, responses } from '../schemas/responses.js';
 
 /**
  * List, create, rotate and revoke keys (DECISIONS §4). Mounted twice: in the console
@@ -33,6 +35,9 @@ export function registerKeyManagement(
 ): void {
   const config: { scope?: 'keys:write' } = surface.scope ? { scope: surface.scope } : {};
   const bodyLimit = 16 * 1024;
+  const errors = surface.viaRevealPage ? SESSION_ROUTE_ERRORS : KEY_ROUTE_ERRORS;
+  const bodyErrors = [...errors, 413, 415];
+  const byId = [...bodyErrors, 404];
 
   async function rotationPolicy(workspaceId: string): Promise<number> {
     const ws = await deps.workspaces.workspaceOf(workspaceId);
@@ -43,7 +48,12 @@ export function registerKeyManagement(
     return surface.viaRevealPage ? { revealUrl: `/reveal/${created.revealToken}` } : { key: created.secret };
   }
 
-  app.get('/keys', { config, schema: { querystring: noQuery } }, async (req) => {
+  const listSchema = {
+    summary: "The workspace's keys with their usage",
+    querystring: noQuery,
+    response: responses({ 200: keyList }, errors),
+  };
+  app.get('/keys', { config, schema: listSchema }, async (req) => {
     const workspaceId = surface.workspaceOf(req);
     const [keys, policy, totals] = await Promise.all([
       deps.keys.listKeys(workspaceId),
@@ -62,7 +72,16 @@ export function registerKeyManagement(
 
   // attachValidation: the schema's refusals and the expiry rule's are answered together, so a
   // body with a bad label and a bad expiry lists both, each field once (issue 12 item 6).
-  const createOptions = { config, bodyLimit, attachValidation: true, schema: { body: createKeyBody } };
+  const createOptions = {
+    config,
+    bodyLimit,
+    attachValidation: true,
+    schema: {
+      summary: 'Create a key',
+      body: createKeyBody,
+      response: responses({ 201: keyCreated }, bodyErrors),
+    },
+  };
   app.post('/keys', createOptions, async (req, reply) => {
     const now = deps.clock();
     const errors = req.validationError
@@ -87,7 +106,16 @@ export function registerKeyManagement(
 
   app.post(
     '/keys/:id/rotate',
-    { config, bodyLimit, schema: { params: keyIdParams, body: rotateKeyBody } },
+    {
+      config,
+      bodyLimit,
+      schema: {
+        summary: 'Rotate a key: a successor now, the old key until its grace ends',
+        params: keyIdParams,
+        body: rotateKeyBody,
+        response: responses({ 201: keyRotated }, [...byId, 409]),
+      },
+    },
     async (req, reply) => {
       const { id } = req.params as { id: string };
       const body = (req.body ?? {}) as { graceHours?: number };
@@ -111,7 +139,16 @@ export function registerKeyManagement(
 
   app.post(
     '/keys/:id/revoke',
-    { config, bodyLimit, schema: { params: keyIdParams, body: emptyBody } },
+    {
+      config,
+      bodyLimit,
+      schema: {
+        summary: 'Revoke a key, at once and for good',
+        params: keyIdParams,
+        body: emptyBody,
+        response: responses({ 200: keyView }, byId),
+      },
+    },
     async (req) => {
       const { id } = req.params as { id: string };
       const workspaceId = surface.workspaceOf(req);

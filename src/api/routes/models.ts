@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../app-deps.js';
 import { noQuery } from '../schemas/common.js';
+import { modelList } from '../schemas/keys-responses.js';
+import { KEY_ROUTE_ERRORS, responses } from '../schemas/responses.js';
 
 /** `GET /api/v1/models`: the catalog of spec §2.5, from `config/models.json`, in a list envelope. */
 export function modelRoutes(app: FastifyInstance, deps: Pick<AppDeps, 'config'>): void {
@@ -21,5 +23,15 @@ export function modelRoutes(app: FastifyInstance, deps: Pick<AppDeps, 'config'>)
     minimumTier: m.minimumTier,
     max: m.max,
   }));
-  app.get('/models', { schema: { querystring: noQuery } }, async () => ({ object: 'list', data }));
+  app.get(
+    '/models',
+    {
+      schema: {
+        summary: 'The model catalog and prices (any valid key)',
+        querystring: noQuery,
+        response: responses({ 200: modelList }, KEY_ROUTE_ERRORS),
+      },
+    },
+    async () => ({ object: 'list', data }),
+  );
 }

@@ -13,6 +13,8 @@ import type { UploadLimits } from '../../lib/config.js';
 import { getScan, listScans, viewScan, type ScanStatus } from '../../domain/scans/scan-records.js';
 import { scanTriageView } from '../../domain/triage/case-batch-store.js';
 import { DEFAULT_LIMIT, idParams, listScansQuery, uploadQuery, type UploadQuery } from '../schemas/scans.js';
+import { scanAccepted, scanList, scanView } from '../schemas/scans-responses.js';
+import { KEY_ROUTE_ERRORS, responses } from '../schemas/responses.js';
 
 /** What the scan routes need, built once by the server (or a test). */
 export interface ScanRouteDeps {
@@ -80,7 +82,33 @@ export function registerScanPipelineRoutes(app: FastifyInstance, deps: ScanRoute
       '/scan',
       {
         config: { scope: 'scans:write' },
-        schema: { querystring: uploadQuery },
+        schema: {
+          summary: 'Upload a scan',
+          description:
+            'The file as the raw body or as the multipart field `file` (`curl -F file=@scan.xml`); gzip as `Content-Encoding: gzip` or by its magic bytes. The format is detected from the content (or `format=`), never from the media type. `Idempotency-Key` makes a retry return the same scan.',
+          querystring: uploadQuery,
+          headers: {
+            type: 'object',
+            properties: {
+              'idempotency-key': {
+                type: 'string',
+                description: '1 to 255 visible ASCII characters; same key and bytes: the same scan.',
+              },
+            },
+          },
+          // Documented only: the body is a stream the handler reads (see plugins/openapi.ts).
+          'x-raw-body': {
+            description: `The scan file: ${ACCEPTED_TYPES}.`,
+            consumes: [
+              ...RAW_TYPES,
+              'application/sarif+json',
+              'application/vnd.cyclonedx+json',
+              'application/vnd.cyclonedx+xml',
+              'multipart/form-data',
+            ],
+          },
+          response: responses({ 202: scanAccepted }, [...KEY_ROUTE_ERRORS, 409, 413, 415]),
+        },
         // Before the body is touched: refuse what Content-Length already says is too big. The
         // connection is closed after the answer: on keep-alive Node would otherwise read (and
         // discard) the whole declared body before the socket could serve another request.
@@ -160,7 +188,12 @@ export function registerScanPipelineRoutes(app: FastifyInstance, deps: ScanRoute
     );
   });
 
-  app.get('/scan/:id', { config: { scope: 'scans:read' }, schema: { params: idParams } }, async (req) => {
+  const scanSchema = {
+    summary: 'A scan and its parse progress',
+    params: idParams,
+    response: responses({ 200: scanView }, [...KEY_ROUTE_ERRORS, 404]),
+  };
+  app.get('/scan/:id', { config: { scope: 'scans:read' }, schema: scanSchema }, async (req) => {
     const scan = await getScan(deps.pool, req.apiKey.workspace.id, (req.params as { id: string }).id);
     if (!scan) throw notFound('scan');
     return { ...viewScan(scan), triage: await scanTriageView(deps.pool, scan) };
@@ -171,7 +204,14 @@ export function registerScanPipelineRoutes(app: FastifyInstance, deps: ScanRoute
 export function registerScanListRoutes(app: FastifyInstance, deps: Pick<ScanRouteDeps, 'pool'>): void {
   app.get(
     '/scans',
-    { config: { scope: 'scans:read' }, schema: { querystring: listScansQuery } },
+    {
+      config: { scope: 'scans:read' },
+      schema: {
+        summary: 'List scans',
+        querystring: listScansQuery,
+        response: responses({ 200: scanList }, KEY_ROUTE_ERRORS),
+      },
+    },
     async (req) => {
       const q = req.query as { limit?: number; cursor?: string; status?: ScanStatus };
       const page = await listScans(deps.pool, req.apiKey.workspace.id, {
@@ -182,7 +222,12 @@ export function registerScanListRoutes(app: FastifyInstance, deps: Pick<ScanRout
     },
   );
 
-  app.get('/scans/:id', { config: { scope: 'scans:read' }, schema: { params: idParams } }, async (req) => {
+  const scanSchema = {
+    summary: 'One scan',
+    params: idParams,
+    response: responses({ 200: scanView }, [...KEY_ROUTE_ERRORS, 404]),
+  };
+  app.get('/scans/:id', { config: { scope: 'scans:read' }, schema: scanSchema }, async (req) => {
     const scan = await getScan(deps.pool, req.apiKey.workspace.id, (req.params as { id: string }).id);
     if (!scan) throw notFound('scan');
     return { ...viewScan(scan), triage: await scanTriageView(deps.pool, scan) };

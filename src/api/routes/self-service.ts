@@ -6,6 +6,8 @@ import { usageSeries } from '../../domain/usage/usage-report.js';
 import { invalidRequest } from '../../lib/errors.js';
 import { describedPattern } from '../../lib/schema-patterns.js';
 import { noQuery } from '../schemas/common.js';
+import { keyMe, usageReport } from '../schemas/keys-responses.js';
+import { KEY_ROUTE_ERRORS, responses } from '../schemas/responses.js';
 
 const DAY_MS = 86_400_000;
 const DAY = describedPattern('^\\d{4}-\\d{2}-\\d{2}$', 'must be a date as YYYY-MM-DD (UTC)');
@@ -44,7 +46,12 @@ export function selfServiceRoutes(
 ): void {
   const config = { scope: 'usage:read' as const };
 
-  app.get('/keys/me', { config, schema: { querystring: noQuery } }, async (req, reply) => {
+  const keyMeSchema = {
+    summary: 'The calling key',
+    querystring: noQuery,
+    response: responses({ 200: keyMe }, KEY_ROUTE_ERRORS),
+  };
+  app.get('/keys/me', { config, schema: keyMeSchema }, async (req, reply) => {
     // Served from the verified key (cached): this route costs no database round trip.
     // It describes the credential itself: no shared cache may keep it (issue 11 item 10).
     void reply.header('Cache-Control', 'no-store');
@@ -60,7 +67,12 @@ export function selfServiceRoutes(
     };
   });
 
-  app.get('/usage', { config, schema: { querystring: usageQuery } }, async (req) => {
+  const usageSchema = {
+    summary: 'Usage of the key and of its workspace',
+    querystring: usageQuery,
+    response: responses({ 200: usageReport }, KEY_ROUTE_ERRORS),
+  };
+  app.get('/usage', { config, schema: usageSchema }, async (req) => {
     const now = deps.clock();
     const { from, to } = usageRange(req.query as { from?: string; to?: string }, now);
     const k = req.apiKey;

@@ -5,6 +5,11 @@ import { isUuid } from '../../lib/ids.js';
 import type { BatchTriageRequest } from '../../domain/triage/triage-requests.js';
 import type { TriageRequest } from '../../domain/triage-engine/types.js';
 import { batchItemsQuery, batchRequestBody, triageRequestBody } from '../schemas/triage.js';
+import { batchAccepted, batchView, triageAnswer } from '../schemas/triage-responses.js';
+import { KEY_ROUTE_ERRORS, responses } from '../schemas/responses.js';
+
+/** A JSON body can also be too large (413) or not JSON (415). */
+const BODY_ROUTE_ERRORS = [...KEY_ROUTE_ERRORS, 413, 415];
 
 function caller(req: FastifyRequest) {
   return {
@@ -24,13 +29,29 @@ function caller(req: FastifyRequest) {
 export function triageRoutes(app: FastifyInstance, deps: Pick<AppDeps, 'triage'>): void {
   app.post(
     '/triage',
-    { config: { scope: 'triage:write' }, bodyLimit: 64 * 1024, schema: { body: triageRequestBody } },
+    {
+      config: { scope: 'triage:write' },
+      bodyLimit: 64 * 1024,
+      schema: {
+        summary: 'Triage one finding',
+        body: triageRequestBody,
+        response: responses({ 200: triageAnswer }, BODY_ROUTE_ERRORS),
+      },
+    },
     async (req) => deps.triage.triageOne(caller(req), req.body as TriageRequest),
   );
 
   app.post(
     '/triage/batch',
-    { config: { scope: 'triage:write' }, bodyLimit: 5 * 1024 * 1024, schema: { body: batchRequestBody } },
+    {
+      config: { scope: 'triage:write' },
+      bodyLimit: 5 * 1024 * 1024,
+      schema: {
+        summary: 'Triage many findings as jobs',
+        body: batchRequestBody,
+        response: responses({ 202: batchAccepted }, BODY_ROUTE_ERRORS),
+      },
+    },
     async (req, reply) => {
       const { batchId, total } = await deps.triage.acceptBatch(
         {
@@ -48,7 +69,14 @@ export function triageRoutes(app: FastifyInstance, deps: Pick<AppDeps, 'triage'>
 
   app.get(
     '/triage/batch/:id',
-    { config: { scope: 'scans:read' }, schema: { querystring: batchItemsQuery } },
+    {
+      config: { scope: 'scans:read' },
+      schema: {
+        summary: 'A batch and a page of its items',
+        querystring: batchItemsQuery,
+        response: responses({ 200: batchView }, [...KEY_ROUTE_ERRORS, 404]),
+      },
+    },
     async (req) => {
       const { id } = req.params as { id: string };
       const { cursor, limit = 100 } = req.query as { cursor?: string; limit?: number };

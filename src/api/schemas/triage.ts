@@ -55,6 +55,14 @@ export const triageRequestBody = {
     cvssScore: { type: 'number', minimum: 0, maximum: 10 },
     cvssVector: { type: 'string', minLength: 1, maxLength: L.cvssVectorMaxLength },
   },
+  examples: [
+    {
+      cveIds: ['CVE-2021-44228'],
+      title: 'Log4Shell in billing-api',
+      severity: 'CRITICAL',
+      asset: { name: 'billing-api', type: 'APPLICATION', environment: 'PRODUCTION', internetExposed: true },
+    },
+  ],
 } as const;
 
 /** Body of `POST /api/v1/triage/batch`; the plan's own item limit and webhook hosts are checked by the domain. */
@@ -66,6 +74,15 @@ export const batchRequestBody = {
     items: { type: 'array', minItems: 1, maxItems: BATCH_MAX_ITEMS, items: triageRequestBody },
     webhookUrl: { type: 'string', minLength: 1, maxLength: WEBHOOK_URL_MAX_LENGTH },
   },
+  examples: [
+    {
+      items: [
+        { cveIds: ['CVE-2021-44228'], title: 'Log4Shell', severity: 'CRITICAL' },
+        { cveIds: ['CVE-2022-3602'], title: 'OpenSSL punycode overflow', severity: 'HIGH' },
+      ],
+      webhookUrl: 'https://ci.example/hook',
+    },
+  ],
 } as const;
 
 /** Query of `GET /api/v1/triage/batch/:id`. */

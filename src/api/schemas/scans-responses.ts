@@ -1,0 +1,220 @@
+import { SCAN_FORMATS } from '../../domain/scans/scan-formats.js';
+import { CASE_STATUSES } from '../../domain/scans/case-status.js';
+import { SEVERITIES } from '../../domain/triage-engine/types.js';
+import {
+  cursor,
+  isoDateTime,
+  listOf,
+  nullableDateTime,
+  nullableInteger,
+  nullableNumber,
+  nullableString,
+} from './responses.js';
+
+/**
+ * Response shapes of the scan, finding and case routes (DECISIONS §8, §10), as `viewScan`,
+ * `viewFinding`, `viewCase` and `viewCaseDetail` build them. Objects stay open (no
+ * `additionalProperties: false`): a field added to a view is an addition, not a break.
+ */
+
+const severity = { type: 'string', enum: [...SEVERITIES] } as const;
+const caseStatus = { type: 'string', enum: [...CASE_STATUSES] } as const;
+const stringList = { type: 'array', items: { type: 'string' } } as const;
+
+export const scanAccepted = {
+  description: 'Stored and queued for parsing (`Location` of the status: `statusUrl`).',
+  type: 'object',
+  required: ['scanId', 'status', 'statusUrl'],
+  properties: {
+    scanId: { type: 'string', format: 'uuid' },
+    status: { type: 'string', enum: ['queued', 'parsing', 'completed', 'failed'] },
+    statusUrl: { type: 'string' },
+  },
+  examples: [
+    {
+      scanId: '0b6c1c2e-5a0e-4c59-9d55-8f4d8f3d2a10',
+      status: 'queued',
+      statusUrl: '/api/pipeline/scan/0b6c1c2e-5a0e-4c59-9d55-8f4d8f3d2a10',
+    },
+  ],
+} as const;
+
+export const scanView = {
+  description: 'A scan and its parse progress.',
+  type: 'object',
+  required: ['object', 'id', 'scanId', 'status', 'format', 'bytes', 'bytesParsed', 'progress', 'counts'],
+  properties: {
+    object: { type: 'string', const: 'scan' },
+    id: { type: 'string', format: 'uuid' },
+    scanId: { type: 'string', format: 'uuid', description: 'Same as `id`.' },
+    name: nullableString,
+    status: { type: 'string', enum: ['queued', 'parsing', 'completed', 'failed'] },
+    format: { type: ['string', 'null'], enum: [...SCAN_FORMATS, null] },
+    bytes: { type: 'integer', description: 'Decompressed size of the stored file.' },
+    bytesParsed: { type: 'integer' },
+    progress: { type: 'number', minimum: 0, maximum: 1 },
+    sha256: { type: 'string' },
+    asset: {
+      type: 'object',
+      properties: {
+        name: nullableString,
+        environment: nullableString,
+        criticality: nullableString,
+        internetExposed: { type: ['boolean', 'null'] },
+      },
+    },
+    counts: {
+      type: 'object',
+      required: ['findings', 'new', 'duplicate', 'bySeverity'],
+      properties: {
+        findings: { type: 'integer' },
+        new: { type: 'integer' },
+        duplicate: { type: 'integer' },
+        bySeverity: {
+          type: 'object',
+          properties: Object.fromEntries(SEVERITIES.map((s) => [s, { type: 'integer' }])),
+        },
+      },
+    },
+    notes: stringList,
+    error: {
+      type: ['object', 'null'],
+      description: 'Why the scan failed (`unparseable_scan` with line and column, `internal_error`).',
+      properties: {
+        code: { type: 'string' },
+        message: { type: 'string' },
+        line: nullableInteger,
+        column: nullableInteger,
+      },
+    },
+    createdAt: isoDateTime,
+    startedAt: nullableDateTime,
+    finishedAt: nullableDateTime,
+  },
+} as const;
+
+export const scanList = listOf(scanView);
+
+export const findingView = {
+  description: 'One sighting of a case in a scan, normalised.',
+  type: 'object',
+  required: ['object', 'id', 'scanId', 'caseId', 'title', 'severity', 'fingerprint'],
+  properties: {
+    object: { type: 'string', const: 'finding' },
+    id: { type: 'string', format: 'uuid' },
+    scanId: { type: 'string', format: 'uuid' },
+    caseId: { type: 'string', format: 'uuid' },
+    recordIndex: { type: 'integer' },
+    fingerprint: { type: 'string' },
+    scanner: { type: 'string' },
+    ruleId: nullableString,
+    title: { type: 'string' },
+    severity,
+    cveIds: stringList,
+    cweIds: stringList,
+    cvssScore: nullableNumber,
+    cvssVector: nullableString,
+    kev: { type: 'boolean' },
+    description: nullableString,
+    solution: nullableString,
+    asset: {
+      type: 'object',
+      properties: {
+        ...Object.fromEntries(
+          ['name', 'host', 'ip', 'fqdn', 'os', 'component', 'componentVersion', 'purl', 'file'].map((k) => [
+            k,
+            nullableString,
+          ]),
+        ),
+        line: nullableInteger,
+      },
+    },
+    port: nullableInteger,
+    protocol: nullableString,
+    exploitAvailable: { type: ['boolean', 'null'] },
+    confidence: nullableNumber,
+    suppressed: { type: 'boolean' },
+    createdAt: isoDateTime,
+  },
+} as const;
+
+export const findingList = listOf(findingView);
+
+const evidenceView = {
+  type: 'object',
+  required: ['id', 'scanId', 'seenAt'],
+  properties: {
+    id: { type: 'string' },
+    scanId: { type: 'string', format: 'uuid' },
+    findingId: { type: ['string', 'null'] },
+    rawExcerpt: nullableString,
+    scannerOutput: nullableString,
+    seenAt: isoDateTime,
+  },
+} as const;
+
+export const evidenceList = listOf(evidenceView);
+
+const caseProperties = {
+  object: { type: 'string', const: 'case' },
+  id: { type: 'string', format: 'uuid' },
+  fingerprint: { type: 'string' },
+  title: { type: 'string' },
+  severity,
+  status: caseStatus,
+  scanner: { type: 'string' },
+  ruleId: nullableString,
+  cveIds: stringList,
+  cweIds: stringList,
+  cvssScore: nullableNumber,
+  kev: { type: 'boolean' },
+  asset: {
+    type: 'object',
+    properties: Object.fromEntries(
+      ['name', 'host', 'ip', 'fqdn', 'component'].map((k) => [k, nullableString]),
+    ),
+  },
+  port: nullableInteger,
+  protocol: nullableString,
+  firstSeen: isoDateTime,
+  lastSeen: isoDateTime,
+  firstScanId: { type: ['string', 'null'] },
+  lastScanId: { type: ['string', 'null'] },
+  sightings: { type: 'integer' },
+  createdAt: isoDateTime,
+  updatedAt: isoDateTime,
+} as const;
+
+export const caseView = {
+  description: 'One problem on one asset: the findings with the same fingerprint.',
+  type: 'object',
+  required: ['object', 'id', 'fingerprint', 'title', 'severity', 'status'],
+  properties: caseProperties,
+} as const;
+
+export const caseList = listOf(caseView);
+
+export const caseDetail = {
+  description: 'A case with its newest sightings (`evidenceNextCursor` pages on) and its status history.',
+  type: 'object',
+  required: [...caseView.required, 'evidence', 'evidenceNextCursor', 'history'],
+  properties: {
+    ...caseProperties,
+    evidence: { type: 'array', items: evidenceView },
+    evidenceNextCursor: cursor,
+    history: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['to', 'actor', 'at'],
+        properties: {
+          from: { type: ['string', 'null'] },
+          to: caseStatus,
+          actor: { type: 'string', description: '`key:<id>`, `user:<id>` or `workflow:<id>`' },
+          note: nullableString,
+          at: isoDateTime,
+        },
+      },
+    },
+  },
+} as const;
