@@ -1,6 +1,6 @@
 import { jobIsOver, type JobStateProbe } from '../../lib/job-state.js';
 import { failBatchItem, resume, type BatchFinishDeps } from './batch-processor.js';
-import { staleBatches } from './batches.js';
+import { queuedItemIndexes, staleBatches } from './batches.js';
 
 export interface StuckBatchSweepDeps extends BatchFinishDeps {
   /** The `triage` queue (an item's job id is `<batchId>-<index>`). */
@@ -45,11 +45,7 @@ export async function failStuckBatches(deps: StuckBatchSweepDeps, now: Date): Pr
       report.batchesFinished++;
       continue;
     }
-    const queued = await deps.db.query<{ index: number }>(
-      `SELECT index FROM triage_batch_items WHERE batch_id = $1 AND status = 'queued' ORDER BY index`,
-      [batch.id],
-    );
-    const indexes = queued.rows.map((r) => r.index);
+    const indexes = await queuedItemIndexes(deps.db, batch.id);
     // The queue is asked about a chunk of items at once: a large batch in a backlog has many.
     for (let at = 0; at < indexes.length; at += PROBES_AT_ONCE) {
       const chunk = indexes.slice(at, at + PROBES_AT_ONCE);

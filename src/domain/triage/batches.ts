@@ -105,6 +105,14 @@ export async function findBatch(
   return res.rows[0] ? toBatch(res.rows[0]) : null;
 }
 
+/** The indexes of a batch's items still `queued`, in order (the maintenance sweep probes their jobs). */
+export async function queuedItemIndexes(db: Queryable, batchId: string): Promise<number[]> {
+  const res = await db.query<{ index: number }>(
+    sql`SELECT index FROM triage_batch_items WHERE batch_id = ${batchId} AND status = 'queued' ORDER BY index`,
+  );
+  return res.rows.map((r) => r.index);
+}
+
 /**
  * For the maintenance sweep, oldest first: batches still unfinished that were created before
  * `before`, or finished ones whose webhook has been `pending` since before `before`.
