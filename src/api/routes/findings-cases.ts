@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Pool } from '../../db/pool.js';
 import { notFound } from '../../lib/errors.js';
 import { getFinding, listFindings, viewFinding } from '../../domain/scans/finding-queries.js';
+import { listCaseTriageHistory } from '../../domain/scans/case-triage-store.js';
 import {
   caseDetail,
   changeCaseStatus,
@@ -18,6 +19,7 @@ import {
   listCasesQuery,
   listEvidenceQuery,
   listFindingsQuery,
+  listTriageHistoryQuery,
   patchCaseBody,
   listFiltersOf,
   type ListQuery,
@@ -35,10 +37,10 @@ import { KEY_ROUTE_ERRORS, responses } from '../schemas/responses.js';
 const withNotFound = [...KEY_ROUTE_ERRORS, 404];
 
 /**
- * Findings and cases under `/api/v1` (DECISIONS §10), mounted by `buildApp` in the `/api/v1` scope: lists with filters
- * and cursor paging, a case with its newest evidence and its history, all of a case's evidence
- * page by page, and status changes. Ids of another
- * workspace are 404 like unknown ones (DECISIONS §2).
+ * Findings and cases under `/api/v1` (DECISIONS §10), mounted by `buildApp` in the `/api/v1` scope: lists with filters,
+ * sorts and cursor paging, a case with its current triage, newest evidence and histories, all of
+ * a case's evidence and triage history page by page, and status changes (`cases:write`). Ids of
+ * another workspace are 404 like unknown ones (DECISIONS §2).
  */
 export function registerFindingCaseRoutes(app: FastifyInstance, deps: { pool: Pool }): void {
   const read = { scope: 'scans:read' as const };
@@ -81,6 +83,7 @@ export function registerFindingCaseRoutes(app: FastifyInstance, deps: { pool: Po
       ...listFiltersOf(q),
       limit: q.limit ?? DEFAULT_LIMIT,
       cursor: q.cursor,
+      sort: q.sort,
     });
     return { object: 'list', data: page.data.map(viewCase), nextCursor: page.nextCursor };
   });
@@ -116,6 +119,23 @@ export function registerFindingCaseRoutes(app: FastifyInstance, deps: { pool: Po
         cursor: q.cursor,
       });
       return { object: 'list', data: page.data.map(viewEvidence), nextCursor: page.nextCursor };
+    },
+  );
+
+  app.get(
+    '/cases/:id/triage-history',
+    { config: read, schema: { params: idParams, querystring: listTriageHistoryQuery } },
+    async (req) => {
+      const workspaceId = req.apiKey.workspace.id;
+      const c = await getCase(deps.pool, workspaceId, (req.params as { id: string }).id);
+      if (!c) throw notFound('case');
+      const q = req.query as ListQuery;
+      const page = await listCaseTriageHistory(
+        deps.pool,
+        { workspaceId, caseId: c.id },
+        { limit: q.limit ?? DEFAULT_LIMIT, cursor: q.cursor },
+      );
+      return { object: 'list', data: page.data, nextCursor: page.nextCursor };
     },
   );
 

@@ -2,7 +2,7 @@ import { EXPORT_FORMATS } from '../../domain/exports/formats.js';
 import { FINDING_EXPORT_FORMATS } from '../../domain/exports/findings-export.js';
 import type { ListFilters } from '../../domain/scans/list-filters.js';
 import { CASE_STATUSES } from '../../domain/scans/case-status.js';
-import { SEVERITIES } from '../../domain/triage-engine/types.js';
+import { PRIORITIES, RECOMMENDED_ACTIONS, SEVERITIES } from '../../domain/triage-engine/types.js';
 import { listFilterProperties, type ListQuery } from './scans.js';
 
 /** Request schemas of the export routes (issue 13): the list filters of cases and findings, plus a format. */
@@ -25,8 +25,11 @@ export const exportFindingsQuery = {
   },
 } as const;
 
-/** The filter of an export job, in JSON: lists are arrays, not comma-separated text. */
-const filterBody = {
+/**
+ * The list filters in a JSON body (an export job's `filter`, case triage by filter): lists are
+ * arrays, not comma-separated text.
+ */
+export const listFilterBody = {
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -42,6 +45,20 @@ const filterBody = {
       uniqueItems: true,
       maxItems: 5,
     },
+    priority: {
+      type: 'array',
+      items: { type: 'string', enum: [...PRIORITIES] },
+      uniqueItems: true,
+      maxItems: 5,
+    },
+    action: {
+      type: 'array',
+      items: { type: 'string', enum: [...RECOMMENDED_ACTIONS] },
+      uniqueItems: true,
+      maxItems: 6,
+    },
+    triaged: { type: 'boolean' },
+    stale: { type: 'boolean' },
     cve: listFilterProperties.cve,
     asset: listFilterProperties.asset,
     scan: listFilterProperties.scan,
@@ -56,7 +73,7 @@ export const createExportBody = {
   properties: {
     format: { type: 'string', enum: [...EXPORT_FORMATS] },
     subject: { type: 'string', enum: ['cases', 'findings'] },
-    filter: filterBody,
+    filter: listFilterBody,
   },
 } as const;
 

@@ -3,7 +3,14 @@ import { describedPattern } from '../../lib/schema-patterns.js';
 import { SCAN_FORMATS } from '../../domain/scans/scan-formats.js';
 import { SCAN_TRIAGE_MODES, type ScanTriageMode } from '../../domain/scans/scan-records.js';
 import { CASE_STATUSES, type CaseStatus } from '../../domain/scans/case-status.js';
-import { ASSET_CRITICALITIES, ASSET_ENVIRONMENTS, SEVERITIES } from '../../domain/triage-engine/types.js';
+import { CASE_SORTS, type CaseSort } from '../../domain/scans/case-sort.js';
+import {
+  ASSET_CRITICALITIES,
+  ASSET_ENVIRONMENTS,
+  PRIORITIES,
+  RECOMMENDED_ACTIONS,
+  SEVERITIES,
+} from '../../domain/triage-engine/types.js';
 
 /** Request schemas of the scan, finding and case routes (DECISIONS §8, §10), from the domain's vocabulary. */
 
@@ -64,16 +71,27 @@ const listOf = (values: readonly string[]) =>
     `^(${values.join('|')})(,(${values.join('|')}))*$`,
     `must be one or more of ${values.join(', ')}, separated by commas`,
   );
+/** Long enough for every value once (and a repeat or two), short of a hostile megabyte of them. */
+const LIST_MAX = 200;
 
-/** Filters shared by findings and cases (DECISIONS §10). `severity` and `status` take comma-separated lists. */
+/**
+ * Filters shared by findings, cases and their exports (DECISIONS §10). `severity`, `status`,
+ * `priority` and `action` take comma-separated lists.
+ */
 export const listFilterProperties = {
-  severity: { type: 'string', pattern: listOf(SEVERITIES) },
+  severity: { type: 'string', maxLength: LIST_MAX, pattern: listOf(SEVERITIES) },
   cve,
   asset: { type: 'string', minLength: 1, maxLength: 300 },
   scan: { type: 'string', maxLength: 100 },
   kev: { type: 'boolean' },
-  /** A finding's status is its case's. */
-  status: { type: 'string', pattern: listOf(CASE_STATUSES) },
+  /** A finding's status, priority, action and staleness are its case's. */
+  status: { type: 'string', maxLength: LIST_MAX, pattern: listOf(CASE_STATUSES) },
+  /** The current triage's priority; untriaged cases never match. */
+  priority: { type: 'string', maxLength: LIST_MAX, pattern: listOf(PRIORITIES) },
+  /** The current triage's recommended action. */
+  action: { type: 'string', maxLength: LIST_MAX, pattern: listOf(RECOMMENDED_ACTIONS) },
+  triaged: { type: 'boolean' },
+  stale: { type: 'boolean' },
 } as const;
 
 export const listFindingsQuery = {
@@ -87,19 +105,27 @@ export const listEvidenceQuery = { type: 'object', additionalProperties: false, 
 export const listCasesQuery = {
   type: 'object',
   additionalProperties: false,
-  properties: { ...paging, ...listFilterProperties },
+  properties: { ...paging, ...listFilterProperties, sort: { type: 'string', enum: [...CASE_SORTS] } },
 } as const;
+
+/** `GET /api/v1/cases/:id/triage-history`: paging only. */
+export const listTriageHistoryQuery = listEvidenceQuery;
 
 export interface ListQuery {
   limit?: number;
   cursor?: string;
   severity?: string;
   status?: string;
+  priority?: string;
+  action?: string;
+  triaged?: boolean;
+  stale?: boolean;
   cve?: string;
   asset?: string;
   scan?: string;
   case?: string;
   kev?: boolean;
+  sort?: CaseSort;
 }
 
 export const patchCaseBody = {
@@ -122,6 +148,10 @@ export function listFiltersOf(q: ListQuery): ListFilters {
   return {
     severity: splitList(q.severity),
     status: splitList(q.status),
+    priority: splitList(q.priority),
+    action: splitList(q.action),
+    triaged: q.triaged,
+    stale: q.stale,
     cve: q.cve,
     asset: q.asset,
     scan: q.scan,

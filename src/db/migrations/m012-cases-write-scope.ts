@@ -9,12 +9,14 @@ import { Migration } from '@mikro-orm/migrations';
  * trusted with a case. The `api_keys` trigger of m008 bumps `key_version`, so every process
  * drops its cached scopes.
  */
+export const GRANT_CASES_WRITE = `
+  UPDATE api_keys SET scopes = array_append(scopes, 'cases:write')
+  WHERE scopes @> ARRAY['triage:write', 'scans:write', 'scans:read', 'usage:read']::text[]
+    AND NOT scopes @> ARRAY['cases:write']::text[]`;
+
 export class M012CasesWriteScope extends Migration {
   override async up(): Promise<void> {
-    this.addSql(`
-      UPDATE api_keys SET scopes = array_append(scopes, 'cases:write')
-      WHERE scopes @> ARRAY['triage:write', 'scans:write', 'scans:read', 'usage:read']::text[]
-        AND NOT scopes @> ARRAY['cases:write']::text[]`);
+    this.addSql(GRANT_CASES_WRITE);
   }
 
   override async down(): Promise<void> {

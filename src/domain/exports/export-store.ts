@@ -1,7 +1,7 @@
 import type { Db, Queryable } from '../../db/pool.js';
 import { isUuid } from '../../lib/ids.js';
 import { filterSql, kevColumn, type ListFilters } from '../scans/list-filters.js';
-import type { ExportCase, ExportCaseStatus, ExportSeverity } from './export-case.js';
+import type { ExportCase, ExportCaseStatus, ExportSeverity, ExportTriage } from './export-case.js';
 import type { ExportFormat } from './formats.js';
 
 /** The only module that names the `exports` table (and reads cases for an export). */
@@ -199,6 +199,15 @@ interface ExportCaseRow {
   sightings: number;
   created_at: string;
   updated_at: string;
+  priority: ExportSeverity | null;
+  recommended_action: string | null;
+  reasoning: string | null;
+  confidence_score: number | null;
+  severity_override: ExportSeverity | null;
+  model: string | null;
+  triaged_at: string | null;
+  policy_version: string | null;
+  triage_stale: boolean;
 }
 
 /** A timestamptz as the ISO 8601 text `Date.toISOString()` writes (UTC, milliseconds). */
@@ -237,6 +246,8 @@ export async function* iterateExportCases(
               c.asset, c.host, c.ip, c.fqdn, c.component, c.port, c.protocol,
               ${ISO('c.first_seen')} AS first_seen, ${ISO('c.last_seen')} AS last_seen,
               c.first_scan_id, c.last_scan_id, c.sightings, ${ISO('c.created_at')} AS created_at, ${ISO('c.updated_at')} AS updated_at,
+              c.priority, c.recommended_action, c.reasoning, c.confidence_score, c.severity_override, c.model,
+              ${ISO('c.triaged_at')} AS triaged_at, c.policy_version, c.triage_stale,
               ${kevColumn('c')},
               (SELECT max(e.epss) FROM epss_scores e WHERE e.cve_id = ANY(c.cve_ids)) AS epss,
               lf.cvss_vector, lf.component_version, lf.purl, lf.file, lf.line
@@ -290,9 +301,23 @@ function toExportCase(r: ExportCaseRow): ExportCase {
     sightings: r.sightings,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
-    // Cases carry no triage of their own until case triage lands (issue 13, part 1).
-    triage: null,
-    triageStale: false,
+    triage: triageOf(r),
+    triageStale: r.triage_stale,
+  };
+}
+
+/** The case's current triage (m011 keeps its columns all set or all null). */
+function triageOf(r: ExportCaseRow): ExportTriage | null {
+  if (r.triaged_at === null) return null;
+  return {
+    priority: r.priority!,
+    recommendedAction: r.recommended_action!,
+    reasoning: r.reasoning!,
+    confidenceScore: r.confidence_score!,
+    severityOverride: r.severity_override,
+    model: r.model!,
+    triagedAt: r.triaged_at,
+    policyVersion: r.policy_version!,
   };
 }
 

@@ -1,7 +1,14 @@
 import type { Pool, Queryable } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
-import { seqCursor, seqPage, type Page } from '../../lib/cursor.js';
+import { seqCursor, seqPage, sortedPage, type Page } from '../../lib/cursor.js';
 import { isUuid } from '../../lib/ids.js';
+import { CASE_EPSS, caseOrder, type CaseSort } from './case-sort.js';
+import {
+  listCaseTriageHistory,
+  type CaseTriageAction,
+  type CaseTriageHistoryEntry,
+  type CaseTriagePriority,
+} from './case-triage-store.js';
 import { filterSql, kevColumn, type ListFilters, VISIBLE_FINDINGS } from './list-filters.js';
 
 /** A case: one problem on one asset within a workspace (DECISIONS §10). */
@@ -31,34 +38,51 @@ export interface CaseRow {
   last_seen: Date;
   sightings: number;
   kev: boolean;
+  /** The highest EPSS of its CVEs, null without one. */
+  epss: number | null;
   created_at: Date;
   updated_at: Date;
+  // The current triage (m011): all null when untriaged.
+  priority: CaseTriagePriority | null;
+  recommended_action: CaseTriageAction | null;
+  reasoning: string | null;
+  confidence_score: number | null;
+  severity_override: CaseTriagePriority | null;
+  model: string | null;
+  triaged_at: Date | null;
+  policy_version: string | null;
+  triage_stale: boolean;
 }
 
+/** What a case read selects: the row, its KEV flag and its EPSS. */
+const CASE_COLUMNS = `c.*, ${kevColumn('c')}, ${CASE_EPSS} AS epss`;
+
+/**
+ * A page of the workspace's cases matching `q`, in the order `q.sort` names (newest first
+ * without one), keyset-paged: the cursor carries the sort key and the sequence (`case-sort.ts`).
+ */
 export async function listCases(
   db: Queryable,
   workspaceId: string,
-  q: ListFilters & { limit: number; cursor?: string },
+  q: ListFilters & { limit: number; cursor?: string; sort?: CaseSort },
 ): Promise<Page<CaseRow>> {
   const params: unknown[] = [workspaceId];
   const where = ['c.workspace_id = $1', ...filterSql('c', q, params, 'cases')];
-  if (q.cursor) {
-    params.push(seqCursor(q.cursor));
-    where.push(`c.seq < $${params.length}::bigint`);
-  }
+  const order = caseOrder(q.sort, q.cursor, params);
+  if (order.after) where.push(order.after);
   params.push(q.limit + 1);
-  const { rows } = await db.query<CaseRow>(
-    `SELECT c.*, ${kevColumn('c')} FROM cases c WHERE ${where.join(' AND ')}
-     ORDER BY c.seq DESC LIMIT $${params.length}`,
+  const { rows } = await db.query<CaseRow & { sort_v: string | number }>(
+    `SELECT ${CASE_COLUMNS}, ${order.column} FROM cases c WHERE ${where.join(' AND ')}
+     ORDER BY ${order.orderBy} LIMIT $${params.length}`,
     params,
   );
-  return seqPage(rows, q.limit);
+  return q.sort ? sortedPage(rows, q.limit, q.sort) : seqPage(rows, q.limit);
 }
 
 export async function getCase(db: Queryable, workspaceId: string, id: string): Promise<CaseRow | null> {
   if (!isUuid(id)) return null;
   const { rows } = await db.query<CaseRow>(
-    `SELECT c.*, ${kevColumn('c')} FROM cases c WHERE c.id = $1 AND c.workspace_id = $2`,
+    `SELECT ${CASE_COLUMNS} FROM cases c WHERE c.id = $1 AND c.workspace_id = $2`,
     [id, workspaceId],
   );
   return rows[0] ?? null;
@@ -108,29 +132,60 @@ export async function listCaseEvidence(
   return seqPage(rows, q.limit);
 }
 
-/** The first page of a case's sightings (the rest through `listCaseEvidence`) and its whole status history. */
+export interface CaseDetail {
+  evidence: Page<EvidenceRow>;
+  history: HistoryRow[];
+  triageHistory: Page<CaseTriageHistoryEntry>;
+}
+
+/**
+ * The first page of a case's sightings (the rest through `listCaseEvidence`), its whole status
+ * history, and the first page of its triage history (the rest through `listCaseTriageHistory`).
+ */
 export async function caseDetail(
   db: Queryable,
   c: Pick<CaseRow, 'id' | 'workspace_id' | 'fingerprint'>,
   evidenceLimit = 50,
-): Promise<{ evidence: Page<EvidenceRow>; history: HistoryRow[] }> {
-  const [evidence, history] = await Promise.all([
+  triageHistoryLimit = 10,
+): Promise<CaseDetail> {
+  const [evidence, history, triageHistory] = await Promise.all([
     listCaseEvidence(db, c, { limit: evidenceLimit }),
     db.query<HistoryRow>(
       `SELECT from_status, to_status, actor, note, at FROM case_status_history WHERE case_id = $1 ORDER BY id`,
       [c.id],
     ),
+    listCaseTriageHistory(db, { workspaceId: c.workspace_id, caseId: c.id }, { limit: triageHistoryLimit }),
   ]);
-  return { evidence, history: history.rows };
+  return { evidence, history: history.rows, triageHistory };
 }
 
-/** A case as `GET /api/v1/cases/:id` shows it: the case, its newest sightings and its history. */
-export function viewCaseDetail(c: CaseRow, detail: { evidence: Page<EvidenceRow>; history: HistoryRow[] }) {
+/**
+ * A case as `GET /api/v1/cases/:id` shows it: the case with its current triage, its newest
+ * sightings, its status history and the newest page of its triage history.
+ */
+export function viewCaseDetail(c: CaseRow, detail: CaseDetail) {
   return {
     ...viewCase(c),
     evidence: detail.evidence.data.map(viewEvidence),
     evidenceNextCursor: detail.evidence.nextCursor,
     history: detail.history.map(viewHistory),
+    triageHistory: detail.triageHistory.data,
+    triageHistoryNextCursor: detail.triageHistory.nextCursor,
+  };
+}
+
+/** A case's current triage as the API shows it (DECISIONS §6 fields plus `policyVersion`), or null. */
+export function viewCaseTriage(c: CaseRow) {
+  if (c.triaged_at === null) return null;
+  return {
+    priority: c.priority!,
+    recommendedAction: c.recommended_action!,
+    reasoning: c.reasoning!,
+    confidenceScore: c.confidence_score!,
+    severityOverride: c.severity_override,
+    model: c.model!,
+    triagedAt: c.triaged_at.toISOString(),
+    policyVersion: c.policy_version!,
   };
 }
 
@@ -178,6 +233,7 @@ export function viewCase(c: CaseRow) {
     cweIds: c.cwe_ids,
     cvssScore: c.cvss_score === null ? null : Number(c.cvss_score),
     kev: c.kev,
+    epss: c.epss,
     asset: { name: c.asset, host: c.host, ip: c.ip, fqdn: c.fqdn, component: c.component },
     port: c.port,
     protocol: c.protocol,
@@ -186,6 +242,8 @@ export function viewCase(c: CaseRow) {
     firstScanId: c.first_scan_id,
     lastScanId: c.last_scan_id,
     sightings: c.sightings,
+    triage: viewCaseTriage(c),
+    triageStale: c.triage_stale,
     createdAt: c.created_at.toISOString(),
     updatedAt: c.updated_at.toISOString(),
   };

@@ -1,13 +1,20 @@
 import { isUuid } from '../../lib/ids.js';
 
 /**
- * The filters of DECISIONS §10 (severity, status, CVE, asset, scan, KEV) as SQL over a table
- * alias, with parameters appended to `params`. Shared by the findings and cases lists.
- * A finding has no status of its own: its status is its case's (same workspace and fingerprint).
+ * The filters of DECISIONS §10 (severity, status, priority, action, triaged, stale, CVE, asset,
+ * scan, KEV) as SQL over a table alias, with parameters appended to `params`. Shared by the
+ * findings and cases lists and the exports. A finding has no status or triage of its own: its
+ * status and triage are its case's (same workspace and fingerprint).
  */
 export interface ListFilters {
   severity?: string[];
   status?: string[];
+  /** The current triage's priority (untriaged cases never match). */
+  priority?: string[];
+  /** The current triage's recommended action. */
+  action?: string[];
+  triaged?: boolean;
+  stale?: boolean;
   cve?: string;
   asset?: string;
   scan?: string;
@@ -27,12 +34,19 @@ export function filterSql(
     return `$${params.length}`;
   };
   if (f.severity?.length) where.push(`${alias}.severity = ANY(${p(f.severity)}::text[])`);
-  if (f.status?.length) {
+  // Conditions on the case: on the row itself for cases, through one EXISTS for findings.
+  const c = table === 'cases' ? alias : 'fc';
+  const onCase: string[] = [];
+  if (f.status?.length) onCase.push(`${c}.status = ANY(${p(f.status)}::text[])`);
+  if (f.priority?.length) onCase.push(`${c}.priority = ANY(${p(f.priority)}::text[])`);
+  if (f.action?.length) onCase.push(`${c}.recommended_action = ANY(${p(f.action)}::text[])`);
+  if (f.triaged !== undefined) onCase.push(`${c}.triaged_at IS ${f.triaged ? 'NOT ' : ''}NULL`);
+  if (f.stale !== undefined) onCase.push(`${f.stale ? '' : 'NOT '}${c}.triage_stale`);
+  if (onCase.length && table === 'cases') where.push(...onCase);
+  if (onCase.length && table === 'findings') {
     where.push(
-      table === 'cases'
-        ? `${alias}.status = ANY(${p(f.status)}::text[])`
-        : `EXISTS (SELECT 1 FROM cases fc WHERE fc.workspace_id = ${alias}.workspace_id AND fc.fingerprint = ${alias}.fingerprint
-                   AND fc.status = ANY(${p(f.status)}::text[]))`,
+      `EXISTS (SELECT 1 FROM cases fc WHERE fc.workspace_id = ${alias}.workspace_id AND fc.fingerprint = ${alias}.fingerprint
+                 AND ${onCase.join(' AND ')})`,
     );
   }
   if (f.cve) where.push(`${alias}.cve_ids @> ARRAY[${p(f.cve.toUpperCase())}::text]`);
