@@ -1,18 +1,24 @@
 import type { FastifyInstance } from 'fastify';
 import multipart from '@fastify/multipart';
 import type { AppDeps } from '../app-deps.js';
+import type { Pool } from '../../db/pool.js';
 import { AppError, notFound } from '../../lib/errors.js';
 import { effectivePlan } from '../../domain/plans/plans.js';
 import { acceptScan } from '../../domain/scans/accept-scan.js';
 import { tooLarge } from '../../domain/scans/receive-scan.js';
 import { getScan, listScans, viewScan, type Scan, type ScanStatus } from '../../domain/scans/scan-records.js';
 import { enqueueScanIngest } from '../../jobs/scan-ingest.js';
+import { billingKeyOf } from '../../domain/keys/billing-key.js';
+import { scanTriageView } from '../../domain/triage/case-batch-store.js';
+import { invalidRequest } from '../../lib/errors.js';
 import { DEFAULT_LIMIT, idParams, type UploadQuery } from '../schemas/scans.js';
 import { consoleScansQuery, consoleUploadQuery } from '../schemas/console-data.js';
 import { MULTIPART_OVERHEAD, uploadStream } from './scans.js';
 
-/** A scan as the console shows it: the API's view plus the key that uploaded it (null: the console). */
-export const viewConsoleScan = (s: Scan) => ({ ...viewScan(s), keyId: s.keyId });
+/** A scan as the console shows it: the API's view (with its triage) plus the key it was uploaded as. */
+async function viewConsoleScan(pool: Pool, s: Scan) {
+  return { ...viewScan(s), triage: await scanTriageView(pool, s), keyId: s.keyId };
+}
 
 /**
  * The Scans page's JSON (issue 16): the workspace's scans newest first, one scan, and an upload
@@ -22,7 +28,7 @@ export const viewConsoleScan = (s: Scan) => ({ ...viewScan(s), keyId: s.keyId })
  */
 export function consoleScanRoutes(
   app: FastifyInstance,
-  deps: Pick<AppDeps, 'clock' | 'config' | 'scans' | 'workspaces'>,
+  deps: Pick<AppDeps, 'clock' | 'config' | 'keys' | 'scans' | 'workspaces'>,
 ): void {
   app.get('/scans', { schema: { querystring: consoleScansQuery } }, async (req, reply) => {
     const q = req.query as { limit?: number; cursor?: string; status?: ScanStatus };
@@ -31,14 +37,15 @@ export function consoleScanRoutes(
       limit: q.limit ?? DEFAULT_LIMIT,
     });
     void reply.header('Cache-Control', 'no-store');
-    return { object: 'list', data: page.data.map(viewConsoleScan), nextCursor: page.nextCursor };
+    const data = await Promise.all(page.data.map((s) => viewConsoleScan(deps.scans.pool, s)));
+    return { object: 'list', data, nextCursor: page.nextCursor };
   });
 
   app.get('/scans/:id', { schema: { params: idParams } }, async (req, reply) => {
     const scan = await getScan(deps.scans.pool, req.session.workspaceId, (req.params as { id: string }).id);
     if (!scan) throw notFound('scan');
     void reply.header('Cache-Control', 'no-store');
-    return viewConsoleScan(scan);
+    return viewConsoleScan(deps.scans.pool, scan);
   });
 
   void app.register(async (scope) => {
@@ -70,7 +77,26 @@ export function consoleScanRoutes(
         },
       },
       async (req, reply) => {
-        const q = req.query as UploadQuery;
+        const q = req.query as UploadQuery & { key?: string };
+        const triage = q.triage ?? 'none';
+        // Before the body is read: a refused upload costs nothing.
+        if (triage !== 'none' && !q.key) {
+          throw invalidRequest([
+            {
+              path: '/querystring/key',
+              message: 'is required with triage=new or triage=all (the key the AI calls are billed to)',
+            },
+          ]);
+        }
+        const key = q.key
+          ? billingKeyOf(
+              await deps.keys.listKeys(req.session.workspaceId),
+              q.key,
+              triage === 'none' ? ['scans:write'] : ['scans:write', 'triage:write'],
+              deps.clock(),
+              '/querystring/key',
+            )
+          : null;
         const maxBytes = await limitOf(req.session.workspaceId);
         const body = await uploadStream(req, maxBytes);
         const { scan } = await acceptScan(
@@ -81,7 +107,7 @@ export function consoleScanRoutes(
           },
           {
             workspaceId: req.session.workspaceId,
-            keyId: null,
+            keyId: key?.id ?? null,
             body,
             gzip: false,
             maxBytes,
@@ -94,9 +120,13 @@ export function consoleScanRoutes(
               internetExposed: q.internetExposed ?? null,
             },
             idempotencyKey: null,
+            triage,
           },
         );
-        return reply.code(202).header('Cache-Control', 'no-store').send(viewConsoleScan(scan));
+        return reply
+          .code(202)
+          .header('Cache-Control', 'no-store')
+          .send(await viewConsoleScan(deps.scans.pool, scan));
       },
     );
   });

@@ -1,4 +1,5 @@
-import { listCasesQuery, listScansQuery, patchCaseBody, uploadQuery } from './scans.js';
+import { listCasesQuery, listFilterProperties, listScansQuery, patchCaseBody, uploadQuery } from './scans.js';
+import { caseTriageBody } from './case-triage.js';
 import { createExportBody } from './exports.js';
 
 /**
@@ -8,8 +9,17 @@ import { createExportBody } from './exports.js';
 
 export const consoleScansQuery = listScansQuery;
 
-/** The upload's options travel in the query string, as on `POST /api/pipeline/scan`. */
-export const consoleUploadQuery = uploadQuery;
+/** The id of one of the workspace's keys, which a console action is done as (and billed to). */
+const keyId = { type: 'string', minLength: 1, maxLength: 100 } as const;
+
+/**
+ * The upload's options travel in the query string, as on `POST /api/pipeline/scan`, plus `key`:
+ * the key the upload is recorded as (required with `triage=new|all`, whose AI calls it is billed).
+ */
+export const consoleUploadQuery = {
+  ...uploadQuery,
+  properties: { ...uploadQuery.properties, key: keyId },
+} as const;
 
 export const consoleCasesQuery = listCasesQuery;
 
@@ -44,4 +54,34 @@ export const dashboardQuery = {
   type: 'object',
   additionalProperties: false,
   properties: { days: { type: 'integer', minimum: 7, maximum: 90 } },
+} as const;
+
+/** Cases to triage: by id, or every case of the list filters (as `POST /api/v1/cases/triage` takes them). */
+const triageSelection = {
+  caseIds: caseTriageBody.properties.caseIds,
+  filters: { type: 'object', additionalProperties: false, properties: listFilterProperties },
+} as const;
+
+/** What a triage of the selection would spend: asked before the person confirms. */
+export const triagePreviewBody = {
+  type: 'object',
+  additionalProperties: false,
+  properties: triageSelection,
+  oneOf: [{ required: ['caseIds'] }, { required: ['filters'] }],
+} as const;
+
+/** A triage of the selection, billed to `key` (a key of the workspace with cases:write and triage:write). */
+export const consoleTriageBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['key'],
+  properties: { key: keyId, ...triageSelection },
+  oneOf: [{ required: ['caseIds'] }, { required: ['filters'] }],
+} as const;
+
+export const triageOneBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['key'],
+  properties: { key: keyId },
 } as const;

@@ -51,6 +51,7 @@ function statusCell(s) {
     'div',
     {},
     label,
+    triageLine(s.triage),
     s.notes && s.notes.length
       ? h(
           'ul',
@@ -59,6 +60,17 @@ function statusCell(s) {
         )
       : null,
   );
+}
+
+const TRIAGE = { pending: 'waiting', running: 'running', completed: 'done', cancelled: 'cancelled' };
+
+/** The upload's AI triage: how many of the cases it asked for were answered, failed or skipped for the quota. */
+function triageLine(t) {
+  if (!t) return null;
+  const parts = [`${count(t.answered)} of ${count(t.requested - t.skippedForQuota)} answered`];
+  if (t.failed) parts.push(`${count(t.failed)} failed`);
+  if (t.skippedForQuota) parts.push(`${count(t.skippedForQuota)} skipped (no AI calls left this month)`);
+  return h('p', { class: 'scan-triage' }, `AI triage ${TRIAGE[t.status] || t.status}: ${parts.join(', ')}`);
 }
 
 function severityCell(s) {
@@ -128,7 +140,12 @@ async function loadScans() {
   show($('scans-empty'), page.data.length === 0);
   show($('scans-wrap'), page.data.length > 0);
   pager(page.nextCursor);
-  const busy = page.data.some((s) => s.status === 'queued' || s.status === 'parsing');
+  const busy = page.data.some(
+    (s) =>
+      s.status === 'queued' ||
+      s.status === 'parsing' ||
+      (s.triage && (s.triage.status === 'pending' || s.triage.status === 'running')),
+  );
   clearTimeout(pollTimer);
   if (busy) pollTimer = setTimeout(() => loadScans().catch(report), POLL_MS);
 }
@@ -200,6 +217,7 @@ function initUpload() {
       asset: $('upload-asset').value.trim(),
       format: $('upload-format').value,
       triage: triage ? triage.value : '',
+      key: $('upload-key') ? $('upload-key').value : '',
     };
     $('upload-submit').disabled = true;
     bar.value = 0;
@@ -224,6 +242,22 @@ function initUpload() {
   });
 }
 
+/** The keys an upload can be made as: usable ones with scans:write; one with triage:write first. */
+function fillKeys(keys) {
+  const select = $('upload-key');
+  if (!select) return;
+  const usable = keys.filter(
+    (k) => (k.status === 'active' || k.status === 'rotating') && k.scopes.includes('scans:write'),
+  );
+  for (const k of usable) {
+    select.append(h('option', { value: k.id }, `${k.label} (${k.masked})`));
+  }
+  const triageKey = usable.find((k) => k.scopes.includes('triage:write'));
+  $('upload-triage').addEventListener('change', () => {
+    if ($('upload-triage').value !== 'none' && !select.value && triageKey) select.value = triageKey.id;
+  });
+}
+
 async function start() {
   const me = await startShell();
   if (!me) return;
@@ -232,6 +266,7 @@ async function start() {
   try {
     const keys = await api('/keys');
     keyLabels = new Map(keys.data.map((k) => [k.id, k.label]));
+    fillKeys(keys.data);
     await loadScans();
   } catch (err) {
     report(err);

@@ -25,14 +25,23 @@ function triageField(): SafeHtml {
     all: 'Every case the scan touches',
   };
   return html`<div class="field">
-    <label for="upload-triage">AI triage after parsing</label>
-    <p class="hint" id="upload-triage-hint">Each triaged case is one AI call billed to this workspace.</p>
-    <select id="upload-triage" name="triage" aria-describedby="upload-triage-hint">
-      ${(triage.enum ?? ['none', 'new', 'all']).map(
-        (v) => html`<option value="${v}" ${v === 'none' ? html`selected` : ''}>${names[v] ?? v}</option>`,
-      )}
-    </select>
-  </div>`;
+      <label for="upload-triage">AI triage after parsing</label>
+      <p class="hint" id="upload-triage-hint">
+        Each triaged case is one AI call of this month's, billed to the key below; riskiest cases first.
+      </p>
+      <select id="upload-triage" name="triage" aria-describedby="upload-triage-hint">
+        ${(triage.enum ?? ['none', 'new', 'all']).map(
+          (v) => html`<option value="${v}" ${v === 'none' ? html`selected` : ''}>${names[v] ?? v}</option>`,
+        )}
+      </select>
+    </div>
+    <div class="field">
+      <label for="upload-key">Upload as key</label>
+      <p class="hint" id="upload-key-hint">Needed for AI triage (the key needs the triage:write scope).</p>
+      <select id="upload-key" name="key" aria-describedby="upload-key-hint">
+        <option value="">No key: a console upload</option>
+      </select>
+    </div>`;
 }
 
 /**

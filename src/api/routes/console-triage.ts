@@ -1,0 +1,93 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AppDeps } from '../app-deps.js';
+import { effectivePlan } from '../../domain/plans/plans.js';
+import { billingKeyOf } from '../../domain/keys/billing-key.js';
+import { CASE_SELECTION_MAX, type CaseSelection } from '../../domain/triage/case-triage.js';
+import { selectedCaseCandidates } from '../../domain/triage/case-batch-store.js';
+import { idParams, listFiltersOf, type ListQuery } from '../schemas/scans.js';
+import { consoleTriageBody, triageOneBody, triagePreviewBody } from '../schemas/console-data.js';
+
+/** The scopes a triage of cases needs of the key it is billed to, as on `POST /api/v1/cases/triage`. */
+const TRIAGE_SCOPES = ['cases:write', 'triage:write'];
+
+interface SelectionBody {
+  caseIds?: string[];
+  filters?: Omit<ListQuery, 'limit' | 'cursor' | 'case'>;
+}
+
+const selectionOf = (b: SelectionBody): CaseSelection =>
+  b.caseIds ? { caseIds: b.caseIds } : { filters: listFiltersOf(b.filters ?? {}) };
+
+/**
+ * Triage from the Cases and Case pages (issue 16), through the same case triage service as
+ * `POST /api/v1/cases/triage` and `/cases/:id/triage`: the same selection, riskiest first within
+ * the month's AI calls, billed to the key the person picks (the console user has none of their
+ * own). The preview says how many AI calls a triage would use and how many the month has left.
+ */
+export function consoleTriageRoutes(
+  app: FastifyInstance,
+  deps: Pick<AppDeps, 'caseTriage' | 'clock' | 'config' | 'keys' | 'pool' | 'quota' | 'workspaces'>,
+): void {
+  async function monthLimit(workspaceId: string): Promise<number> {
+    const ws = await deps.workspaces.workspaceOf(workspaceId);
+    return effectivePlan(ws, deps.config.plans, deps.clock()).limits.aiCallsPerMonth;
+  }
+
+  async function caller(req: FastifyRequest, keyId: string) {
+    const workspaceId = req.session.workspaceId;
+    const key = billingKeyOf(
+      await deps.keys.listKeys(workspaceId),
+      keyId,
+      TRIAGE_SCOPES,
+      deps.clock(),
+      '/key',
+    );
+    return { workspaceId, keyId: key.id, requestId: req.id, aiCallLimit: await monthLimit(workspaceId) };
+  }
+
+  app.post(
+    '/cases/triage/preview',
+    { bodyLimit: 64 * 1024, schema: { body: triagePreviewBody } },
+    async (req) => {
+      const workspaceId = req.session.workspaceId;
+      const [candidates, limit, usage] = await Promise.all([
+        selectedCaseCandidates(
+          deps.pool,
+          workspaceId,
+          selectionOf(req.body as SelectionBody),
+          CASE_SELECTION_MAX,
+        ),
+        monthLimit(workspaceId),
+        deps.quota.usage(workspaceId),
+      ]);
+      const remaining = Math.max(0, limit - usage.used - usage.reserved);
+      return {
+        cases: candidates.length,
+        aiCalls: Math.min(candidates.length, remaining),
+        skippedForQuota: Math.max(0, candidates.length - remaining),
+        month: { limit, used: usage.used, reserved: usage.reserved, remaining },
+      };
+    },
+  );
+
+  app.post(
+    '/cases/triage',
+    { bodyLimit: 64 * 1024, schema: { body: consoleTriageBody } },
+    async (req, reply) => {
+      const body = req.body as SelectionBody & { key: string };
+      const accepted = await deps.caseTriage.acceptCaseBatch(await caller(req, body.key), selectionOf(body));
+      if (accepted.batchId) void reply.code(202);
+      return accepted;
+    },
+  );
+
+  app.post(
+    '/cases/:id/triage',
+    { bodyLimit: 1024, schema: { params: idParams, body: triageOneBody } },
+    async (req) =>
+      deps.caseTriage.triageCase(
+        await caller(req, (req.body as { key: string }).key),
+        (req.params as { id: string }).id,
+      ),
+  );
+}
