@@ -303,6 +303,39 @@ describe.skipIf(!hasChromium)('console scans and cases in a real browser', () =>
     expect(session.scriptProblems).toEqual([]);
   });
 
+  it('triages from the Cases page after showing the AI calls it uses and what remains, and bills the workspace', async () => {
+    await page.goto('/cases?severity=CRITICAL,HIGH');
+    await expect.poll(() => page.locator('#count-total').textContent(), SLOW).toBe('2');
+    await page.locator('#bulk summary').click();
+    await page.getByRole('radio', { name: /Every case matching the filters/ }).check();
+    await expect.poll(() => page.locator('#triage-key option').count(), SLOW).toBeGreaterThan(0);
+    await page.getByRole('button', { name: 'Triage with AI…' }).click();
+    await expect
+      .poll(() => page.locator('#triage-summary').textContent(), SLOW)
+      .toMatch(/^This triages 2 of 2 cases: 2 AI calls\. This month: ([\d,]+) of \1 AI calls left; /);
+    await page.getByRole('button', { name: 'Triage 2 cases' }).click();
+    await expect
+      .poll(() => page.locator('#triage-status').textContent(), SLOW)
+      .toContain('AI triage started for 2 cases');
+    const billed = async () =>
+      (await page.evaluate("fetch('/api/console/statement').then((r) => r.json())")) as {
+        totals: { aiCalls: number };
+      };
+    await expect.poll(async () => (await billed()).totals.aiCalls, PARSE).toBe(2);
+
+    // One case from its own page: the answer shows at once, one more AI call billed.
+    await page.goto('/cases?severity=MEDIUM');
+    await page.locator('#cases-body .case-title').first().click();
+    await expect.poll(() => page.locator('#triage-none').isVisible(), SLOW).toBe(true);
+    await expect.poll(() => page.locator('#triage-key option').count(), SLOW).toBeGreaterThan(0);
+    await page.getByRole('button', { name: 'Triage now (1 AI call)' }).click();
+    await expect.poll(() => page.locator('#triage-now').isVisible(), PARSE).toBe(true);
+    expect(await page.locator('#triage-priority').textContent()).toMatch(/^(Critical|High|Medium|Low|Info)$/);
+    expect((await billed()).totals.aiCalls).toBe(3);
+    expect(await xssRan()).toBeUndefined();
+    await screenshot(page, 'console-case-triaged');
+  });
+
   it('is readable at 390 px', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     for (const [url, name] of [

@@ -15,6 +15,7 @@ import {
 } from '../../domain/scans/case-queries.js';
 import { caseDashboard, changeStatusOfCases, countCasesBySeverity } from '../../domain/scans/case-stats.js';
 import type { ListFilters } from '../../domain/scans/list-filters.js';
+import { listCaseTriageHistory } from '../../domain/scans/case-triage-store.js';
 import type { ExportStream } from '../../domain/exports/export-service.js';
 import type { ExportFormat } from '../../domain/exports/formats.js';
 import {
@@ -101,11 +102,16 @@ export function consoleCaseRoutes(
   app.get('/cases/:id', { schema: { params: idParams } }, async (req) => {
     const c = await getCase(deps.pool, req.session.workspaceId, (req.params as { id: string }).id);
     if (!c) throw notFound('case');
-    const [detail, enrichment] = await Promise.all([
+    const [detail, enrichment, triage] = await Promise.all([
       caseDetail(deps.pool, c, 20),
       lookupEnrichment(deps.pool, c.cve_ids),
+      listCaseTriageHistory(deps.pool, { workspaceId: c.workspace_id, caseId: c.id }, { limit: 20 }),
     ]);
-    return { ...viewCaseDetail(c, detail), enrichment: [...enrichment.values()] };
+    return {
+      ...viewCaseDetail(c, detail),
+      enrichment: [...enrichment.values()],
+      triageHistory: triage.data,
+    };
   });
 
   app.get(

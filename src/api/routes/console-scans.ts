@@ -6,6 +6,7 @@ import { AppError, notFound } from '../../lib/errors.js';
 import { effectivePlan } from '../../domain/plans/plans.js';
 import { acceptScan } from '../../domain/scans/accept-scan.js';
 import { tooLarge } from '../../domain/scans/receive-scan.js';
+import { checkFreeSpace } from '../../domain/scans/upload-gate.js';
 import { getScan, listScans, viewScan, type Scan, type ScanStatus } from '../../domain/scans/scan-records.js';
 import { enqueueScanIngest } from '../../jobs/scan-ingest.js';
 import { billingKeyOf } from '../../domain/keys/billing-key.js';
@@ -98,31 +99,47 @@ export function consoleScanRoutes(
             )
           : null;
         const maxBytes = await limitOf(req.session.workspaceId);
-        const body = await uploadStream(req, maxBytes);
-        const { scan } = await acceptScan(
-          {
-            pool: deps.scans.pool,
-            storage: deps.scans.storage,
-            enqueue: (p) => enqueueScanIngest(deps.scans.queue, p),
-          },
-          {
-            workspaceId: req.session.workspaceId,
-            keyId: key?.id ?? null,
-            body,
-            gzip: false,
-            maxBytes,
-            format: q.format ?? null,
-            name: q.name ?? null,
-            asset: {
-              name: q.asset ?? null,
-              environment: q.environment ?? null,
-              criticality: q.criticality ?? null,
-              internetExposed: q.internetExposed ?? null,
+        const workspaceId = req.session.workspaceId;
+        // The same bounds as the pipeline upload: a place among the process's uploads, room on disk.
+        const release = deps.scans.uploadGate.enter(workspaceId);
+        let accepted;
+        try {
+          const declared = Number(req.headers['content-length'] ?? NaN);
+          checkFreeSpace(
+            await deps.scans.storage.freeBytes(),
+            Number.isFinite(declared) ? declared : null,
+            deps.scans.uploadLimits.minFreeBytes,
+          );
+          const body = await uploadStream(req, maxBytes);
+          accepted = await acceptScan(
+            {
+              pool: deps.scans.pool,
+              storage: deps.scans.storage,
+              enqueue: (p) => enqueueScanIngest(deps.scans.queue, p),
             },
-            idempotencyKey: null,
-            triage,
-          },
-        );
+            {
+              workspaceId,
+              keyId: key?.id ?? null,
+              body,
+              gzip: false,
+              maxBytes,
+              limits: deps.scans.uploadLimits,
+              format: q.format ?? null,
+              name: q.name ?? null,
+              asset: {
+                name: q.asset ?? null,
+                environment: q.environment ?? null,
+                criticality: q.criticality ?? null,
+                internetExposed: q.internetExposed ?? null,
+              },
+              idempotencyKey: null,
+              triage,
+            },
+          );
+        } finally {
+          release();
+        }
+        const { scan } = accepted;
         return reply
           .code(202)
           .header('Cache-Control', 'no-store')

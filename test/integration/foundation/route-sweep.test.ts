@@ -58,6 +58,9 @@ const CONSOLE_ROUTES: { method: 'GET' | 'POST'; url: string }[] = [
   { method: 'POST', url: '/api/console/exports' },
   { method: 'GET', url: `/api/console/exports/${ID}` },
   { method: 'GET', url: '/api/console/dashboard' },
+  { method: 'POST', url: '/api/console/cases/triage/preview' },
+  { method: 'POST', url: '/api/console/cases/triage' },
+  { method: 'POST', url: `/api/console/cases/${ID}/triage` },
 ];
 
 beforeAll(async () => {

@@ -331,3 +331,102 @@ describe('console case routes', () => {
     expect(tooMany.statusCode).toBe(400);
   });
 });
+
+describe('console triage routes', () => {
+  it('previews a triage: cases selected, AI calls used and what the month has left', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/console/cases/triage/preview',
+      headers: as(a),
+      payload: { filters: { severity: 'CRITICAL,HIGH' } },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    const p = res.json() as {
+      cases: number;
+      aiCalls: number;
+      skippedForQuota: number;
+      month: { remaining: number; limit: number };
+    };
+    expect(p).toMatchObject({ cases: 2, aiCalls: 2, skippedForQuota: 0 });
+    expect(p.month.remaining).toBe(p.month.limit);
+    const other = await t.app.inject({
+      method: 'POST',
+      url: '/api/console/cases/triage/preview',
+      headers: as(b),
+      payload: { caseIds },
+    });
+    expect(other.json()).toMatchObject({ cases: 0, aiCalls: 0 });
+  });
+
+  it('refuses a triage billed to no key, another workspace key, or a key without triage:write', async () => {
+    const url = '/api/console/cases/triage';
+    const noKey = await t.app.inject({ method: 'POST', url, headers: as(a), payload: { caseIds } });
+    expect(noKey.statusCode).toBe(400);
+    const foreign = await t.app.inject({
+      method: 'POST',
+      url,
+      headers: as(a),
+      payload: { key: b.keyId, caseIds },
+    });
+    expect(foreign.statusCode).toBe(400);
+    expect(foreign.json()).toMatchObject({
+      code: 'invalid_request',
+      errors: [{ path: '/key', message: 'must be an active key of this workspace' }],
+    });
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/api/console/keys',
+      headers: as(a),
+      payload: { label: 'read only', scopes: ['scans:read'] },
+    });
+    const weak = (created.json() as { id: string }).id;
+    const weakRes = await t.app.inject({
+      method: 'POST',
+      url,
+      headers: as(a),
+      payload: { key: weak, caseIds },
+    });
+    expect(weakRes.json()).toMatchObject({
+      errors: [{ path: '/key', message: 'must be a key with the cases:write and triage:write scope' }],
+    });
+    const one = await t.app.inject({
+      method: 'POST',
+      url: `/api/console/cases/${caseIds[0]}/triage`,
+      headers: as(b),
+      payload: { key: b.keyId },
+    });
+    expect(one.statusCode).toBe(404);
+    const noCsrf = await t.app.inject({
+      method: 'POST',
+      url,
+      headers: as(a, false),
+      payload: { key: a.keyId, caseIds },
+    });
+    expect(noCsrf.statusCode).toBe(403);
+
+    const upload = await t.app.inject({
+      method: 'POST',
+      url: '/api/console/scans?triage=new',
+      headers: { ...as(a), 'content-type': multipart(FIXTURE).type },
+      payload: multipart(FIXTURE).body,
+    });
+    expect(upload.statusCode).toBe(400);
+    expect(upload.json()).toMatchObject({ errors: [{ path: '/querystring/key' }] });
+  });
+
+  it('accepts a triage of the selection billed to a key of the workspace', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/console/cases/triage',
+      headers: as(a),
+      payload: { key: a.keyId, caseIds: [caseIds[0]] },
+    });
+    expect(res.statusCode, res.body).toBe(202);
+    expect(res.json()).toMatchObject({
+      requested: 1,
+      total: 1,
+      skippedForQuota: 0,
+      batchId: expect.any(String),
+    });
+  });
+});

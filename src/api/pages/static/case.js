@@ -103,6 +103,106 @@ function cveRow(cve, e) {
   );
 }
 
+const PRIORITY = { CRITICAL: 'Critical', HIGH: 'High', MEDIUM: 'Medium', LOW: 'Low', INFO: 'Info' };
+const ACTION = {
+  PATCH_IMMEDIATELY: 'Patch immediately',
+  PATCH_SCHEDULED: 'Patch in the next window',
+  MITIGATE: 'Mitigate',
+  MONITOR: 'Monitor',
+  INVESTIGATE: 'Investigate',
+  ACCEPT_RISK: 'Accept the risk',
+};
+
+/** The reasoning with the safety policy's notes (lines that name the policy) highlighted. */
+function reasoning(text) {
+  return h(
+    'div',
+    { class: 'reasoning' },
+    String(text)
+      .split(/\n+/)
+      .map((line) => h('p', { class: /\bpolicy\b/i.test(line) ? 'policy-note' : null }, line)),
+  );
+}
+
+function triageFacts(t) {
+  return [
+    ...fact(
+      'Priority',
+      h(
+        'span',
+        { class: `sev sev-${t.priority.toLowerCase()}`, id: 'triage-priority' },
+        PRIORITY[t.priority] || t.priority,
+      ),
+    ),
+    ...fact('Action', ACTION[t.recommendedAction] || t.recommendedAction),
+    ...fact('Confidence', `${Math.round(t.confidenceScore * 100)}%`),
+    ...(t.severityOverride ? fact('Severity override', t.severityOverride) : []),
+    ...fact('Reasoning', reasoning(t.reasoning)),
+    ...fact('Model', h('code', {}, t.model)),
+    ...fact('Policy', h('span', { class: 'policy-note' }, `version ${t.policyVersion}`)),
+    ...fact('Triaged', time(t.triagedAt, '—', true)),
+    ...fact(
+      'Signals then',
+      `KEV ${t.enrichment.kev ? 'yes' : 'no'} · EPSS ${t.enrichment.epss === null ? '—' : pct(t.enrichment.epss)} · CVSS ${t.enrichment.cvssScore ?? '—'}`,
+    ),
+  ];
+}
+
+function triageHistoryItem(t) {
+  return h(
+    'li',
+    {},
+    time(t.triagedAt, '—', true),
+    ' ',
+    h('strong', {}, PRIORITY[t.priority] || t.priority),
+    ` · ${ACTION[t.recommendedAction] || t.recommendedAction} · ${Math.round(t.confidenceScore * 100)}% · `,
+    h('code', {}, t.model),
+    h('p', { class: 'note' }, t.reasoning),
+  );
+}
+
+function drawTriage(c) {
+  const [now, ...earlier] = c.triageHistory || [];
+  show($('triage-none'), !now);
+  show($('triage-now'), Boolean(now));
+  if (now) $('triage-now').replaceChildren(...triageFacts(now));
+  show($('triage-stale'), Boolean(c.triageStale));
+  $('triage-history').replaceChildren(...earlier.map(triageHistoryItem));
+  show($('triage-history-wrap'), earlier.length > 0);
+}
+
+async function initTriage() {
+  const keys = (await api('/keys')).data.filter(
+    (k) =>
+      (k.status === 'active' || k.status === 'rotating') &&
+      k.scopes.includes('triage:write') &&
+      k.scopes.includes('cases:write'),
+  );
+  const select = $('triage-key');
+  select.replaceChildren(...keys.map((k) => h('option', { value: k.id }, `${k.label} (${k.masked})`)));
+  if (keys.length === 0) {
+    select.append(h('option', { value: '' }, 'No key with cases:write and triage:write'));
+    $('triage-submit').disabled = true;
+  }
+  $('triage-form').addEventListener('submit', async (e) => {
+    e.preventDefault();
+    $('triage-submit').disabled = true;
+    $('triage-card').setAttribute('aria-busy', 'true');
+    try {
+      await api(`/cases/${id}/triage`, { method: 'POST', body: { key: select.value } });
+      draw(await api(`/cases/${id}`));
+      clearAlert($('page-error'));
+      $('page-notice').textContent = 'Triaged: the answer is shown under AI triage.';
+      show($('page-notice'), true);
+    } catch (err) {
+      report(err);
+    } finally {
+      $('triage-submit').disabled = false;
+      $('triage-card').setAttribute('aria-busy', 'false');
+    }
+  });
+}
+
 function historyItem(x) {
   return h(
     'li',
@@ -171,6 +271,7 @@ function draw(c) {
   show($('cves-empty'), c.cveIds.length === 0);
   $('history').replaceChildren(...c.history.slice().reverse().map(historyItem));
   show($('history-empty'), c.history.length === 0);
+  drawTriage(c);
 }
 
 async function start() {
@@ -186,6 +287,7 @@ async function start() {
   } finally {
     $('case-card').setAttribute('aria-busy', 'false');
   }
+  initTriage().catch(report);
 
   $('evidence-more').addEventListener('click', async () => {
     try {

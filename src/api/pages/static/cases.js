@@ -256,6 +256,97 @@ function initExport() {
   });
 }
 
+/** The filter as `POST /api/v1/cases/triage` takes it: the query's own names and comma lists, typed. */
+function queryFilters() {
+  const filters = {};
+  for (const name of FILTERS) {
+    const value = valueOf(name);
+    if (!value) continue;
+    if (BOOLEANS.has(name)) filters[name] = value === 'true';
+    else if (NUMBERS.has(name)) filters[name] = Number(value);
+    else filters[name] = value;
+  }
+  return filters;
+}
+
+/** The selection of the "Apply to" choice, as the triage routes take it; null when nothing is selected. */
+function triageSelection() {
+  const scope = $('bulk-form').elements.scope.value;
+  if (scope === 'selected') return selected.size ? { caseIds: [...selected] } : null;
+  return { filters: queryFilters() };
+}
+
+async function initTriage() {
+  const keys = (await api('/keys')).data.filter(
+    (k) =>
+      (k.status === 'active' || k.status === 'rotating') &&
+      k.scopes.includes('triage:write') &&
+      k.scopes.includes('cases:write'),
+  );
+  const select = $('triage-key');
+  select.replaceChildren(...keys.map((k) => h('option', { value: k.id }, `${k.label} (${k.masked})`)));
+  if (keys.length === 0) {
+    select.append(h('option', { value: '' }, 'No key with cases:write and triage:write'));
+    $('triage-check').disabled = true;
+  }
+  const confirm = $('triage-confirm');
+  const status = $('triage-status');
+  let pending = null;
+
+  $('triage-form').addEventListener('submit', async (e) => {
+    e.preventDefault();
+    status.textContent = '';
+    const selection = triageSelection();
+    if (!selection) {
+      report(new Error('Select one or more cases first, or apply to every case matching the filters.'));
+      return;
+    }
+    try {
+      const p = await api('/cases/triage/preview', { method: 'POST', body: selection });
+      const m = p.month;
+      let text =
+        `This triages ${count(p.aiCalls)} of ${count(p.cases)} case${p.cases === 1 ? '' : 's'}: ` +
+        `${count(p.aiCalls)} AI call${p.aiCalls === 1 ? '' : 's'}. ` +
+        `This month: ${count(m.remaining)} of ${count(m.limit)} AI calls left` +
+        (m.reserved ? ` (${count(m.reserved)} held by running triage)` : '') +
+        `; ${count(Math.max(0, m.remaining - p.aiCalls))} left afterwards.`;
+      if (p.skippedForQuota) text += ` ${count(p.skippedForQuota)} cases are skipped: riskiest first.`;
+      $('triage-summary').textContent = text;
+      $('triage-go').textContent = `Triage ${count(p.aiCalls)} case${p.aiCalls === 1 ? '' : 's'}`;
+      $('triage-go').disabled = p.aiCalls === 0;
+      pending = selection;
+      show(confirm, true);
+      $('triage-go').focus();
+    } catch (err) {
+      report(err);
+    }
+  });
+
+  $('triage-cancel').addEventListener('click', () => {
+    pending = null;
+    show(confirm, false);
+    $('triage-check').focus();
+  });
+
+  $('triage-go').addEventListener('click', async () => {
+    if (!pending) return;
+    $('triage-go').disabled = true;
+    try {
+      const r = await api('/cases/triage', { method: 'POST', body: { key: select.value, ...pending } });
+      show(confirm, false);
+      status.textContent =
+        `AI triage started for ${count(r.total)} case${r.total === 1 ? '' : 's'}` +
+        (r.skippedForQuota ? `; ${count(r.skippedForQuota)} skipped (no AI calls left this month)` : '') +
+        '. Answers appear on each case as they arrive.';
+      pending = null;
+    } catch (err) {
+      report(err);
+    } finally {
+      $('triage-go').disabled = false;
+    }
+  });
+}
+
 async function start() {
   const me = await startShell();
   if (!me) return;
@@ -263,6 +354,7 @@ async function start() {
   initSelection();
   initBulk();
   initExport();
+  initTriage().catch(report);
   const card = $('cases-card');
   try {
     await Promise.all([loadCases(), loadCounts()]);

@@ -47,6 +47,27 @@ export function casePage(id: string): SafeHtml {
           </div>
         </section>
 
+        <section class="card" aria-labelledby="triage-title" id="triage-card">
+          <h2 id="triage-title">AI triage</h2>
+          <p id="triage-stale" class="alert alert-warning" hidden>
+            The exploit signals changed since this triage (KEV, EPSS or CVSS): triage again for a fresh
+            answer.
+          </p>
+          <p id="triage-none" class="empty" hidden>Not triaged yet.</p>
+          <dl class="facts" id="triage-now" hidden></dl>
+          <form id="triage-form" class="bulk-form" novalidate>
+            <div class="field">
+              <label for="triage-key">Bill the AI call to key</label>
+              <select id="triage-key" name="key"></select>
+            </div>
+            <button type="submit" class="btn" id="triage-submit">Triage now (1 AI call)</button>
+          </form>
+          <details id="triage-history-wrap" hidden>
+            <summary>Earlier answers</summary>
+            <ol id="triage-history" class="history"></ol>
+          </details>
+        </section>
+
         <section class="card" aria-labelledby="status-title">
           <h2 id="status-title">Status</h2>
           <form id="status-form" class="bulk-form" novalidate>

@@ -136,6 +136,22 @@ export function casesPage(): SafeHtml {
               <button type="submit" class="btn btn-primary" id="bulk-submit">Change status</button>
             </div>
           </form>
+          <form id="triage-form" class="bulk-form" novalidate>
+            <div class="field">
+              <label for="triage-key">AI triage, billed to key</label>
+              <select id="triage-key" name="key" aria-describedby="triage-key-hint"></select>
+              <p class="hint" id="triage-key-hint">A key with the cases:write and triage:write scopes.</p>
+            </div>
+            <div class="filter-actions">
+              <button type="submit" class="btn" id="triage-check">Triage with AI&hellip;</button>
+            </div>
+            <div id="triage-confirm" class="confirm" hidden>
+              <p id="triage-summary"></p>
+              <button type="button" class="btn btn-primary" id="triage-go">Triage</button>
+              <button type="button" class="btn btn-quiet" id="triage-cancel">Cancel</button>
+            </div>
+            <p id="triage-status" role="status" class="hint"></p>
+          </form>
           <form id="export-form" class="bulk-form" novalidate>
             <div class="field">
               <label for="export-format">Export the cases matching the filters as</label>
