@@ -1,34 +1,12 @@
 import type { Queryable } from '../../db/pool.js';
-import type { KeyState, PlanName } from '../../db/entities/index.js';
 import { isWellFormedApiKey } from './key-format.js';
 import { hashApiKey } from './key-secrets.js';
 import { authenticates, effectiveKeyState } from './key-lifecycle.js';
 import type { Invalidation } from './invalidation-bus.js';
 import type { AuthFailureLimiter } from './auth-failure-limiter.js';
+import { findKeyByHash, type AuthenticatedKey } from './keys-store.js';
 
-/** A key that authenticated, with what the request pipeline needs of its workspace. */
-export interface AuthenticatedKey {
-  id: string;
-  label: string;
-  scopes: string[];
-  state: KeyState;
-  prefix: string;
-  lastFour: string;
-  createdAt: Date;
-  expiresAt: Date | null;
-  graceEndsAt: Date | null;
-  /** As of when the key was loaded into this process's cache (at most the cache TTL old). */
-  lastUsedAt: Date | null;
-  successorId: string | null;
-  workspace: {
-    id: string;
-    name: string;
-    plan: PlanName;
-    trialEndsAt: Date | null;
-    status: 'active' | 'suspended';
-    rotationPolicyDays: number;
-  };
-}
+export type { AuthenticatedKey } from './keys-store.js';
 
 export type VerifyResult =
   | { ok: true; key: AuthenticatedKey }
@@ -45,26 +23,6 @@ export interface KeyVerifier {
 interface Entry {
   key: AuthenticatedKey;
   until: number;
-}
-
-interface Row {
-  id: string;
-  label: string;
-  scopes: string[];
-  state: KeyState;
-  prefix: string;
-  last_four: string;
-  created_at: Date;
-  expires_at: Date | null;
-  grace_ends_at: Date | null;
-  last_used_at: Date | null;
-  successor_id: string | null;
-  ws_id: string;
-  ws_name: string;
-  ws_plan: PlanName;
-  ws_trial_ends_at: Date | null;
-  ws_status: 'active' | 'suspended';
-  ws_rotation_policy_days: number;
 }
 
 /**
@@ -145,38 +103,7 @@ export function createKeyVerifier(deps: {
   }
 
   async function load(hash: string): Promise<AuthenticatedKey | null> {
-    const res = await deps.db.query<Row>(
-      `SELECT k.id, k.label, k.scopes, k.state, k.prefix, k.last_four, k.created_at, k.expires_at, k.grace_ends_at,
-              k.last_used_at, k.successor_id,
-              w.id AS ws_id, w.name AS ws_name, w.plan AS ws_plan, w.trial_ends_at AS ws_trial_ends_at,
-              w.status AS ws_status, w.rotation_policy_days AS ws_rotation_policy_days
-         FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
-        WHERE k.key_hash = $1`,
-      [hash],
-    );
-    const r = res.rows[0];
-    if (!r) return null;
-    return {
-      id: r.id,
-      label: r.label,
-      scopes: r.scopes,
-      state: r.state,
-      prefix: r.prefix,
-      lastFour: r.last_four,
-      createdAt: r.created_at,
-      expiresAt: r.expires_at,
-      graceEndsAt: r.grace_ends_at,
-      lastUsedAt: r.last_used_at,
-      successorId: r.successor_id,
-      workspace: {
-        id: r.ws_id,
-        name: r.ws_name,
-        plan: r.ws_plan,
-        trialEndsAt: r.ws_trial_ends_at,
-        status: r.ws_status,
-        rotationPolicyDays: r.ws_rotation_policy_days,
-      },
-    };
+    return findKeyByHash(deps.db, hash);
   }
 
   function remember(hash: string, key: AuthenticatedKey): void {

@@ -7,12 +7,15 @@ import {
   KeyAuditEventSchema,
   type ApiKey,
   type AuditAction,
+  type KeyState,
+  type PlanName,
   type KeyAuditEvent,
 } from '../../db/entities/index.js';
 
 /**
  * The keys area's tables: `api_keys`, `key_audit_events` and `key_reveals` (and the `key_version`
- * counter); nothing else names them (the verifier's hot lookup excepted, see key-verifier.ts).
+ * counter); nothing else names them. The verifier's hot lookup (`findKeyByHash`) reads the key's workspace
+ * row with it, in the same indexed query.
  *
  * Two kinds of function, one per way the area reaches the database:
  * - `(em, …)`: the MikroORM unit of work the key use cases run in (`em` is a transaction's
@@ -238,4 +241,88 @@ export async function selectAuditEvents(db: Queryable, f: AuditEventFilter): Pro
     args,
   );
   return rows;
+}
+
+/** A key that authenticated, with what the request pipeline needs of its workspace. */
+export interface AuthenticatedKey {
+  id: string;
+  label: string;
+  scopes: string[];
+  state: KeyState;
+  prefix: string;
+  lastFour: string;
+  createdAt: Date;
+  expiresAt: Date | null;
+  graceEndsAt: Date | null;
+  /** As of when the key was loaded into this process's cache (at most the cache TTL old). */
+  lastUsedAt: Date | null;
+  successorId: string | null;
+  workspace: {
+    id: string;
+    name: string;
+    plan: PlanName;
+    trialEndsAt: Date | null;
+    status: 'active' | 'suspended';
+    rotationPolicyDays: number;
+  };
+}
+
+interface VerifiedKeyRow {
+  id: string;
+  label: string;
+  scopes: string[];
+  state: KeyState;
+  prefix: string;
+  last_four: string;
+  created_at: Date;
+  expires_at: Date | null;
+  grace_ends_at: Date | null;
+  last_used_at: Date | null;
+  successor_id: string | null;
+  ws_id: string;
+  ws_name: string;
+  ws_plan: PlanName;
+  ws_trial_ends_at: Date | null;
+  ws_status: 'active' | 'suspended';
+  ws_rotation_policy_days: number;
+}
+
+/**
+ * The key whose hash is `keyHash`, with its workspace, in one indexed query (the verifier's
+ * cache miss, key-verifier.ts); null when no key has that hash. Whether it authenticates is
+ * the verifier's business.
+ */
+export async function findKeyByHash(db: Queryable, keyHash: string): Promise<AuthenticatedKey | null> {
+  const res = await db.query<VerifiedKeyRow>(
+    `SELECT k.id, k.label, k.scopes, k.state, k.prefix, k.last_four, k.created_at, k.expires_at, k.grace_ends_at,
+            k.last_used_at, k.successor_id,
+            w.id AS ws_id, w.name AS ws_name, w.plan AS ws_plan, w.trial_ends_at AS ws_trial_ends_at,
+            w.status AS ws_status, w.rotation_policy_days AS ws_rotation_policy_days
+       FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
+      WHERE k.key_hash = $1`,
+    [keyHash],
+  );
+  const r = res.rows[0];
+  if (!r) return null;
+  return {
+    id: r.id,
+    label: r.label,
+    scopes: r.scopes,
+    state: r.state,
+    prefix: r.prefix,
+    lastFour: r.last_four,
+    createdAt: r.created_at,
+    expiresAt: r.expires_at,
+    graceEndsAt: r.grace_ends_at,
+    lastUsedAt: r.last_used_at,
+    successorId: r.successor_id,
+    workspace: {
+      id: r.ws_id,
+      name: r.ws_name,
+      plan: r.ws_plan,
+      trialEndsAt: r.ws_trial_ends_at,
+      status: r.ws_status,
+      rotationPolicyDays: r.ws_rotation_policy_days,
+    },
+  };
 }
