@@ -14,6 +14,8 @@ import type { QueueKit } from '../jobs/queue-kit.js';
 import type { ScanRouteDeps } from './routes/scans.js';
 import type { ExportService } from '../domain/exports/export-service.js';
 import type { HttpMetrics } from './plugins/metrics.js';
+import type { WorkflowService } from '../domain/workflows/workflow-service.js';
+import type { InboundDeps } from '../domain/workflows/inbound.js';
 
 /**
  * What the HTTP edge may use, declared here so `api/` imports nothing above it: `app/services.ts`
@@ -40,6 +42,8 @@ export interface AppDeps {
   scans: ScanRouteDeps;
   /** Case and finding exports, their jobs and signed download links. */
   exports: ExportService;
+  /** Mapped workflows: their management, and the inbound Jira/GitHub webhooks. */
+  workflows: { service: WorkflowService; inbound: InboundDeps };
   /** Server secret (KEY_PEPPER), for sealing secrets kept at rest. */
   pepper: string;
   /** Request metrics and `GET /metrics`; absent: neither. */

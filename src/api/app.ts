@@ -29,6 +29,8 @@ import { registerAuditEventRoutes } from './routes/audit-events.js';
 import { registerExportDownloadRoute, registerExportRoutes } from './routes/exports.js';
 import { registerPages } from './pages/index.js';
 import { registerDocs } from './pages/docs.js';
+import { registerWorkflowRoutes } from './routes/workflows.js';
+import { registerWorkflowHookRoutes } from './routes/workflow-hooks.js';
 
 /** How the app is run (not what it serves): options of {@link buildApp}. */
 export interface AppOptions {
@@ -140,6 +142,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
         scope: 'keys:write',
       });
       registerAuditEventRoutes(scope, deps);
+      registerWorkflowRoutes(scope, deps);
     },
     { prefix: '/api/v1' },
   );
@@ -150,6 +153,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     },
     { prefix: '/api/pipeline' },
   );
+  await registerWorkflowHookRoutes(app, deps);
   if (deps.config.adminToken)
     await registerQueueDashboard(app, { queues: deps.queues, adminToken: deps.config.adminToken });
   await registerPages(app, deps);

@@ -26,6 +26,7 @@ import { enqueueBatchItems } from '../jobs/triage-batch.js';
 import { createExportService } from '../domain/exports/export-service.js';
 import { EXPORT_QUEUE, enqueueExport, type ExportPayload } from '../jobs/export-job.js';
 import { createProcessMetrics, type ProcessMetrics } from './metrics/process-metrics.js';
+import { buildWorkflows, type Workflows } from './build-workflows.js';
 
 /**
  * The services of a process: everything the HTTP edge needs (`AppDeps`, of which each route
@@ -38,6 +39,8 @@ export interface Services extends AppDeps {
   bus: InvalidationBus;
   /** This process's metrics: job durations, scan outcomes, and what METRICS_PORT serves. */
   processMetrics: ProcessMetrics;
+  /** Mapped workflows: the service, the inbound hooks, the trigger and the delivery settings. */
+  workflows: Workflows;
   stop(): Promise<void>;
 }
 
@@ -91,6 +94,7 @@ export async function buildServices(
     enqueueBatchItems: (batchId, total) =>
       enqueueBatchItems(infra.queues, batchId, total, config.batchItemRetry),
   });
+  const workflows = buildWorkflows(config, infra, clock);
   return {
     config,
     logger,
@@ -121,6 +125,7 @@ export async function buildServices(
     pepper: infra.pepper,
     metrics: metrics.http,
     processMetrics: metrics,
+    workflows,
     scans: {
       pool: infra.pool,
       storage: scanStorage,

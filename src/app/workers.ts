@@ -66,6 +66,7 @@ export async function startProcessWorkers(
     storage: services.scans.storage,
     deliver,
     maintenance: maintenanceRun(config, infra, services, deliver),
+    workflows: services.workflows,
     processMetrics: services.processMetrics,
   });
 }

@@ -26,6 +26,9 @@ import { EXPORT_QUEUE, exportProcessor, type ExportPayload } from '../jobs/expor
 import { timedQueueKit, type JobObserver } from '../jobs/timed-queue-kit.js';
 import type { ScanIngestObserver } from './scan-ingest-worker.js';
 import { startMetricsServer } from './metrics-server.js';
+import { startDeliveryWorker } from './delivery-worker.js';
+import type { DeliveryDeps } from '../domain/workflows/deliver.js';
+import type { WorkflowTrigger } from '../domain/workflows/trigger.js';
 
 /** What the workers of a process run on, handed over by `app/` (the composition root). */
 export interface WorkerDeps {
@@ -42,6 +45,8 @@ export interface WorkerDeps {
   pepper: string;
   storage: ScanStorage;
   deliver: typeof deliverWebhook;
+  /** Mapped workflows: the delivery worker's settings, and the trigger scans call on completion. */
+  workflows?: { delivery: DeliveryDeps; trigger: WorkflowTrigger };
   /** One housekeeping run (`domain/maintenance.ts`, wired by `app/`). */
   maintenance: () => Promise<unknown>;
   /** This process's metrics: job durations, scan outcomes, and what METRICS_PORT serves. */
@@ -128,7 +133,9 @@ export async function startWorkers(deps: WorkerDeps): Promise<{ close(): Promise
     storage: deps.storage,
     triageScan: (scanId) => deps.caseTriage.triageScan(scanId),
     ...(metrics ? { observer: metrics.scans } : {}),
+    ...(deps.workflows ? { afterScan: deps.workflows.trigger.scanCompleted } : {}),
   });
+  if (deps.workflows) workers.push(startDeliveryWorker(queues, deps.workflows.delivery, { logger }));
   return {
     async close() {
       stopScheduling();

@@ -50,6 +50,12 @@ export interface ScanIngestWorkerDeps {
    * @defaultValue none (no case triage)
    */
   triageScan?: (scanId: string) => Promise<void>;
+  /**
+   * Called once a scan completed, with its workspace and id: mapped workflows (issue 14) pick
+   * up the cases it created or reopened. Its failure is logged, never fails the scan.
+   * @defaultValue none
+   */
+  afterScan?: (workspaceId: string, scanId: string) => Promise<unknown>;
 }
 
 /** Sees each scan this worker ends: parsed (its bytes and findings), unparseable, or given up. */
@@ -120,6 +126,15 @@ export function startScanIngestWorker(deps: ScanIngestWorkerDeps): { close(): Pr
       // Lost the race: the scan was failed (e.g. this job stalled out while still running) or
       // another attempt completed it. Only a failed scan's late rows are dropped.
       if (!completed) await discardRowsOfFailedScan(deps.pool, scan.id);
+      else
+        await deps
+          .afterScan?.(scan.workspaceId, scan.id)
+          .catch((err: unknown) =>
+            log.warn(
+              { scanId: scan.id, err: (err as Error)?.message },
+              'workflows not triggered for the scan',
+            ),
+          );
       await storage.remove(scan.storagePath);
       // Only a completed scan is triaged (triageScan checks), whichever attempt completed it.
       await deps.triageScan?.(scan.id);

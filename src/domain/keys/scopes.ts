@@ -6,12 +6,14 @@ export const SCOPES = [
   'cases:write',
   'usage:read',
   'keys:write',
+  'workflows:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
 /**
  * A workspace's first key can do everything but manage keys. `cases:write` joined later:
- * migration m012 gives it to the first keys created before (the keys holding all the others).
+ * migration m012 gives it to the first keys created before (the keys holding all the others);
+ * `workflows:write` likewise through m014.
  */
 export const FIRST_KEY_SCOPES: Scope[] = [
   'triage:write',
@@ -19,6 +21,7 @@ export const FIRST_KEY_SCOPES: Scope[] = [
   'scans:read',
   'cases:write',
   'usage:read',
+  'workflows:write',
 ];
 
 export function isScope(value: string): value is Scope {

@@ -13,6 +13,7 @@ const SCOPE_HELP: Record<Scope, string> = {
   'cases:write': 'Change case status and request case triage (with triage:write)',
   'usage:read': 'Read usage and /api/v1/keys/me',
   'keys:write': 'Manage keys from the API',
+  'workflows:write': 'Manage mapped workflows (Jira, GitHub Issues, webhooks)',
 };
 
 const DEFAULT_EXPIRY_DAYS = 90;

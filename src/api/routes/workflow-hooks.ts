@@ -1,0 +1,39 @@
+import type { FastifyInstance } from 'fastify';
+import { receiveGithub, receiveJira, type InboundDeps } from '../../domain/workflows/inbound.js';
+import { hookParams } from '../schemas/workflows.js';
+
+/**
+ * Inbound Jira and GitHub webhooks (`/api/hooks/{jira,github}/:workflowId`, issue 14 §3): no
+ * API key — the workflow's secret signs the raw body, so the body is kept as bytes for the
+ * check and parsed only after it. Answers 202 with whether the event changed a case.
+ */
+export async function registerWorkflowHookRoutes(
+  app: FastifyInstance,
+  deps: { workflows: { inbound: InboundDeps } },
+) {
+  await app.register(
+    async (scope) => {
+      scope.removeAllContentTypeParsers();
+      scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+      const opts = { bodyLimit: 1024 * 1024, schema: { params: hookParams } };
+      const request = (req: {
+        params: unknown;
+        headers: Record<string, string | string[] | undefined>;
+        body: unknown;
+      }) => ({
+        workflowId: (req.params as { workflowId: string }).workflowId,
+        headers: req.headers,
+        rawBody: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
+      });
+      scope.post('/jira/:workflowId', opts, async (req, reply) => {
+        const result = await receiveJira(deps.workflows.inbound, request(req));
+        return reply.code(202).send({ object: 'hook_receipt', ...result });
+      });
+      scope.post('/github/:workflowId', opts, async (req, reply) => {
+        const result = await receiveGithub(deps.workflows.inbound, request(req));
+        return reply.code(202).send({ object: 'hook_receipt', ...result });
+      });
+    },
+    { prefix: '/api/hooks' },
+  );
+}

@@ -1,0 +1,72 @@
+import type { FastifyInstance } from 'fastify';
+import type {
+  WorkflowInput,
+  WorkflowPatchInput,
+  WorkflowService,
+} from '../../domain/workflows/workflow-service.js';
+import { DEFAULT_LIMIT, idParams } from '../schemas/scans.js';
+import { createWorkflowBody, listDeliveriesQuery, patchWorkflowBody } from '../schemas/workflows.js';
+
+/**
+ * Mapped workflows under `/api/v1` (issue 14): `workflows:write` manages them, `scans:read`
+ * reads them and their deliveries. Another workspace's ids are 404 like unknown ones. No answer
+ * carries a credential; the signing secret only the creation's 201.
+ */
+export function registerWorkflowRoutes(
+  app: FastifyInstance,
+  deps: { workflows: { service: WorkflowService } },
+): void {
+  const svc = deps.workflows.service;
+  const read = { scope: 'scans:read' as const };
+  const write = { scope: 'workflows:write' as const };
+  const id = (req: { params: unknown }) => (req.params as { id: string }).id;
+
+  app.get('/workflows', { config: read }, async (req) => ({
+    object: 'list',
+    data: await svc.list(req.apiKey.workspace.id),
+    nextCursor: null,
+  }));
+
+  app.post(
+    '/workflows',
+    { config: write, bodyLimit: 32 * 1024, schema: { body: createWorkflowBody } },
+    async (req, reply) => {
+      const created = await svc.create(req.apiKey.workspace.id, req.body as WorkflowInput);
+      void reply.code(201).header('Cache-Control', 'no-store');
+      return created;
+    },
+  );
+
+  app.get('/workflows/:id', { config: read, schema: { params: idParams } }, async (req) =>
+    svc.get(req.apiKey.workspace.id, id(req)),
+  );
+
+  app.patch(
+    '/workflows/:id',
+    { config: write, bodyLimit: 32 * 1024, schema: { params: idParams, body: patchWorkflowBody } },
+    async (req) => svc.update(req.apiKey.workspace.id, id(req), req.body as WorkflowPatchInput),
+  );
+
+  app.delete('/workflows/:id', { config: write, schema: { params: idParams } }, async (req, reply) => {
+    await svc.remove(req.apiKey.workspace.id, id(req));
+    return reply.code(204).send();
+  });
+
+  app.post(
+    '/workflows/:id/test',
+    { config: write, bodyLimit: 1024, schema: { params: idParams } },
+    async (req) => svc.test(req.apiKey.workspace.id, id(req)),
+  );
+
+  app.get(
+    '/workflows/:id/deliveries',
+    { config: read, schema: { params: idParams, querystring: listDeliveriesQuery } },
+    async (req) => {
+      const q = req.query as { limit?: number; cursor?: string };
+      return svc.deliveries(req.apiKey.workspace.id, id(req), {
+        limit: q.limit ?? DEFAULT_LIMIT,
+        ...(q.cursor !== undefined ? { cursor: q.cursor } : {}),
+      });
+    },
+  );
+}

@@ -1,0 +1,167 @@
+import { describedPattern } from '../../lib/schema-patterns.js';
+import { CASE_STATUSES } from '../../domain/scans/case-status.js';
+import { ASSET_ENVIRONMENTS, PRIORITIES, SEVERITIES } from '../../domain/triage-engine/types.js';
+
+/**
+ * Request schemas of `/api/v1/workflows` (issue 14). The rule takes the case list's filters
+ * (DECISIONS §10) as a JSON object, lists as arrays; the target is one of three kinds.
+ */
+const enumList = (values: readonly string[]) =>
+  ({
+    type: 'array',
+    maxItems: values.length,
+    uniqueItems: true,
+    items: { type: 'string', enum: [...values] },
+  }) as const;
+
+const text = (max: number) => ({ type: 'string', minLength: 1, maxLength: max }) as const;
+
+export const ruleSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    severity: enumList(SEVERITIES),
+    priority: enumList(PRIORITIES),
+    status: enumList(CASE_STATUSES),
+    kev: { type: 'boolean' },
+    cve: {
+      type: 'string',
+      maxLength: 30,
+      pattern: describedPattern('^[Cc][Vv][Ee]-\\d{4}-\\d{4,}$', 'must be a CVE id such as CVE-2021-44228'),
+    },
+    asset: text(300),
+    environment: enumList(ASSET_ENVIRONMENTS),
+    scanner: text(100),
+    scan: text(100),
+  },
+} as const;
+
+export const fieldsSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    summary: text(1000),
+    priority: {
+      type: 'object',
+      additionalProperties: false,
+      properties: Object.fromEntries(PRIORITIES.map((p) => [p, text(100)])),
+    },
+    labels: { type: 'array', maxItems: 20, items: text(100) },
+  },
+} as const;
+
+export const statusMapSchema = {
+  type: 'object',
+  maxProperties: 30,
+  propertyNames: { type: 'string', minLength: 1, maxLength: 100 },
+  additionalProperties: { type: 'string', enum: [...CASE_STATUSES] },
+} as const;
+
+const url = { type: 'string', minLength: 1, maxLength: 2048 } as const;
+
+const jiraTarget = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['kind', 'baseUrl', 'email', 'apiToken', 'projectKey'],
+  properties: {
+    kind: { const: 'jira' },
+    baseUrl: url,
+    email: {
+      type: 'string',
+      maxLength: 254,
+      pattern: describedPattern('^[^\\s@]+@[^\\s@]+$', 'must be an email address'),
+    },
+    apiToken: text(2000),
+    projectKey: {
+      type: 'string',
+      pattern: describedPattern('^[A-Z][A-Z0-9_]{0,19}$', 'must be a Jira project key such as SEC'),
+    },
+    issueType: text(100),
+    transitions: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { done: text(100), reopen: text(100) },
+    },
+  },
+} as const;
+
+const githubTarget = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['kind', 'owner', 'repo', 'token'],
+  properties: {
+    kind: { const: 'github' },
+    owner: {
+      type: 'string',
+      pattern: describedPattern('^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$', 'must be a GitHub owner'),
+    },
+    repo: {
+      type: 'string',
+      pattern: describedPattern('^[A-Za-z0-9._-]{1,100}$', 'must be a GitHub repository name'),
+    },
+    token: text(2000),
+    apiUrl: url,
+  },
+} as const;
+
+const webhookTarget = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['kind', 'url'],
+  properties: { kind: { const: 'webhook' }, url },
+} as const;
+
+/** Picks the kind's schema with if/then, so errors name the kind's own fields (not a oneOf). */
+const targetSchema = {
+  type: 'object',
+  required: ['kind'],
+  properties: { kind: { type: 'string', enum: ['jira', 'github', 'webhook'] } },
+  allOf: [
+    { if: { properties: { kind: { const: 'jira' } } }, then: jiraTarget },
+    { if: { properties: { kind: { const: 'github' } } }, then: githubTarget },
+    { if: { properties: { kind: { const: 'webhook' } } }, then: webhookTarget },
+  ],
+} as const;
+
+export const createWorkflowBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'target'],
+  properties: {
+    name: text(200),
+    enabled: { type: 'boolean' },
+    target: targetSchema,
+    rule: ruleSchema,
+    fields: fieldsSchema,
+    statusMap: statusMapSchema,
+  },
+} as const;
+
+export const patchWorkflowBody = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: {
+    name: text(200),
+    enabled: { type: 'boolean' },
+    rule: ruleSchema,
+    fields: fieldsSchema,
+    statusMap: statusMapSchema,
+    credential: text(2000),
+  },
+} as const;
+
+export const listDeliveriesQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    limit: { type: 'integer', minimum: 1, maximum: 200 },
+    cursor: { type: 'string', maxLength: 500 },
+  },
+} as const;
+
+export const hookParams = {
+  type: 'object',
+  required: ['workflowId'],
+  properties: { workflowId: { type: 'string', maxLength: 100 } },
+} as const;

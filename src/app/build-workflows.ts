@@ -1,0 +1,53 @@
+import type { Config } from '../lib/config.js';
+import type { Infrastructure } from './infrastructure.js';
+import type { DeliveryDeps } from '../domain/workflows/deliver.js';
+import type { InboundDeps } from '../domain/workflows/inbound.js';
+import { createWorkflowTrigger, type WorkflowTrigger } from '../domain/workflows/trigger.js';
+import { createWorkflowService, type WorkflowService } from '../domain/workflows/workflow-service.js';
+import { DELIVERY_QUEUE, enqueueDeliveries, type DeliveryPayload } from '../jobs/workflow-delivery.js';
+
+/** Mapped workflows as a process holds them (issue 14). */
+export interface Workflows {
+  service: WorkflowService;
+  inbound: InboundDeps;
+  /** The hook the ingest, triage and case-status paths call when cases change. */
+  trigger: WorkflowTrigger;
+  /** What the `deliveries` worker runs with. */
+  delivery: DeliveryDeps;
+}
+
+/**
+ * Wires workflows from the process's infrastructure: outbound calls follow the batch-webhook
+ * URL rule and its settings (WEBHOOK_ALLOW_PRIVATE_HOSTS, WEBHOOK_ALLOW_LOOPBACK_HTTP); the
+ * `deliveries` queue is the kit's own, opened on the first delivery.
+ */
+export function buildWorkflows(config: Config, infra: Infrastructure, clock: () => Date): Workflows {
+  const outbound = {
+    allowPrivateHosts: config.webhookAllowPrivateHosts,
+    allowLoopbackHttp: config.webhookAllowLoopbackHttp,
+  };
+  const delivery: DeliveryDeps = {
+    pool: infra.pool,
+    pepper: infra.pepper,
+    clock,
+    baseUrl: config.publicBaseUrl,
+    http: outbound,
+  };
+  const trigger = createWorkflowTrigger({
+    pool: infra.pool,
+    enqueue: (workflowId, ids) =>
+      enqueueDeliveries(infra.queues.queue<DeliveryPayload>(DELIVERY_QUEUE), workflowId, ids),
+  });
+  return {
+    service: createWorkflowService({
+      pool: infra.pool,
+      pepper: infra.pepper,
+      baseUrl: config.publicBaseUrl,
+      outbound,
+      delivery,
+    }),
+    inbound: { pool: infra.pool, pepper: infra.pepper, clock, trigger },
+    trigger,
+    delivery,
+  };
+}

@@ -1,0 +1,260 @@
+import type { Pool } from '../../db/pool.js';
+import type { HttpCallOptions } from './targets/http-call.js';
+import type { IssueAdapter } from './targets/issue-adapter.js';
+import { githubAdapter } from './targets/github.js';
+import { jiraAdapter } from './targets/jira.js';
+import type { TargetFailure } from './targets/target-result.js';
+import { sendWebhookEvent } from './targets/webhook-target.js';
+import { unsealWorkflowSecret } from './sealing.js';
+import { CLOSED_STATUSES, type DeliveryCase, type Workflow } from './types.js';
+import {
+  countCreateAttempt,
+  ensureLink,
+  getDelivery,
+  getWorkflowById,
+  loadDeliveryCase,
+  pendingDeliveriesUpTo,
+  recordAttempt,
+  updateLink,
+  withLinkLock,
+  type DeliveryRow,
+} from './workflow-store.js';
+import { randomUUID } from 'node:crypto';
+
+/** What a delivery needs: the database, the pepper that opens sealed secrets, outbound rules. */
+export interface DeliveryDeps {
+  pool: Pool;
+  pepper: string;
+  clock: () => Date;
+  /** The public base URL of this service (the link back from an issue). */
+  baseUrl: string;
+  http: HttpCallOptions;
+  /**
+   * Test hook: runs after a remote issue was created and before it is stored locally. A test
+   * throws here to stand for a worker killed at exactly that moment.
+   */
+  afterRemoteCreate?: () => Promise<void>;
+}
+
+/**
+ * The outcome of one attempt: `delivered`; `retry` (the job fails and is retried, after the
+ * target's `Retry-After` when it gave one); `failed` (final: a 4xx that retrying cannot fix).
+ * `ids` are the deliveries the attempt covered (a webhook sends a case's earlier pending
+ * deliveries first, so events of one case are never reordered).
+ */
+export type AttemptOutcome =
+  | { kind: 'delivered'; ids: string[]; status: number | null }
+  | { kind: 'retry'; ids: string[]; failure: TargetFailure }
+  | { kind: 'failed'; ids: string[]; failure: TargetFailure }
+  | { kind: 'skipped'; ids: string[]; reason: string };
+
+/** The issue adapter of an issue workflow, its credential opened in memory for this attempt. */
+export function issueAdapterOf(
+  w: Workflow,
+  deps: Pick<DeliveryDeps, 'pepper' | 'http'>,
+): IssueAdapter | null {
+  if (w.kind === 'webhook' || !w.credentialSealed) return null;
+  const credential = unsealWorkflowSecret(deps.pepper, w.id, w.credentialSealed);
+  return w.target.kind === 'jira'
+    ? jiraAdapter(w.target, credential, w.fields, deps.http)
+    : w.target.kind === 'github'
+      ? githubAdapter(w.target, credential, w.fields, deps.http)
+      : null;
+}
+
+const failure = (message: string): TargetFailure => ({ ok: false, retryable: false, status: null, message });
+
+/**
+ * One attempt at a delivery. Issue targets are state-based: whatever the event, the attempt
+ * brings the case's one issue up to date (creating it if needed, transitioning it when the
+ * case closed or reopened), under a lock on (workflow, case), so two attempts for one case —
+ * a trigger that fired twice — never both create. Idempotency across crashes: the link row and
+ * its marker are stored before the first create; an attempt that finds a link without an
+ * external id but with a create counted searches the target for the marker first.
+ */
+export async function attemptDelivery(deps: DeliveryDeps, deliveryId: string): Promise<AttemptOutcome> {
+  const d = await getDelivery(deps.pool, deliveryId);
+  if (!d || d.status !== 'pending') return { kind: 'skipped', ids: [], reason: 'not pending' };
+  const w = await getWorkflowById(deps.pool, d.workflow_id);
+  if (!w) return { kind: 'skipped', ids: [], reason: 'workflow deleted' };
+  if (!w.enabled && d.event !== 'workflow.test')
+    return { kind: 'failed', ids: [d.id], failure: failure('The workflow is disabled.') };
+  if (d.event === 'workflow.test') return testDelivery(deps, w, d);
+  if (!d.case_id) return { kind: 'skipped', ids: [d.id], reason: 'no case' };
+  const caseId = d.case_id;
+  return withLinkLock(deps.pool, w.id, caseId, async () => {
+    const c = await loadDeliveryCase(deps.pool, caseId, deps.baseUrl);
+    if (!c) return { kind: 'skipped', ids: [d.id], reason: 'case deleted' };
+    if (w.kind === 'webhook') return webhookDelivery(deps, w, d, c);
+    return issueDelivery(deps, w, d, c);
+  });
+}
+
+async function webhookDelivery(
+  deps: DeliveryDeps,
+  w: Workflow,
+  d: DeliveryRow,
+  c: DeliveryCase,
+): Promise<AttemptOutcome> {
+  if (w.target.kind !== 'webhook') return { kind: 'failed', ids: [d.id], failure: failure('not a webhook') };
+  const secret = unsealWorkflowSecret(deps.pepper, w.id, w.secretSealed);
+  const done: string[] = [];
+  for (const p of await pendingDeliveriesUpTo(deps.pool, d)) {
+    const res = await sendWebhookEvent(
+      w.target.url,
+      secret,
+      p.id,
+      eventPayload(p, c, deps.clock()),
+      deps.clock(),
+      deps.http,
+    );
+    if (!res.ok) return { kind: res.retryable ? 'retry' : 'failed', ids: [...done, p.id], failure: res };
+    done.push(p.id);
+  }
+  return { kind: 'delivered', ids: done, status: 200 };
+}
+
+/** The generic webhook's JSON event. */
+export function eventPayload(
+  d: Pick<DeliveryRow, 'id' | 'event' | 'workflow_id'>,
+  c: DeliveryCase | null,
+  at: Date,
+) {
+  return {
+    type: d.event,
+    id: d.id,
+    timestamp: at.toISOString(),
+    workflowId: d.workflow_id,
+    data: c && {
+      object: 'case',
+      id: c.id,
+      title: c.title,
+      severity: c.severity,
+      priority: c.priority,
+      recommendedAction: c.recommendedAction,
+      reasoning: c.reasoning,
+      status: c.status,
+      scanner: c.scanner,
+      ruleId: c.ruleId,
+      cveIds: c.cveIds,
+      cvssScore: c.cvssScore,
+      epss: c.epss,
+      kev: c.kev,
+      asset: c.asset,
+      environment: c.environment,
+      firstSeen: c.firstSeen.toISOString(),
+      lastSeen: c.lastSeen.toISOString(),
+      url: c.url,
+    },
+  };
+}
+
+async function issueDelivery(
+  deps: DeliveryDeps,
+  w: Workflow,
+  d: DeliveryRow,
+  c: DeliveryCase,
+): Promise<AttemptOutcome> {
+  const adapter = issueAdapterOf(w, deps);
+  if (!adapter) return { kind: 'failed', ids: [d.id], failure: failure('The workflow has no credential.') };
+  const ids = [d.id];
+  const link = await ensureLink(deps.pool, w, c.id, `vt-${randomUUID()}`);
+  let externalId = link.external_id;
+  let created = false;
+  if (!externalId && link.create_attempts > 0) {
+    const found = await adapter.find(link.marker);
+    if (!found.ok) return { kind: found.retryable ? 'retry' : 'failed', ids, failure: found };
+    if (found.issue) {
+      externalId = found.issue.externalId;
+      await updateLink(deps.pool, link, { externalId, url: found.issue.url });
+    }
+  }
+  if (!externalId) {
+    await countCreateAttempt(deps.pool, link);
+    const made = await adapter.create(c, link.marker);
+    if (!made.ok) return { kind: made.retryable ? 'retry' : 'failed', ids, failure: made };
+    await deps.afterRemoteCreate?.();
+    externalId = made.issue.externalId;
+    created = true;
+    await updateLink(deps.pool, link, { externalId, url: made.issue.url, remoteState: 'open' });
+  } else if (!created) {
+    const updated = await adapter.update(c, externalId, link.marker);
+    if (!updated.ok) return { kind: updated.retryable ? 'retry' : 'failed', ids, failure: updated };
+  }
+  const wanted = CLOSED_STATUSES.has(c.status) ? 'closed' : 'open';
+  const current = created ? 'open' : link.remote_state;
+  if (wanted !== current) {
+    const moved = await adapter.setState(c, externalId, wanted);
+    if (!moved.ok) return { kind: moved.retryable ? 'retry' : 'failed', ids, failure: moved };
+    await updateLink(deps.pool, link, { remoteState: wanted });
+  }
+  await updateLink(deps.pool, link, { delivered: true });
+  return { kind: 'delivered', ids, status: 200 };
+}
+
+/** `POST /workflows/:id/test`: one sample delivery, answered with what the target said. */
+async function testDelivery(deps: DeliveryDeps, w: Workflow, d: DeliveryRow): Promise<AttemptOutcome> {
+  if (w.target.kind === 'webhook') {
+    const secret = unsealWorkflowSecret(deps.pepper, w.id, w.secretSealed);
+    const res = await sendWebhookEvent(
+      w.target.url,
+      secret,
+      d.id,
+      eventPayload(d, null, deps.clock()),
+      deps.clock(),
+      deps.http,
+    );
+    return res.ok
+      ? { kind: 'delivered', ids: [d.id], status: res.status }
+      : { kind: 'failed', ids: [d.id], failure: res };
+  }
+  // An issue target is checked without creating anything: the marker search proves the
+  // address, the credential and the project or repository.
+  const adapter = issueAdapterOf(w, deps);
+  if (!adapter) return { kind: 'failed', ids: [d.id], failure: failure('The workflow has no credential.') };
+  const res = await adapter.find(`vt-test-${d.id}`);
+  return res.ok
+    ? { kind: 'delivered', ids: [d.id], status: res.status }
+    : { kind: 'failed', ids: [d.id], failure: res };
+}
+
+/**
+ * Stores an attempt's outcome on its deliveries and the workflow. `nextAttemptAt` is set while
+ * a retry is pending, so a target down for hours shows deliveries pending with their next try.
+ */
+export async function recordAttemptOutcome(
+  pool: Pool,
+  workflowId: string,
+  out: Exclude<AttemptOutcome, { kind: 'skipped' }>,
+  nextAttemptAt: Date | null,
+): Promise<void> {
+  if (out.ids.length === 0) return;
+  if (out.kind === 'delivered') {
+    await recordAttempt(pool, out.ids, {
+      workflowId,
+      status: 'delivered',
+      responseCode: out.status,
+      error: null,
+      nextAttemptAt: null,
+    });
+    return;
+  }
+  // Earlier deliveries a webhook attempt sent before the failing one went out.
+  const failedId = out.ids[out.ids.length - 1]!;
+  const sent = out.ids.slice(0, -1);
+  if (sent.length > 0)
+    await recordAttempt(pool, sent, {
+      workflowId,
+      status: 'delivered',
+      responseCode: 200,
+      error: null,
+      nextAttemptAt: null,
+    });
+  await recordAttempt(pool, [failedId], {
+    workflowId,
+    status: out.kind === 'retry' && nextAttemptAt ? 'pending' : 'failed',
+    responseCode: out.failure.status,
+    error: out.failure.message,
+    nextAttemptAt,
+  });
+}

@@ -1,0 +1,95 @@
+import type { DeliveryCase, GithubTarget, WorkflowFields } from '../types.js';
+import { renderLabels, renderSummary } from '../template.js';
+import { caseToMarkdown } from './adf.js';
+import { httpCall, type HttpCallOptions } from './http-call.js';
+import type { IssueAdapter } from './issue-adapter.js';
+import { failureOf, parseJson } from './target-result.js';
+
+/** GitHub's limit on an issue title. */
+export const GITHUB_TITLE_MAX = 256;
+
+/**
+ * GitHub Issues REST (a fine-grained token with Issues read/write): create
+ * (`POST /repos/{owner}/{repo}/issues`), update and close/reopen (`PATCH …/issues/{number}`),
+ * labels, and the idempotency search for the hidden marker in the body (`GET /search/issues`).
+ * Rate limits (`x-ratelimit-remaining`, `retry-after`, the secondary-limit 403) become a
+ * retryable result with the wait GitHub asked for (see target-result.ts).
+ */
+export function githubAdapter(
+  target: GithubTarget,
+  token: string,
+  fields: WorkflowFields,
+  http: HttpCallOptions,
+): IssueAdapter {
+  const base = target.apiUrl.replace(/\/+$/, '');
+  const repo = `/repos/${encodeURIComponent(target.owner)}/${encodeURIComponent(target.repo)}`;
+  const headers = {
+    authorization: `Bearer ${token}`,
+    accept: 'application/vnd.github+json',
+    'x-github-api-version': '2022-11-28',
+    'content-type': 'application/json',
+  };
+  const call = (method: 'GET' | 'POST' | 'PATCH', path: string, body?: unknown) =>
+    httpCall(
+      {
+        method,
+        url: `${base}${path}`,
+        headers,
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      },
+      http,
+    );
+  const content = (c: DeliveryCase, marker: string) => ({
+    title: renderSummary(fields, c, GITHUB_TITLE_MAX),
+    body: caseToMarkdown(c, marker),
+    labels: renderLabels(fields, c, true).map((l) => l.slice(0, 50)),
+  });
+
+  return {
+    async find(marker) {
+      const q = `"${marker}" repo:${target.owner}/${target.repo} in:body type:issue`;
+      const res = await call('GET', `/search/issues?q=${encodeURIComponent(q)}&per_page=1`);
+      const failed = failureOf(res);
+      if (failed || !res.ok) return failed!;
+      const hit = parseJson<{ items?: { number?: number; html_url?: string }[] }>(res.body)?.items?.[0];
+      return {
+        ok: true,
+        status: res.status,
+        issue: hit?.number ? { externalId: String(hit.number), url: hit.html_url ?? '' } : null,
+      };
+    },
+
+    async create(c, marker) {
+      const res = await call('POST', `${repo}/issues`, content(c, marker));
+      const failed = failureOf(res);
+      if (failed || !res.ok) return failed!;
+      const made = parseJson<{ number?: number; html_url?: string }>(res.body);
+      if (!made?.number)
+        return {
+          ok: false,
+          retryable: true,
+          status: res.status,
+          message: 'GitHub answered without an issue number',
+        };
+      return {
+        ok: true,
+        status: res.status,
+        issue: { externalId: String(made.number), url: made.html_url ?? '' },
+      };
+    },
+
+    async update(c, number, marker) {
+      const res = await call('PATCH', `${repo}/issues/${encodeURIComponent(number)}`, content(c, marker));
+      return failureOf(res) ?? { ok: true, status: res.ok ? res.status : 0 };
+    },
+
+    async setState(c, number, state) {
+      const body =
+        state === 'closed'
+          ? { state: 'closed', state_reason: c.status === 'resolved' ? 'completed' : 'not_planned' }
+          : { state: 'open' };
+      const res = await call('PATCH', `${repo}/issues/${encodeURIComponent(number)}`, body);
+      return failureOf(res) ?? { ok: true, status: res.ok ? res.status : 0 };
+    },
+  };
+}

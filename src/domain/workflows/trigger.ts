@@ -1,0 +1,56 @@
+import type { Pool } from '../../db/pool.js';
+import type { WorkflowEvent } from './types.js';
+import { enabledWorkflows, insertMatchingDeliveries, type CaseSelection } from './workflow-store.js';
+
+/**
+ * THE hook other areas call when cases change (issue 14): after a scan completed (its new and
+ * reopened cases), after a case's triage answer, after a status change. For each enabled
+ * workflow of the workspace, one INSERT … SELECT evaluates the rule over the selected cases in
+ * SQL and records a pending delivery per match (or per case already linked), then queues them.
+ * Calling it twice for the same change is harmless: deliveries to issue trackers are
+ * state-based and locked per (workflow, case), so a case still gets exactly one issue.
+ */
+export interface WorkflowTrigger {
+  /** After `completeScan`: the cases the scan created or reopened. */
+  scanCompleted(workspaceId: string, scanId: string): Promise<number>;
+  /**
+   * After cases changed. `exceptWorkflowId`: the workflow whose inbound webhook made the change
+   * (never echoed back to it).
+   */
+  casesChanged(
+    workspaceId: string,
+    caseIds: string[],
+    event: Exclude<WorkflowEvent, 'workflow.test' | 'case.created'>,
+    options?: { exceptWorkflowId?: string },
+  ): Promise<number>;
+}
+
+export function createWorkflowTrigger(deps: {
+  pool: Pool;
+  enqueue: (workflowId: string, deliveryIds: string[]) => Promise<void>;
+}): WorkflowTrigger {
+  async function run(
+    workspaceId: string,
+    selection: CaseSelection,
+    event: WorkflowEvent,
+    except?: string,
+  ): Promise<number> {
+    let total = 0;
+    for (const w of await enabledWorkflows(deps.pool, workspaceId)) {
+      if (w.id === except) continue;
+      const ids = await insertMatchingDeliveries(deps.pool, w, selection, event);
+      await deps.enqueue(w.id, ids);
+      total += ids.length;
+    }
+    return total;
+  }
+  return {
+    scanCompleted: async (workspaceId, scanId) =>
+      (await run(workspaceId, { createdByScan: scanId }, 'case.created')) +
+      (await run(workspaceId, { reopenedByScan: scanId }, 'case.status_changed')),
+    casesChanged: (workspaceId, caseIds, event, options = {}) =>
+      caseIds.length === 0
+        ? Promise.resolve(0)
+        : run(workspaceId, { caseIds }, event, options.exceptWorkflowId),
+  };
+}

@@ -1,0 +1,262 @@
+import { randomUUID } from 'node:crypto';
+import type { Pool } from '../../db/pool.js';
+import { seqCursor, seqPage } from '../../lib/cursor.js';
+import { AppError, invalidRequest, notFound, type FieldError } from '../../lib/errors.js';
+import { outboundUrlProblem, type OutboundUrlOptions } from '../../lib/outbound-url.js';
+import type { CaseStatus } from '../scans/case-status.js';
+import { attemptDelivery, recordAttemptOutcome, type DeliveryDeps } from './deliver.js';
+import { credentialHint, sealWorkflowSecret } from './sealing.js';
+import { newWorkflowSecret } from './signing.js';
+import { GITHUB_TITLE_MAX } from './targets/github.js';
+import { JIRA_SUMMARY_MAX } from './targets/jira.js';
+import { mappingErrors } from './template.js';
+import type { Workflow, WorkflowFields, WorkflowRule, WorkflowTarget } from './types.js';
+import {
+  deleteWorkflow,
+  getWorkflow,
+  insertTestDelivery,
+  insertWorkflow,
+  listDeliveries,
+  listWorkflows,
+  updateWorkflow,
+  type DeliveryRow,
+} from './workflow-store.js';
+
+/** A target as a request gives it: the settings plus the credential in clear. */
+export type TargetInput =
+  | {
+      kind: 'jira';
+      baseUrl: string;
+      email: string;
+      apiToken: string;
+      projectKey: string;
+      issueType?: string;
+      transitions?: { done?: string; reopen?: string };
+    }
+  | { kind: 'github'; owner: string; repo: string; token: string; apiUrl?: string }
+  | { kind: 'webhook'; url: string };
+
+export interface WorkflowInput {
+  name: string;
+  enabled?: boolean;
+  target: TargetInput;
+  rule?: WorkflowRule;
+  fields?: WorkflowFields;
+  statusMap?: Record<string, CaseStatus>;
+}
+
+export interface WorkflowPatchInput {
+  name?: string;
+  enabled?: boolean;
+  rule?: WorkflowRule;
+  fields?: WorkflowFields;
+  statusMap?: Record<string, CaseStatus>;
+  /** A new Jira API token or GitHub token (the old one is replaced, never shown). */
+  credential?: string;
+}
+
+export interface WorkflowServiceDeps {
+  pool: Pool;
+  pepper: string;
+  /** Where inbound webhooks are received (`PUBLIC_BASE_URL`). */
+  baseUrl: string;
+  /** The outbound URL rule's settings (WEBHOOK_ALLOW_PRIVATE_HOSTS, WEBHOOK_ALLOW_LOOPBACK_HTTP). */
+  outbound: OutboundUrlOptions;
+  /** For the synchronous test delivery. */
+  delivery: DeliveryDeps;
+}
+
+const limitOf = (kind: Workflow['kind']) => (kind === 'github' ? GITHUB_TITLE_MAX : JIRA_SUMMARY_MAX);
+
+/**
+ * Managing mapped workflows (`/api/v1/workflows`): every answer is a view without the
+ * credential or secret; the `whsec_` secret appears once, in the answer to the creation.
+ */
+export function createWorkflowService(deps: WorkflowServiceDeps) {
+  function targetOf(t: TargetInput): {
+    target: WorkflowTarget;
+    credential: string | null;
+    errors: FieldError[];
+  } {
+    const errors: FieldError[] = [];
+    const url = (value: string, path: string) => {
+      const problem = outboundUrlProblem(value, deps.outbound);
+      if (problem) errors.push({ path, message: problem });
+    };
+    if (t.kind === 'jira') {
+      url(t.baseUrl, '/target/baseUrl');
+      return {
+        target: {
+          kind: 'jira',
+          baseUrl: t.baseUrl.replace(/\/+$/, ''),
+          email: t.email,
+          projectKey: t.projectKey,
+          issueType: t.issueType ?? 'Bug',
+          transitions: { done: t.transitions?.done ?? 'Done', reopen: t.transitions?.reopen ?? 'To Do' },
+        },
+        credential: t.apiToken,
+        errors,
+      };
+    }
+    if (t.kind === 'github') {
+      const apiUrl = t.apiUrl ?? 'https://api.github.com';
+      url(apiUrl, '/target/apiUrl');
+      return {
+        target: { kind: 'github', owner: t.owner, repo: t.repo, apiUrl: apiUrl.replace(/\/+$/, '') },
+        credential: t.token,
+        errors,
+      };
+    }
+    url(t.url, '/target/url');
+    return { target: { kind: 'webhook', url: t.url }, credential: null, errors };
+  }
+
+  function view(w: Workflow) {
+    const { target } = w;
+    return {
+      object: 'workflow' as const,
+      id: w.id,
+      name: w.name,
+      kind: w.kind,
+      enabled: w.enabled,
+      target: { ...target, ...(w.credentialHint ? { credential: w.credentialHint } : {}) },
+      rule: w.rule,
+      fields: w.fields,
+      statusMap: w.statusMap,
+      inboundUrl:
+        w.kind === 'webhook' ? null : `${deps.baseUrl.replace(/\/+$/, '')}/api/hooks/${w.kind}/${w.id}`,
+      lastDeliveryStatus: w.lastDeliveryStatus,
+      lastDeliveryAt: w.lastDeliveryAt?.toISOString() ?? null,
+      lastError: w.lastError,
+      createdAt: w.createdAt.toISOString(),
+      updatedAt: w.updatedAt.toISOString(),
+    };
+  }
+
+  return {
+    view,
+
+    async create(workspaceId: string, input: WorkflowInput) {
+      const { target, credential, errors } = targetOf(input.target);
+      const fields = input.fields ?? {};
+      errors.push(...mappingErrors(fields, { summary: limitOf(target.kind) }));
+      if (errors.length > 0) throw invalidRequest(errors);
+      const id = randomUUID();
+      const secret = newWorkflowSecret();
+      const w = await insertWorkflow(deps.pool, {
+        id,
+        workspaceId,
+        name: input.name,
+        kind: target.kind,
+        enabled: input.enabled ?? true,
+        target,
+        credentialSealed: credential === null ? null : sealWorkflowSecret(deps.pepper, id, credential),
+        credentialHint: credential === null ? null : credentialHint(credential),
+        secretSealed: sealWorkflowSecret(deps.pepper, id, secret),
+        rule: input.rule ?? {},
+        fields,
+        statusMap: input.statusMap ?? {},
+      });
+      return { ...view(w), secret };
+    },
+
+    async list(workspaceId: string) {
+      return (await listWorkflows(deps.pool, workspaceId)).map(view);
+    },
+
+    async get(workspaceId: string, id: string) {
+      const w = await getWorkflow(deps.pool, workspaceId, id);
+      if (!w) throw notFound('workflow');
+      return view(w);
+    },
+
+    async update(workspaceId: string, id: string, patch: WorkflowPatchInput) {
+      const existing = await getWorkflow(deps.pool, workspaceId, id);
+      if (!existing) throw notFound('workflow');
+      if (patch.fields) {
+        const errors = mappingErrors(patch.fields, { summary: limitOf(existing.kind) });
+        if (errors.length > 0) throw invalidRequest(errors);
+      }
+      if (patch.credential !== undefined && existing.kind === 'webhook')
+        throw invalidRequest([{ path: '/credential', message: 'a webhook workflow has no credential' }]);
+      const w = await updateWorkflow(deps.pool, workspaceId, id, {
+        name: patch.name,
+        enabled: patch.enabled,
+        rule: patch.rule,
+        fields: patch.fields,
+        statusMap: patch.statusMap,
+        ...(patch.credential !== undefined
+          ? {
+              credentialSealed: sealWorkflowSecret(deps.pepper, id, patch.credential),
+              credentialHint: credentialHint(patch.credential),
+            }
+          : {}),
+      });
+      if (!w) throw notFound('workflow');
+      return view(w);
+    },
+
+    async remove(workspaceId: string, id: string): Promise<void> {
+      if (!(await deleteWorkflow(deps.pool, workspaceId, id))) throw notFound('workflow');
+    },
+
+    /** One sample delivery now, answered with what the target said (and listed with the others). */
+    async test(workspaceId: string, id: string) {
+      const w = await getWorkflow(deps.pool, workspaceId, id);
+      if (!w) throw notFound('workflow');
+      const deliveryId = await insertTestDelivery(deps.pool, w);
+      const out = await attemptDelivery(deps.delivery, deliveryId);
+      if (out.kind === 'skipped') throw new AppError('conflict', 'The test delivery could not be made.');
+      await recordAttemptOutcome(
+        deps.pool,
+        w.id,
+        out.kind === 'retry' ? { ...out, kind: 'failed' } : out,
+        null,
+      );
+      return out.kind === 'delivered'
+        ? {
+            object: 'workflow_test' as const,
+            deliveryId,
+            delivered: true,
+            responseCode: out.status,
+            error: null,
+          }
+        : {
+            object: 'workflow_test' as const,
+            deliveryId,
+            delivered: false,
+            responseCode: out.failure.status,
+            error: out.failure.message,
+          };
+    },
+
+    async deliveries(workspaceId: string, id: string, q: { limit: number; cursor?: string }) {
+      const w = await getWorkflow(deps.pool, workspaceId, id);
+      if (!w) throw notFound('workflow');
+      const before = q.cursor === undefined ? undefined : seqCursor(q.cursor);
+      const page = seqPage(
+        await listDeliveries(deps.pool, w.id, { limit: q.limit, ...(before ? { before } : {}) }),
+        q.limit,
+      );
+      return { object: 'list' as const, data: page.data.map(viewDelivery), nextCursor: page.nextCursor };
+    },
+  };
+}
+
+export type WorkflowService = ReturnType<typeof createWorkflowService>;
+
+function viewDelivery(d: DeliveryRow) {
+  return {
+    object: 'delivery' as const,
+    id: d.id,
+    caseId: d.case_id,
+    event: d.event,
+    status: d.status,
+    attempts: d.attempts,
+    responseCode: d.response_code,
+    error: d.error,
+    nextAttemptAt: d.next_attempt_at?.toISOString() ?? null,
+    createdAt: d.created_at.toISOString(),
+    finishedAt: d.finished_at?.toISOString() ?? null,
+  };
+}

@@ -1,0 +1,43 @@
+import type { Logger } from '../lib/logger.js';
+import type { QueueKit, WorkerHandle } from '../jobs/queue-kit.js';
+import type { DeliveryDeps } from '../domain/workflows/deliver.js';
+import type { BackoffOptions } from '../domain/workflows/backoff.js';
+import {
+  DELIVERY_QUEUE,
+  DeliveryRetry,
+  deliveryBackoffStrategy,
+  deliveryProcessor,
+  type DeliveryPayload,
+} from '../jobs/workflow-delivery.js';
+
+/**
+ * The `deliveries` worker (issue 14 §2). Failed attempts are retried by BullMQ on the
+ * schedule of `domain/workflows/backoff.ts` (the delay each attempt computed and stored as the
+ * delivery's `nextAttemptAt`). Log lines name the delivery and the target's message — never a
+ * credential, which only ever exists unsealed inside one attempt.
+ */
+export function startDeliveryWorker(
+  queues: QueueKit,
+  deps: DeliveryDeps,
+  options: { logger: Logger; concurrency?: number; backoff?: BackoffOptions },
+): WorkerHandle {
+  const worker = queues.worker<DeliveryPayload, string>(
+    DELIVERY_QUEUE,
+    deliveryProcessor(deps, options.backoff),
+    {
+      concurrency: options.concurrency ?? 8,
+      settings: { backoffStrategy: deliveryBackoffStrategy(options.backoff) },
+    },
+  );
+  worker.on('failed', (...args: unknown[]) => {
+    const [job, err] = args as [{ data?: DeliveryPayload } | undefined, Error | undefined];
+    options.logger[err instanceof DeliveryRetry ? 'info' : 'warn'](
+      { deliveryId: job?.data?.deliveryId, workflowId: job?.data?.workflowId, err: err?.message },
+      err instanceof DeliveryRetry ? 'delivery will be retried' : 'delivery failed',
+    );
+  });
+  worker.on('error', (...args: unknown[]) =>
+    options.logger.warn({ err: (args[0] as Error)?.message }, 'delivery worker error'),
+  );
+  return worker;
+}
