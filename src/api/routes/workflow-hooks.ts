@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { receiveGithub, receiveJira, type InboundDeps } from '../../domain/workflows/inbound.js';
 import { hookParams } from '../schemas/workflows.js';
+import { PUBLIC_ROUTE_ERRORS, responses } from '../schemas/responses.js';
+import { hookReceipt } from '../schemas/workflows-responses.js';
 
 /**
  * Inbound Jira and GitHub webhooks (`/api/hooks/{jira,github}/:workflowId`, issue 14 §3): no
@@ -15,7 +17,11 @@ export async function registerWorkflowHookRoutes(
     async (scope) => {
       scope.removeAllContentTypeParsers();
       scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
-      const opts = { bodyLimit: 1024 * 1024, schema: { params: hookParams } };
+      const schema = (summary: string) => ({
+        summary,
+        params: hookParams,
+        response: responses({ 202: hookReceipt }, [...PUBLIC_ROUTE_ERRORS, 401, 413]),
+      });
       const request = (req: {
         params: unknown;
         headers: Record<string, string | string[] | undefined>;
@@ -25,14 +31,22 @@ export async function registerWorkflowHookRoutes(
         headers: req.headers,
         rawBody: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
       });
-      scope.post('/jira/:workflowId', opts, async (req, reply) => {
-        const result = await receiveJira(deps.workflows.inbound, request(req));
-        return reply.code(202).send({ object: 'hook_receipt', ...result });
-      });
-      scope.post('/github/:workflowId', opts, async (req, reply) => {
-        const result = await receiveGithub(deps.workflows.inbound, request(req));
-        return reply.code(202).send({ object: 'hook_receipt', ...result });
-      });
+      scope.post(
+        '/jira/:workflowId',
+        { bodyLimit: 1024 * 1024, schema: schema('Inbound Jira webhook (X-Hub-Signature)') },
+        async (req, reply) => {
+          const result = await receiveJira(deps.workflows.inbound, request(req));
+          return reply.code(202).send({ object: 'hook_receipt', ...result });
+        },
+      );
+      scope.post(
+        '/github/:workflowId',
+        { bodyLimit: 1024 * 1024, schema: schema('Inbound GitHub webhook (X-Hub-Signature-256)') },
+        async (req, reply) => {
+          const result = await receiveGithub(deps.workflows.inbound, request(req));
+          return reply.code(202).send({ object: 'hook_receipt', ...result });
+        },
+      );
     },
     { prefix: '/api/hooks' },
   );

@@ -6,6 +6,15 @@ import type {
 } from '../../domain/workflows/workflow-service.js';
 import { DEFAULT_LIMIT, idParams } from '../schemas/scans.js';
 import { createWorkflowBody, listDeliveriesQuery, patchWorkflowBody } from '../schemas/workflows.js';
+import { KEY_ROUTE_ERRORS, responses } from '../schemas/responses.js';
+import {
+  createdWorkflowView,
+  deliveryList,
+  workflowDeleted,
+  workflowList,
+  workflowTestView,
+  workflowView,
+} from '../schemas/workflows-responses.js';
 
 /**
  * Mapped workflows under `/api/v1` (issue 14): `workflows:write` manages them, `scans:read`
@@ -21,15 +30,32 @@ export function registerWorkflowRoutes(
   const write = { scope: 'workflows:write' as const };
   const id = (req: { params: unknown }) => (req.params as { id: string }).id;
 
-  app.get('/workflows', { config: read }, async (req) => ({
-    object: 'list',
-    data: await svc.list(req.apiKey.workspace.id),
-    nextCursor: null,
-  }));
+  const errors = KEY_ROUTE_ERRORS;
+  const withId = [...KEY_ROUTE_ERRORS, 404];
+  app.get(
+    '/workflows',
+    {
+      config: read,
+      schema: { summary: 'List workflows', response: responses({ 200: workflowList }, errors) },
+    },
+    async (req) => ({
+      object: 'list',
+      data: await svc.list(req.apiKey.workspace.id),
+      nextCursor: null,
+    }),
+  );
 
   app.post(
     '/workflows',
-    { config: write, bodyLimit: 32 * 1024, schema: { body: createWorkflowBody } },
+    {
+      config: write,
+      bodyLimit: 32 * 1024,
+      schema: {
+        summary: 'Create a workflow',
+        body: createWorkflowBody,
+        response: responses({ 201: createdWorkflowView }, [...errors, 413]),
+      },
+    },
     async (req, reply) => {
       const created = await svc.create(req.apiKey.workspace.id, req.body as WorkflowInput);
       void reply.code(201).header('Cache-Control', 'no-store');
@@ -37,30 +63,71 @@ export function registerWorkflowRoutes(
     },
   );
 
-  app.get('/workflows/:id', { config: read, schema: { params: idParams } }, async (req) =>
-    svc.get(req.apiKey.workspace.id, id(req)),
+  app.get(
+    '/workflows/:id',
+    {
+      config: read,
+      schema: { summary: 'A workflow', params: idParams, response: responses({ 200: workflowView }, withId) },
+    },
+    async (req) => svc.get(req.apiKey.workspace.id, id(req)),
   );
 
   app.patch(
     '/workflows/:id',
-    { config: write, bodyLimit: 32 * 1024, schema: { params: idParams, body: patchWorkflowBody } },
+    {
+      config: write,
+      bodyLimit: 32 * 1024,
+      schema: {
+        summary: 'Change or disable a workflow',
+        params: idParams,
+        body: patchWorkflowBody,
+        response: responses({ 200: workflowView }, [...withId, 413]),
+      },
+    },
     async (req) => svc.update(req.apiKey.workspace.id, id(req), req.body as WorkflowPatchInput),
   );
 
-  app.delete('/workflows/:id', { config: write, schema: { params: idParams } }, async (req, reply) => {
-    await svc.remove(req.apiKey.workspace.id, id(req));
-    return reply.code(204).send();
-  });
+  app.delete(
+    '/workflows/:id',
+    {
+      config: write,
+      schema: {
+        summary: 'Delete a workflow',
+        params: idParams,
+        response: responses({ 204: workflowDeleted }, withId),
+      },
+    },
+    async (req, reply) => {
+      await svc.remove(req.apiKey.workspace.id, id(req));
+      return reply.code(204).send();
+    },
+  );
 
   app.post(
     '/workflows/:id/test',
-    { config: write, bodyLimit: 1024, schema: { params: idParams } },
+    {
+      config: write,
+      bodyLimit: 1024,
+      schema: {
+        summary: 'Send one sample delivery',
+        params: idParams,
+        response: responses({ 200: workflowTestView }, withId),
+      },
+    },
     async (req) => svc.test(req.apiKey.workspace.id, id(req)),
   );
 
   app.get(
     '/workflows/:id/deliveries',
-    { config: read, schema: { params: idParams, querystring: listDeliveriesQuery } },
+    {
+      config: read,
+      schema: {
+        summary: "A workflow's deliveries",
+        params: idParams,
+        querystring: listDeliveriesQuery,
+        response: responses({ 200: deliveryList }, withId),
+      },
+    },
     async (req) => {
       const q = req.query as { limit?: number; cursor?: string };
       return svc.deliveries(req.apiKey.workspace.id, id(req), {
