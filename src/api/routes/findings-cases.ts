@@ -27,6 +27,7 @@ import {
 } from '../schemas/scans.js';
 import {
   caseDetail as caseDetailSchema,
+  caseTriageHistoryList,
   caseList,
   evidenceList,
   findingList,
@@ -124,7 +125,14 @@ export function registerFindingCaseRoutes(app: FastifyInstance, deps: { pool: Po
 
   app.get(
     '/cases/:id/triage-history',
-    { config: read, schema: { params: idParams, querystring: listTriageHistoryQuery } },
+    {
+      config: read,
+      schema: {
+        params: idParams,
+        querystring: listTriageHistoryQuery,
+        response: responses({ 200: caseTriageHistoryList }, withNotFound),
+      },
+    },
     async (req) => {
       const workspaceId = req.apiKey.workspace.id;
       const c = await getCase(deps.pool, workspaceId, (req.params as { id: string }).id);

@@ -1,6 +1,6 @@
 import { SCAN_FORMATS } from '../../domain/scans/scan-formats.js';
 import { CASE_STATUSES } from '../../domain/scans/case-status.js';
-import { SEVERITIES } from '../../domain/triage-engine/types.js';
+import { RECOMMENDED_ACTIONS, SEVERITIES } from '../../domain/triage-engine/types.js';
 import {
   cursor,
   isoDateTime,
@@ -155,6 +155,54 @@ const evidenceView = {
 
 export const evidenceList = listOf(evidenceView);
 
+/** The answer fields of a case triage (DECISIONS §6 plus `policyVersion`). */
+const triageAnswerProperties = {
+  priority: severity,
+  recommendedAction: { type: 'string', enum: [...RECOMMENDED_ACTIONS] },
+  reasoning: { type: 'string' },
+  confidenceScore: { type: 'number', minimum: 0, maximum: 1 },
+  severityOverride: { type: ['string', 'null'], enum: [...SEVERITIES, null] },
+  model: { type: 'string', description: '`<provider>:<model_name>`' },
+  triagedAt: isoDateTime,
+  policyVersion: { type: 'string', description: 'The safety policy version the answer passed.' },
+} as const;
+const triageAnswerRequired = [
+  'priority',
+  'recommendedAction',
+  'reasoning',
+  'confidenceScore',
+  'severityOverride',
+  'model',
+  'triagedAt',
+  'policyVersion',
+] as const;
+
+const caseTriage = {
+  description: "The case's current triage, or null when it was never triaged.",
+  type: ['object', 'null'],
+  required: [...triageAnswerRequired],
+  properties: triageAnswerProperties,
+} as const;
+
+/** One answer of a case's triage history, newest first. */
+export const caseTriageHistoryEntry = {
+  type: 'object',
+  required: ['object', 'id', ...triageAnswerRequired, 'actor', 'enrichment'],
+  properties: {
+    object: { type: 'string', const: 'case_triage' },
+    id: { type: 'string' },
+    ...triageAnswerProperties,
+    actor: { type: ['string', 'null'], description: '`key:<id>` of the key that asked, when a key did' },
+    enrichment: {
+      description: 'The enrichment the case had when triaged; staleness compares it with today’s.',
+      type: 'object',
+      properties: { kev: { type: 'boolean' }, epss: nullableNumber, cvssScore: nullableNumber },
+    },
+  },
+} as const;
+
+export const caseTriageHistoryList = listOf(caseTriageHistoryEntry);
+
 const caseProperties = {
   object: { type: 'string', const: 'case' },
   id: { type: 'string', format: 'uuid' },
@@ -168,6 +216,7 @@ const caseProperties = {
   cweIds: stringList,
   cvssScore: nullableNumber,
   kev: { type: 'boolean' },
+  epss: { ...nullableNumber, description: 'The highest EPSS of its CVEs.' },
   asset: {
     type: 'object',
     properties: Object.fromEntries(
@@ -181,6 +230,11 @@ const caseProperties = {
   firstScanId: { type: ['string', 'null'] },
   lastScanId: { type: ['string', 'null'] },
   sightings: { type: 'integer' },
+  triage: caseTriage,
+  triageStale: {
+    type: 'boolean',
+    description: 'Its KEV membership, EPSS (by 0.1 or more) or CVSS changed after it was triaged.',
+  },
   createdAt: isoDateTime,
   updatedAt: isoDateTime,
 } as const;
@@ -188,20 +242,30 @@ const caseProperties = {
 export const caseView = {
   description: 'One problem on one asset: the findings with the same fingerprint.',
   type: 'object',
-  required: ['object', 'id', 'fingerprint', 'title', 'severity', 'status'],
+  required: ['object', 'id', 'fingerprint', 'title', 'severity', 'status', 'triage', 'triageStale'],
   properties: caseProperties,
 } as const;
 
 export const caseList = listOf(caseView);
 
 export const caseDetail = {
-  description: 'A case with its newest sightings (`evidenceNextCursor` pages on) and its status history.',
+  description:
+    'A case with its newest sightings (`evidenceNextCursor` pages on), its status history and its newest triage answers (`triageHistoryNextCursor` pages on).',
   type: 'object',
-  required: [...caseView.required, 'evidence', 'evidenceNextCursor', 'history'],
+  required: [
+    ...caseView.required,
+    'evidence',
+    'evidenceNextCursor',
+    'history',
+    'triageHistory',
+    'triageHistoryNextCursor',
+  ],
   properties: {
     ...caseProperties,
     evidence: { type: 'array', items: evidenceView },
     evidenceNextCursor: cursor,
+    triageHistory: { type: 'array', items: caseTriageHistoryEntry },
+    triageHistoryNextCursor: cursor,
     history: {
       type: 'array',
       items: {

@@ -18,7 +18,7 @@ let csrf: string;
 let key: string;
 
 const nessus = readFileSync(path.resolve('test/fixtures/scans/nessus/nessus_v_unknown.xml'));
-const ALL_SCOPES = ['triage:write', 'scans:write', 'scans:read', 'usage:read', 'keys:write'];
+const ALL_SCOPES = ['triage:write', 'scans:write', 'scans:read', 'cases:write', 'usage:read', 'keys:write'];
 
 /** One request: the answer is checked against the document under the route's template. */
 async function call(
