@@ -55,7 +55,7 @@ const SECURITY_SCHEMES = {
 
 type Security = Record<string, string[]>[];
 
-function securityOf(url: string, config: { public?: boolean; scope?: string } | undefined): Security {
+function securityOf(url: string, config: { public?: boolean } | undefined): Security {
   if (/^\/api\/(v1|pipeline)\//.test(url)) return [{ apiKey: [] }];
   if (url.startsWith('/api/console/')) return config?.public ? [] : [{ consoleSession: [] }];
   if (url === '/metrics') return [{ metricsToken: [] }, {}];
@@ -94,11 +94,12 @@ function transform({
 }): { schema: Record<string, unknown>; url: string } {
   if (!isDocumentedUrl(url)) return { schema: { ...schema, hide: true }, url };
   const out: Record<string, unknown> = { ...schema };
-  const config = route.config as { public?: boolean; scope?: string } | undefined;
+  const config = route.config as { public?: boolean; scope?: string | readonly string[] } | undefined;
   out.tags ??= [tagOf(url)];
   out.security ??= securityOf(url, config);
   if (config?.scope) {
-    const needs = `Needs an API key with the \`${config.scope}\` scope.`;
+    const scopes = [config.scope].flat().map((s) => `\`${s}\``);
+    const needs = `Needs an API key with the ${scopes.join(' and ')} scope${scopes.length > 1 ? 's' : ''}.`;
     out.description = out.description ? `${String(out.description)}\n\n${needs}` : needs;
   }
   const raw = out['x-raw-body'] as RawBodyDoc | undefined;

@@ -3,6 +3,10 @@ import type { AppDeps } from '../app-deps.js';
 import { caseSelectionOf } from '../../domain/triage/case-triage.js';
 import { idParams, listFiltersOf } from '../schemas/scans.js';
 import { caseTriageBody, type CaseTriageBody } from '../schemas/case-triage.js';
+import { caseBatchAccepted, triageAnswer } from '../schemas/triage-responses.js';
+import { KEY_ROUTE_ERRORS, responses } from '../schemas/responses.js';
+
+const BODY_ROUTE_ERRORS = [...KEY_ROUTE_ERRORS, 413, 415];
 
 function caller(req: FastifyRequest) {
   return {
@@ -24,7 +28,15 @@ export function registerCaseTriageRoutes(app: FastifyInstance, deps: Pick<AppDep
 
   app.post(
     '/cases/triage',
-    { config: { scope }, bodyLimit: 64 * 1024, schema: { body: caseTriageBody } },
+    {
+      config: { scope },
+      bodyLimit: 64 * 1024,
+      schema: {
+        summary: 'Triage cases chosen by id or by the list filters (a batch)',
+        body: caseTriageBody,
+        response: responses({ 200: caseBatchAccepted, 202: caseBatchAccepted }, BODY_ROUTE_ERRORS),
+      },
+    },
     async (req, reply) => {
       const { caseIds, ...filters } = req.body as CaseTriageBody;
       const named = Object.keys(filters);
@@ -47,7 +59,15 @@ export function registerCaseTriageRoutes(app: FastifyInstance, deps: Pick<AppDep
 
   app.post(
     '/cases/:id/triage',
-    { config: { scope }, bodyLimit: 1024, schema: { params: idParams } },
+    {
+      config: { scope },
+      bodyLimit: 1024,
+      schema: {
+        summary: 'Triage one case now',
+        params: idParams,
+        response: responses({ 200: triageAnswer }, [...BODY_ROUTE_ERRORS, 404]),
+      },
+    },
     async (req) => deps.caseTriage.triageCase(caller(req), (req.params as { id: string }).id),
   );
 }

@@ -33,6 +33,18 @@ import {
   consoleExportBody,
   dashboardQuery,
 } from '../schemas/console-data.js';
+import {
+  bulkStatusResult,
+  caseCounts,
+  consoleCaseDetail,
+  dashboardView,
+} from '../schemas/console-responses.js';
+import { caseList, evidenceList } from '../schemas/scans-responses.js';
+import { exportFile, exportView } from '../schemas/exports-responses.js';
+import { SESSION_ROUTE_ERRORS, responses } from '../schemas/responses.js';
+
+const withNotFound = [...SESSION_ROUTE_ERRORS, 404];
+const bodyErrors = [...SESSION_ROUTE_ERRORS, 413, 415];
 
 /** A finished export's signed link, as a path on this origin (the console may run under another name). */
 function localLink(url: string | null): string | null {
@@ -63,7 +75,12 @@ export function consoleCaseRoutes(
     if (!reply.hasHeader('cache-control')) void reply.header('Cache-Control', 'no-store');
   });
 
-  app.get('/cases', { schema: { querystring: consoleCasesQuery } }, async (req) => {
+  const casesSchema = {
+    summary: 'List cases',
+    querystring: consoleCasesQuery,
+    response: responses({ 200: caseList }, SESSION_ROUTE_ERRORS),
+  };
+  app.get('/cases', { schema: casesSchema }, async (req) => {
     const q = req.query as ListQuery;
     const page = await listCases(deps.pool, req.session.workspaceId, {
       ...listFiltersOf(q),
@@ -73,7 +90,12 @@ export function consoleCaseRoutes(
     return { object: 'list', data: page.data.map(viewCase), nextCursor: page.nextCursor };
   });
 
-  app.get('/cases/counts', { schema: { querystring: consoleCasesQuery } }, async (req) => {
+  const countsSchema = {
+    summary: 'Cases of the filters by severity',
+    querystring: consoleCasesQuery,
+    response: responses({ 200: caseCounts }, SESSION_ROUTE_ERRORS),
+  };
+  app.get('/cases/counts', { schema: countsSchema }, async (req) => {
     const counts = await countCasesBySeverity(
       deps.pool,
       req.session.workspaceId,
@@ -82,7 +104,12 @@ export function consoleCaseRoutes(
     return { ...counts, directExportMax: deps.config.exportSyncMaxRows };
   });
 
-  app.post('/cases/status', { bodyLimit: 64 * 1024, schema: { body: bulkStatusBody } }, async (req) => {
+  const bulkSchema = {
+    summary: 'Change the status of many cases',
+    body: bulkStatusBody,
+    response: responses({ 200: bulkStatusResult }, bodyErrors),
+  };
+  app.post('/cases/status', { bodyLimit: 64 * 1024, schema: bulkSchema }, async (req) => {
     const body = req.body as {
       status: string;
       note?: string;
@@ -99,7 +126,12 @@ export function consoleCaseRoutes(
     });
   });
 
-  app.get('/cases/:id', { schema: { params: idParams } }, async (req) => {
+  const caseSchema = {
+    summary: 'A case with its newest evidence, history and enrichment',
+    params: idParams,
+    response: responses({ 200: consoleCaseDetail }, withNotFound),
+  };
+  app.get('/cases/:id', { schema: caseSchema }, async (req) => {
     const c = await getCase(deps.pool, req.session.workspaceId, (req.params as { id: string }).id);
     if (!c) throw notFound('case');
     const [detail, enrichment, triage] = await Promise.all([
@@ -116,7 +148,14 @@ export function consoleCaseRoutes(
 
   app.get(
     '/cases/:id/evidence',
-    { schema: { params: idParams, querystring: listEvidenceQuery } },
+    {
+      schema: {
+        summary: "A case's evidence, page by page",
+        params: idParams,
+        querystring: listEvidenceQuery,
+        response: responses({ 200: evidenceList }, withNotFound),
+      },
+    },
     async (req) => {
       const c = await getCase(deps.pool, req.session.workspaceId, (req.params as { id: string }).id);
       if (!c) throw notFound('case');
@@ -126,7 +165,12 @@ export function consoleCaseRoutes(
     },
   );
 
-  app.get('/exports/cases', { schema: { querystring: exportCasesQuery } }, async (req, reply) => {
+  const exportCasesSchema = {
+    summary: 'Stream cases in an export format',
+    querystring: exportCasesQuery,
+    response: responses({ 200: exportFile('cases') }, [...SESSION_ROUTE_ERRORS, 413]),
+  };
+  app.get('/exports/cases', { schema: exportCasesSchema }, async (req, reply) => {
     const q = req.query as ExportQuery;
     return send(
       reply,
@@ -134,7 +178,12 @@ export function consoleCaseRoutes(
     );
   });
 
-  app.post('/exports', { schema: { body: consoleExportBody } }, async (req, reply) => {
+  const exportSchema = {
+    summary: 'Start an export job',
+    body: consoleExportBody,
+    response: responses({ 202: exportView }, bodyErrors),
+  };
+  app.post('/exports', { schema: exportSchema }, async (req, reply) => {
     const body = req.body as CreateExportBody;
     const view = await deps.exports.create({
       workspaceId: req.session.workspaceId,
@@ -146,13 +195,23 @@ export function consoleCaseRoutes(
     return reply.code(202).send({ ...view, downloadUrl: localLink(view.downloadUrl) });
   });
 
-  app.get('/exports/:id', { schema: { params: idParams } }, async (req) => {
+  const exportStatusSchema = {
+    summary: 'An export job',
+    params: idParams,
+    response: responses({ 200: exportView }, withNotFound),
+  };
+  app.get('/exports/:id', { schema: exportStatusSchema }, async (req) => {
     const view = await deps.exports.get(req.session.workspaceId, (req.params as { id: string }).id);
     if (!view) throw notFound('export');
     return { ...view, downloadUrl: localLink(view.downloadUrl) };
   });
 
-  app.get('/dashboard', { schema: { querystring: dashboardQuery } }, async (req) => {
+  const dashboardSchema = {
+    summary: 'The dashboard',
+    querystring: dashboardQuery,
+    response: responses({ 200: dashboardView }, SESSION_ROUTE_ERRORS),
+  };
+  app.get('/dashboard', { schema: dashboardSchema }, async (req) => {
     const now = deps.clock();
     const from = new Date(`${monthOf(now).slice(0, 7)}-01T00:00:00Z`);
     const [cases, statement] = await Promise.all([

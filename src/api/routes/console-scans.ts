@@ -15,6 +15,8 @@ import { invalidRequest } from '../../lib/errors.js';
 import { DEFAULT_LIMIT, idParams, type UploadQuery } from '../schemas/scans.js';
 import { consoleScansQuery, consoleUploadQuery } from '../schemas/console-data.js';
 import { MULTIPART_OVERHEAD, uploadStream } from './scans.js';
+import { consoleScanList, consoleScanView } from '../schemas/console-responses.js';
+import { SESSION_ROUTE_ERRORS, responses } from '../schemas/responses.js';
 
 /** A scan as the console shows it: the API's view (with its triage) plus the key it was uploaded as. */
 async function viewConsoleScan(pool: Pool, s: Scan) {
@@ -31,7 +33,12 @@ export function consoleScanRoutes(
   app: FastifyInstance,
   deps: Pick<AppDeps, 'clock' | 'config' | 'keys' | 'scans' | 'workspaces'>,
 ): void {
-  app.get('/scans', { schema: { querystring: consoleScansQuery } }, async (req, reply) => {
+  const listSchema = {
+    summary: "The workspace's scans, newest first",
+    querystring: consoleScansQuery,
+    response: responses({ 200: consoleScanList }, SESSION_ROUTE_ERRORS),
+  };
+  app.get('/scans', { schema: listSchema }, async (req, reply) => {
     const q = req.query as { limit?: number; cursor?: string; status?: ScanStatus };
     const page = await listScans(deps.scans.pool, req.session.workspaceId, {
       ...q,
@@ -42,7 +49,12 @@ export function consoleScanRoutes(
     return { object: 'list', data, nextCursor: page.nextCursor };
   });
 
-  app.get('/scans/:id', { schema: { params: idParams } }, async (req, reply) => {
+  const scanSchema = {
+    summary: 'One scan',
+    params: idParams,
+    response: responses({ 200: consoleScanView }, [...SESSION_ROUTE_ERRORS, 404]),
+  };
+  app.get('/scans/:id', { schema: scanSchema }, async (req, reply) => {
     const scan = await getScan(deps.scans.pool, req.session.workspaceId, (req.params as { id: string }).id);
     if (!scan) throw notFound('scan');
     void reply.header('Cache-Control', 'no-store');
@@ -70,7 +82,15 @@ export function consoleScanRoutes(
     scope.post(
       '/scans',
       {
-        schema: { querystring: consoleUploadQuery },
+        schema: {
+          summary: 'Upload a scan from the browser (multipart, field `file`)',
+          querystring: consoleUploadQuery,
+          'x-raw-body': {
+            description: 'The scan file in the multipart field `file`.',
+            consumes: ['multipart/form-data'],
+          },
+          response: responses({ 202: consoleScanView }, [...SESSION_ROUTE_ERRORS, 408, 413, 415]),
+        },
         preParsing: async (req) => {
           const declared = Number(req.headers['content-length'] ?? NaN);
           const max = await limitOf(req.session.workspaceId);

@@ -107,7 +107,7 @@ export function registerScanPipelineRoutes(app: FastifyInstance, deps: ScanRoute
               'multipart/form-data',
             ],
           },
-          response: responses({ 202: scanAccepted }, [...KEY_ROUTE_ERRORS, 409, 413, 415]),
+          response: responses({ 202: scanAccepted }, [...KEY_ROUTE_ERRORS, 408, 409, 413, 415]),
         },
         // Before the body is touched: refuse what Content-Length already says is too big. The
         // connection is closed after the answer: on keep-alive Node would otherwise read (and

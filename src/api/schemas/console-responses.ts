@@ -1,4 +1,6 @@
-import { decimalString, isoDateTime, nullableDateTime } from './responses.js';
+import { SEVERITIES } from '../../domain/triage-engine/types.js';
+import { decimalString, isoDateTime, listOf, nullableDateTime } from './responses.js';
+import { caseDetail, scanView } from './scans-responses.js';
 import { usageTotals } from './keys-responses.js';
 
 /** Response shapes of the console JSON API (`/api/console`, DECISIONS §3). */
@@ -88,5 +90,72 @@ export const statementView = {
       required: ['aiCalls', 'tokens', 'spendUsd'],
       properties: { aiCalls: { type: 'integer' }, tokens: { type: 'integer' }, spendUsd: decimalString },
     },
+  },
+} as const;
+
+/** Console data routes (issue 16): the API's views plus what the pages show beside them. */
+export const consoleScanView = {
+  ...scanView,
+  properties: {
+    ...scanView.properties,
+    keyId: { type: ['string', 'null'], description: 'null: uploaded in the console.' },
+  },
+} as const;
+
+export const consoleScanList = listOf(consoleScanView);
+
+export const consoleCaseDetail = {
+  ...caseDetail,
+  required: [...caseDetail.required, 'enrichment'],
+  properties: {
+    ...caseDetail.properties,
+    enrichment: { type: 'array', items: { type: 'object' }, description: 'KEV, EPSS and CVSS of its CVEs.' },
+  },
+} as const;
+
+const bySeverity = {
+  type: 'object',
+  properties: Object.fromEntries(SEVERITIES.map((s) => [s, { type: 'integer' }])),
+} as const;
+
+export const caseCounts = {
+  description: 'Cases matching the filters, by severity.',
+  type: 'object',
+  required: ['total', 'bySeverity', 'directExportMax'],
+  properties: {
+    total: { type: 'integer' },
+    bySeverity,
+    directExportMax: { type: 'integer', description: 'Most cases a direct export streams.' },
+  },
+} as const;
+
+export const bulkStatusResult = {
+  description: 'How many of the chosen cases changed.',
+  type: 'object',
+  required: ['changed', 'unchanged', 'notFound'],
+  properties: {
+    changed: { type: 'integer' },
+    unchanged: { type: 'integer' },
+    notFound: { type: 'integer' },
+  },
+} as const;
+
+export const dashboardView = {
+  description: 'The dashboard: open cases by severity, KEV, new cases per day, AI calls this month.',
+  type: 'object',
+  required: ['open', 'kevOpen', 'newPerDay', 'aiCallsThisMonth', 'month'],
+  properties: {
+    open: { type: 'object', properties: { total: { type: 'integer' }, bySeverity } },
+    kevOpen: { type: 'integer' },
+    newPerDay: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['day', 'count'],
+        properties: { day: { type: 'string' }, count: { type: 'integer' } },
+      },
+    },
+    aiCallsThisMonth: { type: 'integer' },
+    month: { type: 'string', pattern: '^\\d{4}-\\d{2}$' },
   },
 } as const;

@@ -115,3 +115,18 @@ export const batchView = {
     nextCursor: cursor,
   },
 } as const;
+
+/** `POST /api/v1/cases/triage`: 202 with a batch, or 200 `completed` when no case was selected. */
+export const caseBatchAccepted = {
+  description: 'The selected cases, triaged as a batch (poll `statusUrl`); `batchId` null when none fit.',
+  type: 'object',
+  required: ['batchId', 'status', 'requested', 'total', 'skippedForQuota', 'statusUrl'],
+  properties: {
+    batchId: { type: ['string', 'null'], format: 'uuid' },
+    status: { type: 'string', enum: ['queued', 'completed'] },
+    requested: { type: 'integer', description: 'Cases selected.' },
+    total: { type: 'integer', description: 'Cases triaged: the batch items.' },
+    skippedForQuota: { type: 'integer', description: 'Selected cases beyond the remaining AI calls.' },
+    statusUrl: { type: ['string', 'null'] },
+  },
+} as const;
