@@ -9,7 +9,7 @@ import {
 import type { Logger } from '../lib/logger.js';
 import { isFinalFailure } from '../lib/job-state.js';
 import { createCoalescer } from '../lib/coalescer.js';
-import { loadItems } from '../domain/triage/batches.js';
+import { loadItems } from '../domain/triage/batch-store.js';
 
 /**
  * The batch-triage worker: bounded concurrency per process; the provider limiters inside the

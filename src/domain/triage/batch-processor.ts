@@ -8,7 +8,7 @@ import {
   setWebhookStatus,
   type BatchRow,
   type LoadedItem,
-} from './batches.js';
+} from './batch-store.js';
 import type { TriageService } from './triage-service.js';
 import { deliverWebhook } from './webhook.js';
 

@@ -1,6 +1,6 @@
 import { jobIsOver, type JobStateProbe } from '../../lib/job-state.js';
 import { failBatchItem, resume, type BatchFinishDeps } from './batch-processor.js';
-import { queuedItemIndexes, staleBatches } from './batches.js';
+import { queuedItemIndexes, staleBatches } from './batch-store.js';
 
 export interface StuckBatchSweepDeps extends BatchFinishDeps {
   /** The `triage` queue (an item's job id is `<batchId>-<index>`). */

@@ -6,7 +6,7 @@ import type { ScanTriageMode } from '../scans/scan-records.js';
 import type { TriageRequest } from '../triage-engine/types.js';
 import type { CaseRisk } from './case-risk.js';
 import type { CaseTriageSource } from './case-triage-request.js';
-import { findBatch, type BatchRow } from './batches.js';
+import { findBatch, type BatchRow } from './batch-store.js';
 
 /**
  * The SQL of case triage (DECISIONS §8, §10): which cases a scan or a selection names, with what

@@ -7,7 +7,7 @@
  * - **AI call**: the unit of the monthly quota; one per answered request or batch item;
  * - **prompt**: the finding and its enrichment as the models read it, built and counted once
  *   per request by the engine (`triage-engine/prompt.ts`);
- * - **settlement**: how a stored answer's AI call is accounted for (`record-triage.ts`).
+ * - **settlement**: how a stored answer's AI call is accounted for (`triage-store.ts`).
  */
 import { randomUUID } from 'node:crypto';
 import type { Pool } from '../../db/pool.js';
@@ -38,11 +38,11 @@ import {
   recordBatchItemsAndCases,
   recordCaseAnswer,
   recordTriage,
+  recordUnanswered,
   type BatchItemRecord,
   type RecordOutcome,
   type TriageRecord,
-} from './record-triage.js';
-import { recordUnanswered } from './record-unanswered.js';
+} from './triage-store.js';
 import {
   createBatch,
   deleteBatch,
@@ -50,7 +50,7 @@ import {
   itemsPage,
   type BatchItemView,
   type BatchRow,
-} from './batches.js';
+} from './batch-store.js';
 import { quotaRefusal } from './quota-refusal.js';
 import {
   batchRequestErrors,
@@ -183,7 +183,7 @@ const BATCH_RESERVATION_TTL_MS = 24 * 3_600_000;
  * the catalog `max`, one AI call reserved from the monthly quota, routing, then the ledger
  * rows and the stored result in one transaction, and the reservation committed. A request
  * that gets no answer releases its reservation and is not billed; its hops are kept apart for
- * our own cost accounting (`record-unanswered.ts`).
+ * our own cost accounting (`recordUnanswered` of triage-store.ts).
  */
 export function createTriageService(deps: TriageServiceDeps): TriageService {
   // The chain may escalate to any of its tiers, so the strictest `max` among them applies.

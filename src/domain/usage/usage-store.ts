@@ -217,8 +217,8 @@ export async function releaseExpiredReservations(db: Db, now: Date): Promise<num
  * reservation by `count` (SQL null: all of what is left, `q_r.n`) and move that amount out of
  * `reserved`, `used` of it into `used` (an expression over `q_r.n`: `q_r.n` for calls answered,
  * `0` for calls given back). Shared by {@link settleReservation}, by the statement that stores a
- * triage answer (`record-triage.ts`), which counts its AI call in the same commit, and by the one
- * that finishes a batch (`batches.ts`). The arguments are SQL fragments whose values travel with
+ * triage answer (`triage-store.ts`), which counts its AI call in the same commit, and by the one
+ * that finishes a batch (`batch-store.ts`). The arguments are SQL fragments whose values travel with
  * them; CTE names start with `q_`.
  */
 export function settleReservationCtes(p: {

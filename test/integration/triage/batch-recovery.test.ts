@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, signUp, type TestApp } from '../../helpers/test-app.js';
-import { createBatch, finishBatch } from '../../../src/domain/triage/batches.js';
+import { createBatch, finishBatch } from '../../../src/domain/triage/batch-store.js';
 import {
   failBatchItem,
   processBatchItem,

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, signUp, type TestApp } from '../../helpers/test-app.js';
-import { createBatch } from '../../../src/domain/triage/batches.js';
-import { recordBatchItems, type BatchItemRecord } from '../../../src/domain/triage/record-triage.js';
+import { createBatch } from '../../../src/domain/triage/batch-store.js';
+import { recordBatchItems, type BatchItemRecord } from '../../../src/domain/triage/triage-store.js';
 
 /**
  * The statement that stores a group of answered batch items (group commit): each item exactly

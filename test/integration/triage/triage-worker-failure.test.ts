@@ -4,7 +4,7 @@ import { startTestApp, signUp } from '../../helpers/test-app.js';
 import { testRedisUrl } from '../../helpers/db.js';
 import { eventually } from '../../helpers/scan-app.js';
 import { startTriageTestWorker, triageCounts } from '../../helpers/triage-setup.js';
-import { createBatch } from '../../../src/domain/triage/batches.js';
+import { createBatch } from '../../../src/domain/triage/batch-store.js';
 import type { TriageService } from '../../../src/domain/triage/triage-service.js';
 import { webhookSigningKey } from '../../../src/domain/triage/webhook.js';
 import { sealSecret } from '../../../src/domain/keys/key-secrets.js';

@@ -1,10 +1,18 @@
+import { randomUUID } from 'node:crypto';
 import { withTransaction, type Pool, type Queryable } from '../../db/pool.js';
 import { recordCaseTriages, type CaseTriageInput } from '../scans/case-triage-store.js';
-import type { TriageResponse } from '../triage-engine/types.js';
+import type { Hop, TriageResponse } from '../triage-engine/types.js';
 import type { LedgerEntry } from '../usage/ledger.js';
 import { ledgerCallColumns } from '../usage/ledger.js';
 import { settleReservationCtes } from '../usage/usage-store.js';
 import { sql } from '../../db/sql.js';
+
+/**
+ * The triage area's answers: `triage_results`, `triage_shadow_answers` and `triage_unanswered`
+ * (batches and their items are batch-store.ts's). An answer's ledger rows and AI call are written
+ * in the same statement through the usage area's fragments (`ledgerCallColumns`,
+ * `settleReservationCtes`), so an answer and its charge commit together.
+ */
 
 /**
  * Stores an answered triage in ONE statement, hence one round trip and one commit: the
@@ -271,4 +279,31 @@ SELECT u.ord, item.ord IS NOT NULL AS recorded, c.completed, c.failed, c.total
   }
   for (const ord of finisher.values()) outcomes[ord] = { recorded: true, finished: true };
   return outcomes;
+}
+
+/**
+ * A request that got no answer (503 `triage_unavailable`) and the hops it made. Providers may
+ * have charged us for some of them (a schema-violating answer still used tokens), so they are
+ * kept for our own cost accounting — in `triage_unanswered`, never in the usage ledger: the
+ * caller is not billed and no AI call is counted (DECISIONS §5).
+ */
+export interface UnansweredRecord {
+  workspaceId: string;
+  keyId: string;
+  /** The HTTP request id, or `batch:<batchId>:<index>` for a batch item. */
+  requestId: string;
+  hops: readonly Hop[];
+  at: Date;
+}
+
+/** Stores one unanswered request with its hops and their token totals, in one statement. */
+export async function recordUnanswered(db: Queryable, r: UnansweredRecord): Promise<void> {
+  const input = r.hops.reduce((sum, h) => sum + h.inputTokens, 0);
+  const output = r.hops.reduce((sum, h) => sum + h.outputTokens, 0);
+  await db.query({
+    name: 'record-unanswered',
+    ...sql`INSERT INTO triage_unanswered (id, workspace_id, key_id, request_id, hops, input_tokens, output_tokens, created_at)
+           VALUES (${randomUUID()}, ${r.workspaceId}, ${r.keyId}, ${r.requestId}, ${JSON.stringify(r.hops)}::jsonb,
+                   ${input}, ${output}, ${r.at})`,
+  });
 }

@@ -2,12 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { Pool, Queryable } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
 import type { TriageRequest, TriageResponse } from '../triage-engine/types.js';
-import type { RecordOutcome } from './record-triage.js';
+import type { RecordOutcome } from './triage-store.js';
 import { settleReservationCtes } from '../usage/usage-store.js';
 import { sql } from '../../db/sql.js';
 
 /**
- * Batch triage records (DECISIONS §7): a batch row with counters, one row per item. An item
+ * The triage area's batches: `triage_batches` and `triage_batch_items` (answers are
+ * triage-store.ts's). Batch triage records (DECISIONS §7): a batch row with counters, one row per item. An item
  * moves from `queued` to `completed` or `failed` exactly once (guarded updates), and the
  * batch counters move in the same transaction, so retried jobs neither lose nor repeat work.
  */
@@ -171,7 +172,7 @@ export async function loadItems(
 /**
  * Records that an item got no answer (its error) and counts it as failed, in one statement,
  * only if the item is still queued. Answered items are recorded with their result, ledger and
- * counters by `recordBatchItems` (record-triage.ts) instead.
+ * counters by `recordBatchItems` (triage-store.ts) instead.
  */
 export async function recordItemError(
   db: Queryable,
