@@ -8,6 +8,7 @@ import {
   type Processor,
   type WorkerOptions,
 } from 'bullmq';
+import { withDeadline } from '../lib/deadline.js';
 
 /**
  * One way to make queues and workers, on either BullMQ backend (DECISIONS §1): Redis when
@@ -65,6 +66,45 @@ export interface QueueKitOptions {
   databaseUrl: string;
   /** Namespaces queues: a Redis key prefix, or a PostgreSQL schema. Tests use one per file. */
   namespace?: string;
+  /**
+   * Longest a queue step (add, addBulk, a job's state or counts, a scheduler upsert) may take
+   * before it fails with 503 `overloaded` (issue 11 §2). @defaultValue {@link QUEUE_STEP_DEADLINE_MS}
+   */
+  stepDeadlineMs?: number;
+}
+
+/**
+ * How long a queue step may take. The Redis connection retries for ever (`maxRetriesPerRequest:
+ * null`, which BullMQ's workers need), so with Redis down an `add` would wait until it came
+ * back: a request that enqueues answered minutes later, or never. Past the deadline the step
+ * fails with 503 `overloaded` and `Retry-After`; callers that committed first undo or keep their
+ * work as their own comments say (an add that completes after its deadline is harmless: job ids
+ * are derived from what they run).
+ */
+export const QUEUE_STEP_DEADLINE_MS = 2_000;
+
+const BOUNDED_STEPS = new Set<PropertyKey>([
+  'add',
+  'addBulk',
+  'upsertJobScheduler',
+  'getJobCounts',
+  'getJobState',
+]);
+
+/**
+ * `queue` with the steps of {@link QueueHandle} bounded by `ms` (see {@link QUEUE_STEP_DEADLINE_MS}).
+ * A proxy, not a copy: everything else (what the queue dashboard reads) is the queue's own.
+ */
+function bounded<Q extends object>(queue: Q, ms: number): Q {
+  return new Proxy(queue, {
+    get(target, prop) {
+      const value: unknown = Reflect.get(target, prop, target);
+      if (typeof value !== 'function') return value;
+      const fn = (value as (...args: unknown[]) => unknown).bind(target);
+      if (!BOUNDED_STEPS.has(prop)) return fn;
+      return (...args: unknown[]) => withDeadline(() => fn(...args) as Promise<unknown>, ms, 'job queue');
+    },
+  });
 }
 
 /** The queue `/readyz` asks for a job count: a round trip that proves the backend answers. */
@@ -95,10 +135,16 @@ export function createQueueKit(opts: QueueKitOptions): QueueKit {
     return x;
   };
   const queues = new Map<string, Closable>();
-  /** One queue per name for the life of the kit (see the glossary above). */
+  // On Redis only: its connection retries for ever. PostgreSQL's queue fails by itself when the
+  // database is down (and the first step of a queue may migrate BullMQ's schema, which takes time).
+  const deadline = opts.redisUrl ? (opts.stepDeadlineMs ?? QUEUE_STEP_DEADLINE_MS) : null;
+  /** One queue per name for the life of the kit (see the glossary above), its steps bounded. */
   const named = <D>(name: string, make: () => Closable): QueueHandle<D> => {
     let queue = queues.get(name);
-    if (!queue) queues.set(name, (queue = track(make())));
+    if (!queue) {
+      const made = track(make());
+      queues.set(name, (queue = deadline === null ? made : bounded(made, deadline)));
+    }
     return queue as unknown as QueueHandle<D>;
   };
   const closeAll = async () => {

@@ -140,23 +140,13 @@ export function registerScanPipelineRoutes(app: FastifyInstance, deps: ScanRoute
           );
         }
         const maxBytes = req.plan.limits.scanMaxBytes;
-        const limits = deps.uploadLimits;
-        // Before any byte is read: a place among the process's uploads, and room on the disk.
-        const release = deps.uploadGate.enter(req.apiKey.workspace.id);
-        let accepted;
-        try {
-          const declared = Number(req.headers['content-length'] ?? NaN);
-          checkFreeSpace(
-            await deps.storage.freeBytes(),
-            Number.isFinite(declared) ? declared : null,
-            limits.minFreeBytes,
-          );
+        const { scan } = await withUploadPlace(deps, req, req.apiKey.workspace.id, async () => {
           const body = await uploadStream(req, maxBytes);
           const encoding = (headerValue(req, 'content-encoding') ?? 'identity').toLowerCase();
           if (encoding !== 'identity' && encoding !== 'gzip' && encoding !== 'x-gzip') {
             throw new AppError('unsupported_media_type', 'Content-Encoding may be gzip or absent.');
           }
-          accepted = await acceptScan(
+          return acceptScan(
             { pool: deps.pool, storage: deps.storage, enqueue: (p) => enqueueScanIngest(deps.queue, p) },
             {
               workspaceId: req.apiKey.workspace.id,
@@ -164,7 +154,7 @@ export function registerScanPipelineRoutes(app: FastifyInstance, deps: ScanRoute
               body,
               gzip: encoding !== 'identity' && !req.isMultipart(),
               maxBytes,
-              limits,
+              limits: deps.uploadLimits,
               format: q.format ?? null,
               name: q.name ?? null,
               asset: {
@@ -177,10 +167,7 @@ export function registerScanPipelineRoutes(app: FastifyInstance, deps: ScanRoute
               triage: q.triage ?? 'none',
             },
           );
-        } finally {
-          release();
-        }
-        const { scan } = accepted;
+        });
         return reply
           .code(202)
           .send({ scanId: scan.id, status: scan.status, statusUrl: `/api/pipeline/scan/${scan.id}` });
@@ -232,6 +219,31 @@ export function registerScanListRoutes(app: FastifyInstance, deps: Pick<ScanRout
     if (!scan) throw notFound('scan');
     return { ...viewScan(scan), triage: await scanTriageView(deps.pool, scan) };
   });
+}
+
+/**
+ * Runs an upload of `workspaceId` in one of the process's upload places, after checking that
+ * storage has room for it (issue 11 §4): refused before a byte of the body is read (429 past
+ * the workspace's places, 503 past the process's or when the disk is nearly full).
+ */
+export async function withUploadPlace<T>(
+  deps: Pick<ScanRouteDeps, 'uploadGate' | 'uploadLimits' | 'storage'>,
+  req: FastifyRequest,
+  workspaceId: string,
+  run: () => Promise<T>,
+): Promise<T> {
+  const release = deps.uploadGate.enter(workspaceId);
+  try {
+    const declared = Number(req.headers['content-length'] ?? NaN);
+    checkFreeSpace(
+      await deps.storage.freeBytes(),
+      Number.isFinite(declared) ? declared : null,
+      deps.uploadLimits.minFreeBytes,
+    );
+    return await run();
+  } finally {
+    release();
+  }
 }
 
 function headerValue(req: FastifyRequest, name: string): string | null {

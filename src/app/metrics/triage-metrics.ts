@@ -23,7 +23,7 @@ export function createTriageMetrics(
   });
   const unavailable = new Counter({
     name: 'vuln_triage_triage_unavailable_total',
-    help: 'Triage requests no tier could answer (503 triage_unavailable).',
+    help: 'Triage requests no tier could answer (503 triage_unavailable, or overloaded when every tier was at its rate limit).',
     registers,
   });
   const escalations = new Counter({

@@ -74,7 +74,10 @@ export interface RouteTriageInput {
 /** Who produced the answer that was returned. `policy` means no model answered (DECISIONS §6). */
 export type ServedBy = ChainTier | { tier: 'policy'; provider: 'policy'; model: 'ssvc'; billedAs: null };
 
-/** An answered triage (maybe `policy:ssvc`), or `triage_unavailable`; hops are recorded in both. */
+/**
+ * An answered triage (maybe `policy:ssvc`), or `triage_unavailable` / `overloaded`; hops are
+ * recorded in both.
+ */
 export type RouteTriageResult =
   | {
       ok: true;
@@ -86,8 +89,12 @@ export type RouteTriageResult =
     }
   | {
       ok: false;
-      /** Maps to 503 `triage_unavailable` (DECISIONS §2). */
-      error: { code: 'triage_unavailable'; detail: string };
+      /**
+       * Maps to 503 `triage_unavailable` (DECISIONS §2), or to 503 `overloaded` with `Retry-After`
+       * when every tier tried was out of capacity (issue 11 §7): `retryAfterMs` is when the first
+       * of them expects capacity again.
+       */
+      error: { code: 'triage_unavailable' | 'overloaded'; detail: string; retryAfterMs?: number };
       hops: Hop[];
       highRisk: HighRiskReason[];
     };
@@ -135,6 +142,9 @@ export async function routeTriage(input: RouteTriageInput): Promise<RouteTriageR
   const prompt = input.prompt ?? buildPrompt(request, enrichment);
   const hops: Hop[] = [];
   let kept: { answer: TriageAnswer; tier: ChainTier } | null = null;
+  /** Whether every failed hop so far was a tier out of capacity, and when the first frees up. */
+  let onlyBusy = true;
+  let busyRetryMs = Infinity;
 
   walk: for (let i = highRisk.length > 0 ? Math.min(1, chain.length - 1) : 0; i < chain.length; i++) {
     const tier = chain[i];
@@ -170,6 +180,9 @@ export async function routeTriage(input: RouteTriageInput): Promise<RouteTriageR
         continue walk;
       }
       hop.errorKind = result.error.kind;
+      if (result.error.kind === 'rate_limited')
+        busyRetryMs = Math.min(busyRetryMs, result.error.retryAfterMs ?? 1_000);
+      else onlyBusy = false;
       let reason: EscalationReason = 'provider_error';
       if (result.error.kind === 'schema_violation') {
         hop.outcome = 'schema_violation';
@@ -207,6 +220,18 @@ export async function routeTriage(input: RouteTriageInput): Promise<RouteTriageR
       hops,
       policyChanges: fallback.changes,
       servedBy: { tier: 'policy', provider: 'policy', model: 'ssvc', billedAs: null },
+      highRisk,
+    };
+  }
+  if (!signal?.aborted && hops.length > 0 && onlyBusy) {
+    return {
+      ok: false,
+      error: {
+        code: 'overloaded',
+        detail: 'Every model in the escalation chain is at its rate limit; retry after the time given.',
+        retryAfterMs: Number.isFinite(busyRetryMs) ? busyRetryMs : 1_000,
+      },
+      hops,
       highRisk,
     };
   }

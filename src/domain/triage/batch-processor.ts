@@ -59,7 +59,9 @@ export async function processBatchItem(
     if (!outcome.recorded) return 'already_done';
     finished = outcome.finished;
   } catch (err) {
-    if (!(err instanceof AppError)) throw err; // infrastructure trouble: let the job retry
+    // Infrastructure trouble, or every model at its rate limit (`overloaded`): not the item's
+    // own error, so the job retries with backoff (its attempts spent, the item fails).
+    if (!(err instanceof AppError) || err.code === 'overloaded') throw err;
     const outcome = await recordItemError(
       deps.db,
       batchId,

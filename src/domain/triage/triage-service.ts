@@ -278,6 +278,15 @@ export function createTriageService(deps: TriageServiceDeps): TriageService {
           ),
         );
       }
+      if (routed.error.code === 'overloaded') {
+        // Every tier was out of capacity (issue 11 §7): a client can act on when to come back.
+        const seconds = Math.max(1, Math.ceil((routed.error.retryAfterMs ?? 1_000) / 1000));
+        throw new AppError(
+          'overloaded',
+          'Every model is at its rate limit right now; retry after the time in Retry-After.',
+          { headers: { 'Retry-After': String(seconds) } },
+        );
+      }
       throw new AppError(
         'triage_unavailable',
         'No model could answer and no safe answer could be formed from enrichment; retry later.',

@@ -111,6 +111,37 @@ describe('routeTriage: failures, fallbacks and cancellation', () => {
     expect(out.hops).toHaveLength(3);
   });
 
+  it('answers overloaded with the earliest Retry-After when every tier is out of capacity', async () => {
+    const busy = (ms: number) => {
+      const r = failed('rate_limited');
+      return r.ok ? r : { ...r, error: { ...r.error, retryAfterMs: ms } };
+    };
+    const out = await routeTriage({
+      request: routineReq,
+      enrichment: enrichmentMap(),
+      providers: providers(
+        scriptedProvider('fast', [busy(9_000)]),
+        scriptedProvider('big', [busy(2_500)]),
+        scriptedProvider('bigger', [busy(60_000)]),
+      ),
+      chain,
+    });
+    expect(out).toMatchObject({ ok: false, error: { code: 'overloaded', retryAfterMs: 2_500 } });
+    expect(out.hops).toHaveLength(3);
+    // One tier down for another reason: the chain is not merely busy.
+    const mixed = await routeTriage({
+      request: routineReq,
+      enrichment: enrichmentMap(),
+      providers: providers(
+        scriptedProvider('fast', [busy(1_000)]),
+        scriptedProvider('big', [failed('unavailable')]),
+        scriptedProvider('bigger', [busy(1_000)]),
+      ),
+      chain,
+    });
+    expect(mixed).toMatchObject({ ok: false, error: { code: 'triage_unavailable' } });
+  });
+
   it('treats a throwing provider and a missing provider as provider errors', async () => {
     const throwing: Provider = { name: 'fast', triage: () => Promise.reject(new Error('boom')) };
     const big = scriptedProvider('big', [answered()]);
