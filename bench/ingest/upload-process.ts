@@ -225,5 +225,6 @@ try {
 } finally {
   await client.end();
   await server.stop();
+  if (process.env.BENCH_SERVER_OUTPUT) console.log(server.output());
   await db.drop();
 }

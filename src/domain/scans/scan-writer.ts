@@ -3,6 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import { from as copyFrom } from 'pg-copy-streams';
 import type pg from 'pg';
 import { withTransaction, type Pool, type Queryable } from '../../db/pool.js';
+import { isUuid } from '../../lib/ids.js';
 import type { Finding } from '../../parsers/index.js';
 import {
   EVIDENCE_COPY_COLUMNS,
@@ -97,6 +98,8 @@ export async function openScanWriter(
 ): Promise<ScanWriter> {
   const maxQueued = Math.max(1, options.maxQueued ?? 2);
   const maxPerCommit = Math.max(1, options.maxBatchesPerCommit ?? 2);
+  // The commit's first statement carries the scan id as a literal: it must be a uuid.
+  if (!isUuid(scan.id)) throw new Error(`not a scan id: ${scan.id}`);
   const client = await pool.connect();
   let broken = false;
   let resumeAt: number;
@@ -120,33 +123,40 @@ export async function openScanWriter(
 
   async function commit(chunk: Encoded[]): Promise<void> {
     const last = chunk[chunk.length - 1]!;
-    // The COPY streams run on the writer's own connection: the transaction must be on it too.
-    await withTransaction(client, async (tx) => {
-      // Safe without waiting for the WAL flush: a commit lost to a database crash is a suffix
-      // the retried job writes again, and completeScan's synchronous commit flushes all of them.
-      await tx.query('SET LOCAL synchronous_commit = off');
+    // Round trips are what a busy machine makes expensive (each waits for both processes to be
+    // scheduled), so a commit takes four: the transaction's start with its progress UPDATE (one
+    // simple query, its values literals checked above), one per COPY, and COMMIT. The COPY
+    // streams run on the writer's own connection: the transaction must be on it too.
+    // synchronous_commit off is safe: a commit lost to a database crash is a suffix the retried
+    // job writes again, and completeScan's synchronous commit flushes all of them.
+    const started = (await client.query(
+      `BEGIN; SET LOCAL synchronous_commit = off;
+       UPDATE scans SET findings_count = greatest(findings_count, ${last.next}),
+                        bytes_parsed = ${last.bytesRead === null ? 'bytes_parsed' : `least(bytes, greatest(bytes_parsed, ${last.bytesRead}))`}
+       WHERE id = '${scan.id}' AND status = 'parsing'`,
+    )) as unknown as pg.QueryResult[];
+    try {
+      // No foreign key checks the rows' scan (m017): the UPDATE holds the scan row until the
+      // commit, so a concurrent delete waits and then removes these rows with it, and a scan
+      // already deleted fails the batch (the retried job then finds nothing to parse).
+      if (started[2]!.rowCount === 0) {
+        const held = await client.query(`SELECT 1 FROM scans WHERE id = $1 FOR KEY SHARE`, [scan.id]);
+        if (held.rowCount === 0) throw new Error(`scan ${scan.id} no longer exists`);
+      }
       await pipeline(
         Readable.from(chunk.flatMap((c) => c.findings)),
-        tx.query(copyFrom(`COPY findings (${FINDING_COPY_COLUMNS}) FROM STDIN`)),
+        client.query(copyFrom(`COPY findings (${FINDING_COPY_COLUMNS}) FROM STDIN`)),
       );
       await pipeline(
         Readable.from(chunk.flatMap((c) => c.evidence)),
-        tx.query(copyFrom(`COPY evidence (${EVIDENCE_COPY_COLUMNS}) FROM STDIN`)),
+        client.query(copyFrom(`COPY evidence (${EVIDENCE_COPY_COLUMNS}) FROM STDIN`)),
       );
-      const progress = await tx.query(
-        `UPDATE scans SET findings_count = greatest(findings_count, $2),
-                          bytes_parsed = CASE WHEN $3::bigint IS NULL THEN bytes_parsed ELSE least(bytes, greatest(bytes_parsed, $3::bigint)) END
-         WHERE id = $1 AND status = 'parsing'`,
-        [scan.id, last.next, last.bytesRead],
-      );
-      // No foreign key checks the rows' scan (m017): the scan row itself is held until the
-      // commit, so a concurrent delete waits and then removes these rows with it, and a scan
-      // already deleted fails the batch (the retried job then finds nothing to parse).
-      if (progress.rowCount === 0) {
-        const held = await tx.query(`SELECT 1 FROM scans WHERE id = $1 FOR KEY SHARE`, [scan.id]);
-        if (held.rowCount === 0) throw new Error(`scan ${scan.id} no longer exists`);
-      }
-    });
+      await client.query('COMMIT');
+    } catch (err) {
+      // The connection is discarded on close (the writer is broken from here on).
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    }
     for (const c of chunk) stored += c.count;
   }
 
@@ -184,8 +194,9 @@ export async function openScanWriter(
         findings: findings.done(),
         evidence: evidence.done(),
         count: fresh.length,
-        next: fresh[fresh.length - 1]!.recordIndex + 1,
-        bytesRead,
+        // Integers only: both end up as literals in the commit's first statement.
+        next: Math.trunc(fresh[fresh.length - 1]!.recordIndex) + 1,
+        bytesRead: bytesRead !== null && Number.isSafeInteger(bytesRead) ? bytesRead : null,
       });
       running ??= drain();
       while (queue.length > maxQueued && failure === null)
