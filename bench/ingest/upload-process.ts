@@ -117,7 +117,9 @@ async function rawCopy(scanId: string): Promise<{ seconds: number; pgCpu: number
   const e = await read(
     `COPY (SELECT ${ecols} FROM evidence e JOIN findings f ON f.id = e.finding_id WHERE f.scan_id = '${scanId}') TO STDOUT`,
   );
-  const c0 = await backendsCpu();
+  // This client's own backend does the COPY: its CPU before and after.
+  const own = (await client.query<{ p: number }>('SELECT pg_backend_pid() AS p')).rows[0]!.p;
+  const c0 = cpuOf(own);
   const t0 = performance.now();
   await client.query('BEGIN');
   await pipeline(Readable.from(f), client.query(copyFrom(`COPY raw_findings (${fcols}) FROM STDIN`)));
@@ -129,10 +131,7 @@ async function rawCopy(scanId: string): Promise<{ seconds: number; pgCpu: number
   );
   await client.query('COMMIT');
   const seconds = (performance.now() - t0) / 1000;
-  const pgCpu =
-    (await backendsCpu()) -
-    c0 +
-    cpuOf(Number((await client.query('SELECT pg_backend_pid() AS p')).rows[0].p));
+  const pgCpu = cpuOf(own) - c0;
   await client.query(`DROP TABLE raw_findings, raw_evidence`);
   return { seconds, pgCpu };
 }
