@@ -90,6 +90,20 @@ export const scanView = {
     createdAt: isoDateTime,
     startedAt: nullableDateTime,
     finishedAt: nullableDateTime,
+    triage: {
+      type: ['object', 'null'],
+      description:
+        'The case triage the upload asked for (`triage=new|all`), `null` without it (on `GET /api/pipeline/scan/:id` and `GET /api/v1/scans/:id`).',
+      required: ['status', 'requested', 'answered', 'failed', 'skippedForQuota', 'batchId'],
+      properties: {
+        status: { type: 'string', enum: ['pending', 'running', 'completed', 'cancelled'] },
+        requested: { type: 'integer', description: 'Cases the option named.' },
+        answered: { type: 'integer' },
+        failed: { type: 'integer' },
+        skippedForQuota: { type: 'integer', description: 'Cases left out: the month had too few AI calls.' },
+        batchId: { type: ['string', 'null'], description: 'The triage batch (its id is the scan id).' },
+      },
+    },
   },
 } as const;
 

@@ -75,7 +75,11 @@ export async function recordCaseTriages(db: Queryable, inputs: readonly CaseTria
   if (rows.length === 0) return 0;
   const col = <T>(f: (i: CaseTriageInput) => T): T[] => rows.map(f);
   const a = (f: (x: CaseTriageAnswer) => unknown) => col((i) => f(i.answer));
-  const res = await db.query<{ n: number }>(sql`
+  // Named: the text is the same for every group (only values vary), so PostgreSQL plans it once
+  // per connection — it runs in every group commit of case triage jobs.
+  const res = await db.query<{ n: number }>({
+    name: 'record-case-triages',
+    ...sql`
 WITH input AS (
   SELECT * FROM unnest(
     ${col((i) => i.workspaceId)}::uuid[], ${col((i) => i.caseId)}::uuid[], ${col((i) => i.keyId)}::uuid[],
@@ -111,7 +115,8 @@ history AS (
   FROM answered ORDER BY ord
   RETURNING 1
 )
-SELECT count(*)::int AS n FROM history`);
+SELECT count(*)::int AS n FROM history`,
+  });
   return res.rows[0]!.n;
 }
 
