@@ -109,66 +109,6 @@ export const scanView = {
 
 export const scanList = listOf(scanView);
 
-export const findingView = {
-  description: 'One sighting of a case in a scan, normalised.',
-  type: 'object',
-  required: ['object', 'id', 'scanId', 'caseId', 'title', 'severity', 'fingerprint'],
-  properties: {
-    object: { type: 'string', const: 'finding' },
-    id: { type: 'string', format: 'uuid' },
-    scanId: { type: 'string', format: 'uuid' },
-    caseId: { type: 'string', format: 'uuid' },
-    recordIndex: { type: 'integer' },
-    fingerprint: { type: 'string' },
-    scanner: { type: 'string' },
-    ruleId: nullableString,
-    title: { type: 'string' },
-    severity,
-    cveIds: stringList,
-    cweIds: stringList,
-    cvssScore: nullableNumber,
-    cvssVector: nullableString,
-    kev: { type: 'boolean' },
-    description: nullableString,
-    solution: nullableString,
-    asset: {
-      type: 'object',
-      properties: {
-        ...Object.fromEntries(
-          ['name', 'host', 'ip', 'fqdn', 'os', 'component', 'componentVersion', 'purl', 'file'].map((k) => [
-            k,
-            nullableString,
-          ]),
-        ),
-        line: nullableInteger,
-      },
-    },
-    port: nullableInteger,
-    protocol: nullableString,
-    exploitAvailable: { type: ['boolean', 'null'] },
-    confidence: nullableNumber,
-    suppressed: { type: 'boolean' },
-    createdAt: isoDateTime,
-  },
-} as const;
-
-export const findingList = listOf(findingView);
-
-const evidenceView = {
-  type: 'object',
-  required: ['id', 'scanId', 'seenAt'],
-  properties: {
-    id: { type: 'string' },
-    scanId: { type: 'string', format: 'uuid' },
-    findingId: { type: ['string', 'null'] },
-    rawExcerpt: nullableString,
-    scannerOutput: nullableString,
-    seenAt: isoDateTime,
-  },
-} as const;
-
-export const evidenceList = listOf(evidenceView);
-
 /** The answer fields of a case triage (DECISIONS §6 plus `policyVersion`). */
 const triageAnswerProperties = {
   priority: severity,
@@ -216,6 +156,68 @@ export const caseTriageHistoryEntry = {
 } as const;
 
 export const caseTriageHistoryList = listOf(caseTriageHistoryEntry);
+
+export const findingView = {
+  description: 'One sighting of a case in a scan, normalised.',
+  type: 'object',
+  required: ['object', 'id', 'scanId', 'caseId', 'title', 'severity', 'fingerprint'],
+  properties: {
+    object: { type: 'string', const: 'finding' },
+    id: { type: 'string', format: 'uuid' },
+    scanId: { type: 'string', format: 'uuid' },
+    caseId: { type: 'string', format: 'uuid' },
+    recordIndex: { type: 'integer' },
+    fingerprint: { type: 'string' },
+    scanner: { type: 'string' },
+    ruleId: nullableString,
+    title: { type: 'string' },
+    severity,
+    cveIds: stringList,
+    cweIds: stringList,
+    cvssScore: nullableNumber,
+    cvssVector: nullableString,
+    kev: { type: 'boolean' },
+    description: nullableString,
+    solution: nullableString,
+    asset: {
+      type: 'object',
+      properties: {
+        ...Object.fromEntries(
+          ['name', 'host', 'ip', 'fqdn', 'os', 'component', 'componentVersion', 'purl', 'file'].map((k) => [
+            k,
+            nullableString,
+          ]),
+        ),
+        line: nullableInteger,
+      },
+    },
+    port: nullableInteger,
+    protocol: nullableString,
+    exploitAvailable: { type: ['boolean', 'null'] },
+    confidence: nullableNumber,
+    suppressed: { type: 'boolean' },
+    triage: { ...caseTriage, description: "Its case's current triage, or null." },
+    triageStale: { type: 'boolean', description: "Its case's `triageStale`." },
+    createdAt: isoDateTime,
+  },
+} as const;
+
+export const findingList = listOf(findingView);
+
+const evidenceView = {
+  type: 'object',
+  required: ['id', 'scanId', 'seenAt'],
+  properties: {
+    id: { type: 'string' },
+    scanId: { type: 'string', format: 'uuid' },
+    findingId: { type: ['string', 'null'] },
+    rawExcerpt: nullableString,
+    scannerOutput: nullableString,
+    seenAt: isoDateTime,
+  },
+} as const;
+
+export const evidenceList = listOf(evidenceView);
 
 const caseProperties = {
   object: { type: 'string', const: 'case' },

@@ -8,6 +8,7 @@ import {
   type CaseTriageAction,
   type CaseTriageHistoryEntry,
   type CaseTriagePriority,
+  viewTriage,
 } from './case-triage-store.js';
 import { filterSql, kevColumn, type ListFilters, VISIBLE_FINDINGS } from './list-filters.js';
 
@@ -174,21 +175,6 @@ export function viewCaseDetail(c: CaseRow, detail: CaseDetail) {
   };
 }
 
-/** A case's current triage as the API shows it (DECISIONS §6 fields plus `policyVersion`), or null. */
-export function viewCaseTriage(c: CaseRow) {
-  if (c.triaged_at === null) return null;
-  return {
-    priority: c.priority!,
-    recommendedAction: c.recommended_action!,
-    reasoning: c.reasoning!,
-    confidenceScore: c.confidence_score!,
-    severityOverride: c.severity_override,
-    model: c.model!,
-    triagedAt: c.triaged_at.toISOString(),
-    policyVersion: c.policy_version!,
-  };
-}
-
 /**
  * Changes a case's status and records who did it, from what, and why. Setting the status it
  * already has changes nothing and writes no history. Null when the case is not in the workspace.
@@ -242,7 +228,7 @@ export function viewCase(c: CaseRow) {
     firstScanId: c.first_scan_id,
     lastScanId: c.last_scan_id,
     sightings: c.sightings,
-    triage: viewCaseTriage(c),
+    triage: viewTriage(c),
     triageStale: c.triage_stale,
     createdAt: c.created_at.toISOString(),
     updatedAt: c.updated_at.toISOString(),

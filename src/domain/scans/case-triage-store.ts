@@ -139,6 +139,34 @@ WHERE c.triaged_at IS NOT NULL AND NOT c.triage_stale AND c.cve_ids <> '{}' ${am
   return res.rowCount ?? 0;
 }
 
+/** The current-triage columns of `cases` (m011), as a row read them. */
+export interface TriageColumns {
+  priority: CaseTriagePriority | null;
+  recommended_action: CaseTriageAction | null;
+  reasoning: string | null;
+  confidence_score: number | null;
+  severity_override: CaseTriagePriority | null;
+  model: string | null;
+  triaged_at: Date | null;
+  policy_version: string | null;
+}
+
+/** A case's current triage as the API shows it (DECISIONS §6 fields plus `policyVersion`), or null. */
+export function viewTriage(c: TriageColumns) {
+  if (c.triaged_at === null) return null;
+  // m011's CHECK keeps these set whenever triaged_at is.
+  return {
+    priority: c.priority!,
+    recommendedAction: c.recommended_action!,
+    reasoning: c.reasoning!,
+    confidenceScore: c.confidence_score!,
+    severityOverride: c.severity_override,
+    model: c.model!,
+    triagedAt: c.triaged_at.toISOString(),
+    policyVersion: c.policy_version!,
+  };
+}
+
 interface TriageHistoryRow {
   id: string;
   key_id: string | null;

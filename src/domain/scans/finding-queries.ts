@@ -1,10 +1,11 @@
 import type { Queryable } from '../../db/pool.js';
 import { seqCursor, seqPage, type Page } from '../../lib/cursor.js';
 import { isUuid } from '../../lib/ids.js';
+import { viewTriage, type TriageColumns } from './case-triage-store.js';
 import { filterSql, kevColumn, type ListFilters, VISIBLE_FINDINGS } from './list-filters.js';
 
 /** A stored finding as read back (DECISIONS §9 fields). */
-export interface FindingRow {
+export interface FindingRow extends TriageColumns {
   id: string;
   seq: string;
   scan_id: string;
@@ -38,10 +39,14 @@ export interface FindingRow {
   suppressed: boolean;
   kev: boolean;
   created_at: Date;
+  /** Its case's (TriageColumns too). */
+  triage_stale: boolean;
 }
 
-/** A finding's case: the case of its (workspace, fingerprint). */
-const CASE_ID = `(SELECT c.id FROM cases c WHERE c.workspace_id = f.workspace_id AND c.fingerprint = f.fingerprint) AS case_id`;
+/** A finding's case: the case of its (workspace, fingerprint), whose id and triage it shows. */
+const FINDING_CASE = `LEFT JOIN cases fcase ON fcase.workspace_id = f.workspace_id AND fcase.fingerprint = f.fingerprint`;
+const CASE_COLUMNS = `fcase.id AS case_id, fcase.priority, fcase.recommended_action, fcase.reasoning, fcase.confidence_score,
+  fcase.severity_override, fcase.model, fcase.triaged_at, fcase.policy_version, coalesce(fcase.triage_stale, false) AS triage_stale`;
 
 export async function listFindings(
   db: Queryable,
@@ -62,7 +67,7 @@ export async function listFindings(
   }
   params.push(q.limit + 1);
   const { rows } = await db.query<FindingRow>(
-    `SELECT f.*, ${CASE_ID}, ${kevColumn('f')} FROM findings f ${VISIBLE_FINDINGS}
+    `SELECT f.*, ${CASE_COLUMNS}, ${kevColumn('f')} FROM findings f ${VISIBLE_FINDINGS} ${FINDING_CASE}
      WHERE ${where.join(' AND ')} ORDER BY f.seq DESC LIMIT $${params.length}`,
     params,
   );
@@ -72,7 +77,8 @@ export async function listFindings(
 export async function getFinding(db: Queryable, workspaceId: string, id: string): Promise<FindingRow | null> {
   if (!isUuid(id)) return null;
   const { rows } = await db.query<FindingRow>(
-    `SELECT f.*, ${CASE_ID}, ${kevColumn('f')} FROM findings f ${VISIBLE_FINDINGS} WHERE f.id = $1 AND f.workspace_id = $2`,
+    `SELECT f.*, ${CASE_COLUMNS}, ${kevColumn('f')} FROM findings f ${VISIBLE_FINDINGS} ${FINDING_CASE}
+     WHERE f.id = $1 AND f.workspace_id = $2`,
     [id, workspaceId],
   );
   return rows[0] ?? null;
@@ -116,6 +122,8 @@ export function viewFinding(f: FindingRow) {
     exploitAvailable: f.exploit_available,
     confidence: f.confidence,
     suppressed: f.suppressed,
+    triage: viewTriage(f),
+    triageStale: f.triage_stale,
     createdAt: f.created_at.toISOString(),
   };
 }
