@@ -16,6 +16,7 @@ import type { ExportService } from '../domain/exports/export-service.js';
 import type { HttpMetrics } from './plugins/metrics.js';
 import type { WorkflowService } from '../domain/workflows/workflow-service.js';
 import type { InboundDeps } from '../domain/workflows/inbound.js';
+import type { WorkflowTrigger } from '../domain/workflows/trigger.js';
 
 /**
  * What the HTTP edge may use, declared here so `api/` imports nothing above it: `app/services.ts`
@@ -43,7 +44,7 @@ export interface AppDeps {
   /** Case and finding exports, their jobs and signed download links. */
   exports: ExportService;
   /** Mapped workflows: their management, and the inbound Jira/GitHub webhooks. */
-  workflows: { service: WorkflowService; inbound: InboundDeps };
+  workflows: { service: WorkflowService; inbound: InboundDeps; trigger: WorkflowTrigger };
   /** Server secret (KEY_PEPPER), for sealing secrets kept at rest. */
   pepper: string;
   /** Request metrics and `GET /metrics`; absent: neither. */

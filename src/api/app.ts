@@ -132,7 +132,14 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
       selfServiceRoutes(scope, deps);
       triageRoutes(scope, deps);
       registerScanListRoutes(scope, deps.scans);
-      registerFindingCaseRoutes(scope, deps.scans);
+      registerFindingCaseRoutes(scope, {
+        ...deps.scans,
+        workflows: {
+          links: (caseId) => deps.workflows.service.links(caseId),
+          statusChanged: (workspaceId, caseId) =>
+            deps.workflows.trigger.casesChanged(workspaceId, [caseId], 'case.status_changed'),
+        },
+      });
       registerCaseTriageRoutes(scope, deps);
       registerExportRoutes(scope, deps);
       registerKeyManagement(scope, deps, {

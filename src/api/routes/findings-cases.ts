@@ -43,7 +43,20 @@ const withNotFound = [...KEY_ROUTE_ERRORS, 404];
  * a case's evidence and triage history page by page, and status changes (`cases:write`). Ids of
  * another workspace are 404 like unknown ones (DECISIONS §2).
  */
-export function registerFindingCaseRoutes(app: FastifyInstance, deps: { pool: Pool }): void {
+/**
+ * Mapped workflows as the case routes see them (issue 14): a case's external issues, and the
+ * trigger a status change calls. Absent: no links are shown and nothing is triggered.
+ */
+export interface CaseWorkflowHooks {
+  links(caseId: string): Promise<unknown[]>;
+  statusChanged(workspaceId: string, caseId: string): Promise<unknown>;
+}
+
+export function registerFindingCaseRoutes(
+  app: FastifyInstance,
+  deps: { pool: Pool; workflows?: CaseWorkflowHooks },
+): void {
+  const links = async (caseId: string) => (deps.workflows ? await deps.workflows.links(caseId) : []);
   const read = { scope: 'scans:read' as const };
 
   const findingsSchema = {
@@ -97,7 +110,7 @@ export function registerFindingCaseRoutes(app: FastifyInstance, deps: { pool: Po
   app.get('/cases/:id', { config: read, schema: caseSchema }, async (req) => {
     const c = await getCase(deps.pool, req.apiKey.workspace.id, (req.params as { id: string }).id);
     if (!c) throw notFound('case');
-    return viewCaseDetail(c, await caseDetail(deps.pool, c));
+    return { ...viewCaseDetail(c, await caseDetail(deps.pool, c)), links: await links(c.id) };
   });
 
   app.get(
@@ -170,7 +183,11 @@ export function registerFindingCaseRoutes(app: FastifyInstance, deps: { pool: Po
         actor: `key:${req.apiKey.id}`,
       });
       if (!updated) throw notFound('case');
-      return viewCaseDetail(updated, await caseDetail(deps.pool, updated));
+      await deps.workflows?.statusChanged(updated.workspace_id, updated.id);
+      return {
+        ...viewCaseDetail(updated, await caseDetail(deps.pool, updated)),
+        links: await links(updated.id),
+      };
     },
   );
 }

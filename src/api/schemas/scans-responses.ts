@@ -282,6 +282,22 @@ export const caseDetail = {
     evidenceNextCursor: cursor,
     triageHistory: { type: 'array', items: caseTriageHistoryEntry },
     triageHistoryNextCursor: cursor,
+    links: {
+      type: 'array',
+      description: "The case's external issues through mapped workflows (issue 14).",
+      items: {
+        type: 'object',
+        required: ['workflowId', 'kind', 'externalId', 'url', 'state', 'lastDeliveredAt'],
+        properties: {
+          workflowId: { type: 'string', format: 'uuid' },
+          kind: { type: 'string', enum: ['jira', 'github', 'webhook'] },
+          externalId: { type: ['string', 'null'] },
+          url: { type: ['string', 'null'] },
+          state: { type: 'string', enum: ['open', 'closed'] },
+          lastDeliveredAt: { type: ['string', 'null'], format: 'date-time' },
+        },
+      },
+    },
     history: {
       type: 'array',
       items: {

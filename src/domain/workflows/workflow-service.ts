@@ -12,6 +12,7 @@ import { JIRA_SUMMARY_MAX } from './targets/jira.js';
 import { mappingErrors } from './template.js';
 import type { Workflow, WorkflowFields, WorkflowRule, WorkflowTarget } from './types.js';
 import {
+  caseLinks,
   deleteWorkflow,
   getWorkflow,
   insertTestDelivery,
@@ -135,6 +136,9 @@ export function createWorkflowService(deps: WorkflowServiceDeps) {
 
   return {
     view,
+
+    /** A case's external issues (`links` of `GET /api/v1/cases/:id`). */
+    links: (caseId: string) => caseLinks(deps.pool, caseId),
 
     async create(workspaceId: string, input: WorkflowInput) {
       const { target, credential, errors } = targetOf(input.target);

@@ -1,0 +1,373 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { signUp } from '../../helpers/test-app.js';
+import {
+  eventually,
+  startScanApp,
+  uploadScan,
+  waitForScan,
+  type ScanTestApp,
+} from '../../helpers/scan-app.js';
+import {
+  startFakeJira,
+  startFakeGithub,
+  GITHUB_SECONDARY_LIMIT,
+  isAdf,
+  type FakeTracker,
+} from '../../helpers/fake-providers/issue-trackers.js';
+import { startScanIngestWorker } from '../../../src/workers/scan-ingest-worker.js';
+import { startDeliveryWorker } from '../../../src/workers/delivery-worker.js';
+import type { WorkerHandle } from '../../../src/jobs/queue-kit.js';
+
+/**
+ * Deliveries end to end: an uploaded scan's matching cases become exactly one Jira (or GitHub)
+ * issue each, through the real ingest worker, the trigger, the `deliveries` queue and fake
+ * trackers on 127.0.0.1; retries on 429/5xx (Retry-After honoured), final failure on a 400 with
+ * the target's message, a target down keeps deliveries pending, a crash between the remote
+ * create and the local store still leaves one issue.
+ */
+const NESSUS = readFileSync('test/fixtures/scans/nessus/nessus_many_vuln.xml');
+const AUTH = { email: 'bot@acme.test', token: 'jira-token-abc123', project: 'SEC' };
+let t: ScanTestApp;
+let session: Awaited<ReturnType<typeof signUp>>;
+let jira: FakeTracker;
+let github: FakeTracker;
+let ingest: { close(): Promise<void> };
+let deliveries: WorkerHandle;
+let crashOnce = false;
+
+const api = (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: unknown) =>
+  t.app.inject({
+    method,
+    url,
+    headers: { 'x-api-key': session.key, ...(payload ? { 'content-type': 'application/json' } : {}) },
+    ...(payload ? { payload: JSON.stringify(payload) } : {}),
+  });
+
+async function createJiraWorkflow(rule: Record<string, unknown>, fields: Record<string, unknown> = {}) {
+  const res = await api('POST', '/api/v1/workflows', {
+    name: 'to Jira',
+    target: { kind: 'jira', baseUrl: jira.url, email: AUTH.email, apiToken: AUTH.token, projectKey: 'SEC' },
+    rule,
+    fields: {
+      summary: '{{case.title}} on {{case.asset}}',
+      priority: { INFO: 'Low' },
+      labels: ['vuln triage', '{{case.scanner}}'],
+      ...fields,
+    },
+  });
+  expect(res.statusCode).toBe(201);
+  return res.json() as { id: string; secret: string };
+}
+
+async function deliveriesOf(workflowId: string) {
+  const res = await api('GET', `/api/v1/workflows/${workflowId}/deliveries?limit=200`);
+  return res.json().data as {
+    status: string;
+    attempts: number;
+    error: string | null;
+    responseCode: number | null;
+    nextAttemptAt: string | null;
+    caseId: string;
+  }[];
+}
+
+const settled = (workflowId: string, n: number, timeoutMs = 20_000) =>
+  eventually(async () => {
+    const d = await deliveriesOf(workflowId);
+    return d.length >= n && d.every((x) => x.status !== 'pending');
+  }, timeoutMs);
+
+async function uploadAndWait(query = '?environment=PRODUCTION&asset=web1') {
+  const res = await uploadScan(t.app, session.key, NESSUS, {}, query);
+  expect(res.statusCode).toBe(202);
+  const scanId = res.json().scanId as string;
+  expect((await waitForScan(t.app, session.key, scanId)).status).toBe('completed');
+  return scanId;
+}
+
+async function caseIdsOf(scanId: string): Promise<string[]> {
+  const res = await api('GET', `/api/v1/cases?scan=${scanId}&limit=200`);
+  return (res.json().data as { id: string }[]).map((c) => c.id);
+}
+
+const disable = (id: string) => api('PATCH', `/api/v1/workflows/${id}`, { enabled: false });
+
+beforeAll(async () => {
+  t = await startScanApp({
+    worker: false,
+    env: { WEBHOOK_ALLOW_LOOPBACK_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_HOSTS: 'true' },
+  });
+  session = await signUp(t.app, { plan: 'trial' });
+  jira = await startFakeJira(AUTH);
+  github = await startFakeGithub({ token: 'ghp_token_xyz', owner: 'acme', repo: 'vulns' });
+  ingest = startScanIngestWorker({
+    queues: t.infra.queues,
+    pool: t.infra.pool,
+    logger: t.deps.logger,
+    config: t.deps.config,
+    storage: t.storage,
+    batchSize: 100,
+    afterScan: t.deps.workflows.trigger.scanCompleted,
+  });
+  deliveries = startDeliveryWorker(
+    t.infra.queues,
+    {
+      ...t.deps.workflows.delivery,
+      clock: () => new Date(),
+      afterRemoteCreate: async () => {
+        if (crashOnce) {
+          crashOnce = false;
+          throw new Error('worker killed between the remote create and the local store');
+        }
+      },
+    },
+    { logger: t.deps.logger, concurrency: 4, backoff: { baseMs: 50, maxMs: 400 } },
+  );
+});
+
+// Each test's workflow alone is enabled: the trigger serves every enabled workflow of the workspace.
+beforeEach(async () => {
+  await t.infra.pool.query('UPDATE workflows SET enabled = false');
+});
+
+afterAll(async () => {
+  await deliveries?.close();
+  await ingest?.close();
+  await jira?.close();
+  await github?.close();
+  await t?.close();
+});
+
+describe('deliveries to Jira', () => {
+  it('an uploaded scan makes exactly one issue per matching case; a second upload of the same file makes none', async () => {
+    const wf = await createJiraWorkflow({ severity: ['INFO'], environment: ['PRODUCTION'] });
+    const none = await createJiraWorkflow({ severity: ['CRITICAL'] });
+    const scanId = await uploadAndWait();
+    const matching = (await api('GET', `/api/v1/cases?scan=${scanId}&severity=INFO&limit=200`)).json()
+      .data as { id: string }[];
+    expect(matching.length).toBeGreaterThan(0);
+    expect(await settled(wf.id, matching.length)).toBe(true);
+    expect(jira.issues).toHaveLength(matching.length);
+    expect((await deliveriesOf(wf.id)).every((d) => d.status === 'delivered' && d.attempts === 1)).toBe(true);
+    expect(await deliveriesOf(none.id)).toEqual([]);
+
+    // The issue as Jira got it: ADF description, mapped priority, labels without spaces plus the marker.
+    const issue = jira.issues[0]!;
+    expect(isAdf(issue.fields.description)).toBe(true);
+    expect(issue.fields.priority).toEqual({ name: 'Low' });
+    expect(issue.fields.labels).toEqual(
+      expect.arrayContaining(['vuln-triage', expect.stringMatching(/^vt-/)]),
+    );
+    expect(String(issue.fields.summary)).toMatch(/^.+ on \S+$/);
+    const create = jira.requests.find((r) => r.method === 'POST' && r.path === '/rest/api/3/issue')!;
+    expect(create.headers.authorization).toBe(
+      `Basic ${Buffer.from(`${AUTH.email}:${AUTH.token}`).toString('base64')}`,
+    );
+
+    // The case shows its link.
+    const detail = (await api('GET', `/api/v1/cases/${matching[0]!.id}`)).json();
+    expect(detail.links).toEqual([
+      expect.objectContaining({
+        workflowId: wf.id,
+        kind: 'jira',
+        externalId: expect.stringMatching(/^SEC-\d+$/),
+        state: 'open',
+      }),
+    ]);
+
+    await uploadAndWait();
+    await new Promise((r) => setTimeout(r, 500));
+    expect(jira.issues).toHaveLength(matching.length);
+    expect(await deliveriesOf(wf.id)).toHaveLength(matching.length);
+    await disable(wf.id);
+    await disable(none.id);
+  });
+
+  it('a status change updates and transitions the same issue; reopening moves it back', async () => {
+    const wf = await createJiraWorkflow({});
+    const scanId = await uploadAndWait('?environment=STAGING&asset=web2');
+    const [caseId] = await caseIdsOf(scanId);
+    await t.deps.workflows.trigger.casesChanged(session.workspaceId, [caseId!], 'case.updated');
+    expect(await settled(wf.id, 1)).toBe(true);
+    const before = jira.issues.length;
+    const patched = await api('PATCH', `/api/v1/cases/${caseId}`, { status: 'resolved' });
+    expect(patched.statusCode).toBe(200);
+    expect(await settled(wf.id, 2)).toBe(true);
+    expect(jira.issues).toHaveLength(before);
+    const link = (await api('GET', `/api/v1/cases/${caseId}`))
+      .json()
+      .links.find((l: { workflowId: string }) => l.workflowId === wf.id);
+    const issue = jira.issues.find((i) => i.key === link.externalId)!;
+    expect(issue.status).toBe('Done');
+    expect(link.state).toBe('closed');
+
+    await api('PATCH', `/api/v1/cases/${caseId}`, { status: 'open' });
+    expect(await settled(wf.id, 3)).toBe(true);
+    expect(issue.status).toBe('To Do');
+    expect(jira.issues).toHaveLength(before);
+    await disable(wf.id);
+  });
+
+  it('exactly one issue per case even when the trigger fires twice at once', async () => {
+    const wf = await createJiraWorkflow({});
+    const scanId = await uploadAndWait('?asset=web3');
+    const ids = await caseIdsOf(scanId);
+    const before = jira.issues.length;
+    await Promise.all([
+      t.deps.workflows.trigger.casesChanged(session.workspaceId, ids, 'case.updated'),
+      t.deps.workflows.trigger.casesChanged(session.workspaceId, ids, 'case.updated'),
+    ]);
+    expect(await settled(wf.id, ids.length * 2)).toBe(true);
+    expect(jira.issues.length - before).toBe(ids.length);
+    await disable(wf.id);
+  });
+
+  it('a crash between the remote create and the local store: the retry finds the issue by its marker', async () => {
+    const wf = await createJiraWorkflow({});
+    const scanId = await uploadAndWait('?asset=web4');
+    const [caseId] = await caseIdsOf(scanId);
+    const before = jira.issues.length;
+    crashOnce = true;
+    await t.deps.workflows.trigger.casesChanged(session.workspaceId, [caseId!], 'case.updated');
+    expect(await settled(wf.id, 1)).toBe(true);
+    expect(jira.issues.length - before).toBe(1);
+    // The crashed attempt recorded nothing; the retry searched for the marker and stored the issue.
+    expect((await deliveriesOf(wf.id))[0]).toMatchObject({ status: 'delivered', attempts: 1 });
+    expect(jira.requests.filter((r) => r.path === '/rest/api/3/search/jql')).toHaveLength(1);
+    await disable(wf.id);
+  });
+
+  it('retries 429 (after Retry-After) and 500 × 3, then delivers', async () => {
+    const wf = await createJiraWorkflow({});
+    const scanId = await uploadAndWait('?asset=web5');
+    const [a, b] = await caseIdsOf(scanId);
+    jira.failNext(
+      [
+        {
+          status: 429,
+          headers: { 'retry-after': '1', 'x-ratelimit-limit': '100' },
+          body: { errorMessages: ['Rate limit exceeded.'] },
+        },
+      ],
+      /\/rest\/api\/3\/issue$/,
+    );
+    const started = Date.now();
+    await t.deps.workflows.trigger.casesChanged(session.workspaceId, [a!], 'case.updated');
+    expect(await settled(wf.id, 1)).toBe(true);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    jira.failNext(
+      Array.from({ length: 3 }, () => ({ status: 500, body: { errorMessages: ['Internal server error'] } })),
+      /\/rest\/api\/3\/issue$/,
+    );
+    await t.deps.workflows.trigger.casesChanged(session.workspaceId, [b!], 'case.updated');
+    expect(await settled(wf.id, 2)).toBe(true);
+    const d = await deliveriesOf(wf.id);
+    expect(d.map((x) => [x.status, x.attempts])).toEqual([
+      ['delivered', 4],
+      ['delivered', 2],
+    ]);
+    await disable(wf.id);
+  });
+
+  it("a 400 fails the delivery at once with Jira's message, shown on the delivery and the workflow", async () => {
+    const wf = await createJiraWorkflow({});
+    const scanId = await uploadAndWait('?asset=web6');
+    const [caseId] = await caseIdsOf(scanId);
+    jira.failNext(
+      [
+        {
+          status: 400,
+          body: {
+            errorMessages: [],
+            errors: {
+              customfield_10010:
+                "Field 'customfield_10010' cannot be set. It is not on the appropriate screen, or unknown.",
+            },
+          },
+        },
+      ],
+      /\/rest\/api\/3\/issue$/,
+    );
+    await t.deps.workflows.trigger.casesChanged(session.workspaceId, [caseId!], 'case.updated');
+    expect(await settled(wf.id, 1)).toBe(true);
+    const message =
+      "HTTP 400: customfield_10010: Field 'customfield_10010' cannot be set. It is not on the appropriate screen, or unknown.";
+    expect((await deliveriesOf(wf.id))[0]).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      responseCode: 400,
+      error: message,
+    });
+    const view = (await api('GET', `/api/v1/workflows/${wf.id}`)).json();
+    expect(view).toMatchObject({ lastDeliveryStatus: 'failed', lastError: message });
+    await disable(wf.id);
+  });
+
+  it('a target down for the whole test: deliveries stay pending with their next attempt time, none lost', async () => {
+    const wf = await createJiraWorkflow({});
+    const scanId = await uploadAndWait('?asset=web7');
+    const ids = await caseIdsOf(scanId);
+    jira.down = true;
+    try {
+      await t.deps.workflows.trigger.casesChanged(session.workspaceId, ids, 'case.updated');
+      expect(
+        await eventually(async () => {
+          const d = await deliveriesOf(wf.id);
+          return d.length === ids.length && d.every((x) => x.attempts >= 2);
+        }, 15_000),
+      ).toBe(true);
+      for (const d of await deliveriesOf(wf.id)) {
+        expect(d).toMatchObject({ status: 'pending', responseCode: null, error: 'network_error' });
+        expect(Date.parse(d.nextAttemptAt!)).toBeGreaterThan(Date.now() - 1000);
+      }
+    } finally {
+      jira.down = false;
+      await disable(wf.id);
+    }
+  });
+});
+
+describe('deliveries to GitHub', () => {
+  it('creates one issue with the hidden marker, waits out the secondary rate limit, closes it as not planned', async () => {
+    const res = await api('POST', '/api/v1/workflows', {
+      name: 'to GitHub',
+      target: { kind: 'github', owner: 'acme', repo: 'vulns', token: 'ghp_token_xyz', apiUrl: github.url },
+      fields: {
+        summary: '[{{case.severity}}] {{case.title}}',
+        priority: { INFO: 'p4' },
+        labels: ['security'],
+      },
+    });
+    expect(res.statusCode).toBe(201);
+    const wf = res.json() as { id: string };
+    const scanId = await uploadAndWait('?asset=gh1');
+    const [caseId] = await caseIdsOf(scanId);
+    github.failNext([GITHUB_SECONDARY_LIMIT], /\/issues$/);
+    await t.deps.workflows.trigger.casesChanged(session.workspaceId, [caseId!], 'case.updated');
+    expect(await settled(wf.id, 1)).toBe(true);
+    expect(github.issues).toHaveLength(1);
+    const issue = github.issues[0]!;
+    expect(issue.fields.labels).toEqual(['security', 'p4']);
+    expect(String(issue.fields.body)).toMatch(/<!-- vt-[0-9a-f-]+ -->$/);
+    expect((await deliveriesOf(wf.id))[0]).toMatchObject({ status: 'delivered', attempts: 2 });
+    const post = github.requests.find((r) => r.method === 'POST')!;
+    expect(post.headers).toMatchObject({
+      authorization: 'Bearer ghp_token_xyz',
+      'x-github-api-version': '2022-11-28',
+    });
+
+    await api('PATCH', `/api/v1/cases/${caseId}`, { status: 'risk_accepted' });
+    expect(await settled(wf.id, 2)).toBe(true);
+    expect(issue).toMatchObject({ state: 'closed', stateReason: 'not_planned' });
+    expect(github.issues).toHaveLength(1);
+    await disable(wf.id);
+  });
+
+  it('no token or secret in any log line', () => {
+    const all = t.logs.join('\n');
+    expect(all).not.toContain('ghp_token_xyz');
+    expect(all).not.toContain(AUTH.token);
+    expect(all).not.toContain(Buffer.from(`${AUTH.email}:${AUTH.token}`).toString('base64'));
+  });
+});
