@@ -107,6 +107,21 @@ describe.each(backends)('case triage routes on $name', ({ name, redisUrl }) => {
       expect(byFilter.json()).toMatchObject({ requested: 2, total: 2, skippedForQuota: 0 });
       expect(await pollBatch(t, s.key, byFilter.json().batchId)).toMatchObject({ status: 'completed' });
 
+      // Re-triage what went stale (the enrichment changed after the triage): exactly those cases.
+      await t.infra.pool.query(`UPDATE cases SET triage_stale = true WHERE id = $1`, [cases.get('Weak TLS')]);
+      const stale = await post(t, s.key, '/api/v1/cases/triage', { stale: true });
+      expect(stale.statusCode, stale.body).toBe(202);
+      expect(stale.json()).toMatchObject({ requested: 1, total: 1, skippedForQuota: 0 });
+      expect(await pollBatch(t, s.key, stale.json().batchId)).toMatchObject({ status: 'completed' });
+      const fresh = await t.infra.pool.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM cases WHERE workspace_id = $1 AND triage_stale`,
+        [s.workspaceId],
+      );
+      expect(fresh.rows[0]!.n).toBe(0);
+      // Only the untriaged ones.
+      const untriaged = await post(t, s.key, '/api/v1/cases/triage', { triaged: false });
+      expect(untriaged.json()).toMatchObject({ requested: 0, batchId: null });
+
       // Nothing matches: nothing to do, no batch.
       const none = await post(t, s.key, '/api/v1/cases/triage', { cve: 'CVE-1999-0001' });
       expect(none.statusCode).toBe(200);
@@ -146,7 +161,7 @@ describe.each(backends)('case triage routes on $name', ({ name, redisUrl }) => {
         `SELECT used, reserved FROM ai_call_quota WHERE workspace_id = $1`,
         [s.workspaceId],
       );
-      expect(calls.rows[0]).toEqual({ used: 5, reserved: 0 });
+      expect(calls.rows[0]).toEqual({ used: 6, reserved: 0 });
     },
     120_000,
   );
