@@ -6,6 +6,12 @@ import { CASE_SELECTION_MAX, type CaseSelection } from '../../domain/triage/case
 import { selectedCaseCandidates } from '../../domain/triage/case-batch-store.js';
 import { idParams, listFiltersOf, type ListQuery } from '../schemas/scans.js';
 import { consoleTriageBody, triageOneBody, triagePreviewBody } from '../schemas/console-data.js';
+import { consoleCaseBatch, triagePreview } from '../schemas/console-responses.js';
+import { triageAnswer } from '../schemas/triage-responses.js';
+import { SESSION_ROUTE_ERRORS, responses } from '../schemas/responses.js';
+
+/** A triage can also find the month spent (429) and no model to answer (503). */
+const TRIAGE_ERRORS = [...SESSION_ROUTE_ERRORS, 413, 415, 429];
 
 /** The scopes a triage of cases needs of the key it is billed to, as on `POST /api/v1/cases/triage`. */
 const TRIAGE_SCOPES = ['cases:write', 'triage:write'];
@@ -47,7 +53,14 @@ export function consoleTriageRoutes(
 
   app.post(
     '/cases/triage/preview',
-    { bodyLimit: 64 * 1024, schema: { body: triagePreviewBody } },
+    {
+      bodyLimit: 64 * 1024,
+      schema: {
+        summary: 'How many AI calls a triage of the chosen cases would use',
+        body: triagePreviewBody,
+        response: responses({ 200: triagePreview }, [...SESSION_ROUTE_ERRORS, 413, 415]),
+      },
+    },
     async (req) => {
       const workspaceId = req.session.workspaceId;
       const [candidates, limit, usage] = await Promise.all([
@@ -72,7 +85,14 @@ export function consoleTriageRoutes(
 
   app.post(
     '/cases/triage',
-    { bodyLimit: 64 * 1024, schema: { body: consoleTriageBody } },
+    {
+      bodyLimit: 64 * 1024,
+      schema: {
+        summary: 'Triage the chosen cases, billed to a key of the workspace',
+        body: consoleTriageBody,
+        response: responses({ 200: consoleCaseBatch, 202: consoleCaseBatch }, TRIAGE_ERRORS),
+      },
+    },
     async (req, reply) => {
       const body = req.body as SelectionBody & { key: string };
       const accepted = await deps.caseTriage.acceptCaseBatch(await caller(req, body.key), selectionOf(body));
@@ -83,7 +103,15 @@ export function consoleTriageRoutes(
 
   app.post(
     '/cases/:id/triage',
-    { bodyLimit: 1024, schema: { params: idParams, body: triageOneBody } },
+    {
+      bodyLimit: 1024,
+      schema: {
+        summary: 'Triage one case now, billed to a key of the workspace',
+        params: idParams,
+        body: triageOneBody,
+        response: responses({ 200: triageAnswer }, [...TRIAGE_ERRORS, 404]),
+      },
+    },
     async (req) =>
       deps.caseTriage.triageCase(
         await caller(req, (req.body as { key: string }).key),

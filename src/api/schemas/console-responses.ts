@@ -159,3 +159,36 @@ export const dashboardView = {
     month: { type: 'string', pattern: '^\\d{4}-\\d{2}$' },
   },
 } as const;
+
+export const triagePreview = {
+  description: 'What a triage of the chosen cases would use, and what the month has left.',
+  type: 'object',
+  required: ['cases', 'aiCalls', 'skippedForQuota', 'month'],
+  properties: {
+    cases: { type: 'integer', description: 'Cases chosen.' },
+    aiCalls: { type: 'integer', description: 'AI calls the triage would use.' },
+    skippedForQuota: { type: 'integer' },
+    month: {
+      type: 'object',
+      required: ['limit', 'used', 'reserved', 'remaining'],
+      properties: {
+        limit: { type: 'integer' },
+        used: { type: 'integer' },
+        reserved: { type: 'integer' },
+        remaining: { type: 'integer' },
+      },
+    },
+  },
+} as const;
+
+export const consoleCaseBatch = {
+  description: 'The chosen cases as a triage batch (202), or nothing to triage (200, `batchId` null).',
+  type: 'object',
+  required: ['batchId', 'requested', 'total', 'skippedForQuota'],
+  properties: {
+    batchId: { type: ['string', 'null'], format: 'uuid' },
+    requested: { type: 'integer' },
+    total: { type: 'integer' },
+    skippedForQuota: { type: 'integer' },
+  },
+} as const;

@@ -16,6 +16,7 @@ let checker: ReturnType<typeof responseChecker>;
 let cookie: string;
 let csrf: string;
 let key: string;
+let keyId: string;
 
 const nessus = readFileSync(path.resolve('test/fixtures/scans/nessus/nessus_v_unknown.xml'));
 const ALL_SCOPES = ['triage:write', 'scans:write', 'scans:read', 'cases:write', 'usage:read', 'keys:write'];
@@ -62,6 +63,7 @@ beforeAll(async () => {
   });
   expect(created.statusCode).toBe(201);
   const revealUrl = created.json<{ revealUrl: string }>().revealUrl;
+  keyId = created.json<{ id: string }>().id;
   const reveal = await call('GET', '/api/console/reveal/:token', {
     url: `/api/console${revealUrl}`,
     session: true,
@@ -218,6 +220,22 @@ describe('answers match their documented response schemas', () => {
     expect(many.statusCode).toBe(202);
     expect(many.json()).toMatchObject({ status: 'queued', requested: 1, total: 1 });
 
+    const preview = await call('POST', '/api/console/cases/triage/preview', {
+      session: true,
+      payload: { caseIds: [caseId] },
+    });
+    expect(preview.json()).toMatchObject({ cases: 1, aiCalls: 1 });
+    const fromConsole = await call('POST', '/api/console/cases/:id/triage', {
+      url: `/api/console/cases/${caseId}/triage`,
+      session: true,
+      payload: { key: keyId },
+    });
+    expect(fromConsole.statusCode).toBe(200);
+    const consoleBatch = await call('POST', '/api/console/cases/triage', {
+      session: true,
+      payload: { key: keyId, caseIds: [caseId] },
+    });
+    expect(consoleBatch.statusCode).toBe(202);
     await call('GET', '/api/console/cases/counts', { session: true });
     await call('GET', '/api/console/cases/:id', { url: `/api/console/cases/${caseId}`, session: true });
     await call('GET', '/api/console/cases/:id/evidence', {
