@@ -1,5 +1,6 @@
-import type { Pool, Queryable } from '../../db/pool.js';
+import type { Db, Pool, Queryable } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
+import { sql } from '../../db/sql.js';
 import { toScan, type Scan } from './scan-records.js';
 
 /**
@@ -90,4 +91,26 @@ export async function completeScan(
     );
     return true;
   });
+}
+
+/**
+ * How many findings a scan has stored and one past the highest record index among them: equal
+ * when the stored rows are a prefix of the parser's output (the scan writer resumes there).
+ */
+export async function storedRecordRange(db: Db, scanId: string): Promise<{ count: number; next: number }> {
+  const { rows } = await db.query<{ count: number; next: number }>(
+    sql`SELECT count(*)::int AS count, coalesce(max(record_index) + 1, 0)::int AS next FROM findings WHERE scan_id = ${scanId}`,
+  );
+  return rows[0]!;
+}
+
+/**
+ * Deletes a scan's findings and their evidence. Evidence is reached through its findings
+ * (`evidence_finding_id_key`): it has no index of its own on the scan.
+ */
+export async function deleteStoredRows(db: Db, scanId: string): Promise<void> {
+  await db.query(
+    sql`DELETE FROM evidence e USING findings f WHERE f.scan_id = ${scanId} AND e.finding_id = f.id`,
+  );
+  await db.query(sql`DELETE FROM findings WHERE scan_id = ${scanId}`);
 }

@@ -1,9 +1,9 @@
 import type { Pool } from '../../db/pool.js';
 import { jobIsOver, type JobStateProbe } from '../../lib/job-state.js';
 import { withTransaction } from '../../db/pool.js';
-import type { ScanError, ScanStatus } from './scan-records.js';
+import { lockScan, markScanFailed, unfinishedScanIds, type ScanError } from './scan-records.js';
 import type { ScanStorage } from './scan-storage.js';
-import { deleteStoredRows } from './scan-writer.js';
+import { deleteStoredRows } from './findings-store.js';
 
 /**
  * How a scan ends `failed` when its file is not to blame (DECISIONS §8: no scan stays `queued`
@@ -56,22 +56,14 @@ export async function failScanForGood(
   error: ScanError,
 ): Promise<boolean> {
   return withTransaction(deps.pool, async (tx) => {
-    const { rows } = await tx.query<{ status: ScanStatus; storage_path: string }>(
-      `SELECT status, storage_path FROM scans WHERE id = $1 FOR UPDATE`,
-      [scanId],
-    );
-    const scan = rows[0];
+    const scan = await lockScan(tx, scanId);
     if (!scan) return false;
     // Removed before the commit, so whoever sees the scan ended also sees its file gone; if the
     // commit fails, the parse of a scan without its file fails and ends it later.
-    await deps.storage.remove(scan.storage_path);
+    await deps.storage.remove(scan.storagePath);
     if (scan.status !== 'queued' && scan.status !== 'parsing') return false;
     await deleteStoredRows(tx, scanId);
-    await tx.query(
-      `UPDATE scans SET status = 'failed', error = $2, findings_count = 0, new_cases = 0, duplicates = 0,
-                        by_severity = '{}', finished_at = now() WHERE id = $1`,
-      [scanId, JSON.stringify(error)],
-    );
+    await markScanFailed(tx, scanId, error);
     return true;
   });
 }
@@ -83,11 +75,7 @@ export async function failScanForGood(
  */
 export async function discardRowsOfFailedScan(pool: Pool, scanId: string): Promise<void> {
   await withTransaction(pool, async (tx) => {
-    const { rowCount } = await tx.query(
-      `SELECT 1 FROM scans WHERE id = $1 AND status = 'failed' FOR UPDATE`,
-      [scanId],
-    );
-    if (rowCount) await deleteStoredRows(tx, scanId);
+    if ((await lockScan(tx, scanId))?.status === 'failed') await deleteStoredRows(tx, scanId);
   });
 }
 
@@ -116,12 +104,8 @@ const STUCK_SCAN_AFTER_MS = 15 * 60_000;
  */
 export async function failStuckScans(deps: StuckScanSweepDeps, now: Date): Promise<number> {
   const cutoff = new Date(now.getTime() - (deps.stuckAfterMs ?? STUCK_SCAN_AFTER_MS));
-  const { rows } = await deps.pool.query<{ id: string }>(
-    `SELECT id FROM scans WHERE status IN ('queued', 'parsing') AND created_at < $1 ORDER BY created_at LIMIT $2`,
-    [cutoff, deps.limit ?? 200],
-  );
   let failed = 0;
-  for (const { id } of rows) {
+  for (const id of await unfinishedScanIds(deps.pool, cutoff, deps.limit ?? 200)) {
     const state = await deps.jobs.getJobState(id);
     if (!jobIsOver(state)) continue;
     const reason = state === 'unknown' ? INGEST_ABANDONED : INGEST_GAVE_UP;

@@ -1,4 +1,5 @@
-import type { Queryable } from '../../db/pool.js';
+import type { Db, Queryable } from '../../db/pool.js';
+import { sql } from '../../db/sql.js';
 import type { ScanFormat } from '../../parsers/index.js';
 import { seqCursor, seqPage, type Page } from '../../lib/cursor.js';
 import { isUuid } from '../../lib/ids.js';
@@ -273,4 +274,35 @@ export async function existingScanIds(db: Queryable, ids: string[]): Promise<Set
   if (ids.length === 0) return new Set();
   const { rows } = await db.query<{ id: string }>(`SELECT id FROM scans WHERE id = ANY($1::uuid[])`, [ids]);
   return new Set(rows.map((r) => r.id));
+}
+
+/**
+ * Locks a scan's row until the transaction ends (`FOR UPDATE`) and reads its status and stored
+ * file; null when there is no such scan. The one lock a scan's end takes (scan-failure.ts,
+ * `completeScan`), so it leaves `queued`/`parsing` once.
+ */
+export async function lockScan(
+  db: Db,
+  scanId: string,
+): Promise<{ status: ScanStatus; storagePath: string } | null> {
+  const { rows } = await db.query<{ status: ScanStatus; storagePath: string }>(
+    sql`SELECT status, storage_path AS "storagePath" FROM scans WHERE id = ${scanId} FOR UPDATE`,
+  );
+  return rows[0] ?? null;
+}
+
+/** Records a scan's end as `failed` with `error`, its counters zeroed (the caller holds its lock). */
+export async function markScanFailed(db: Db, scanId: string, error: ScanError): Promise<void> {
+  await db.query(sql`
+    UPDATE scans SET status = 'failed', error = ${JSON.stringify(error)}, findings_count = 0, new_cases = 0,
+                     duplicates = 0, by_severity = '{}', finished_at = now()
+     WHERE id = ${scanId}`);
+}
+
+/** The ids of scans `queued` or `parsing` since before `before`, oldest first. */
+export async function unfinishedScanIds(db: Db, before: Date, limit: number): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(sql`
+    SELECT id FROM scans WHERE status IN ('queued', 'parsing') AND created_at < ${before}
+     ORDER BY created_at LIMIT ${limit}`);
+  return rows.map((r) => r.id);
 }

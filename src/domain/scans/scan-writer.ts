@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { from as copyFrom } from 'pg-copy-streams';
 import type pg from 'pg';
-import { withTransaction, type Pool, type Queryable } from '../../db/pool.js';
+import { withTransaction, type Pool } from '../../db/pool.js';
 import { isUuid } from '../../lib/ids.js';
 import type { Finding } from '../../parsers/index.js';
 import {
@@ -13,6 +13,7 @@ import {
   uuidV7,
   type RowScan,
 } from './finding-copy.js';
+import { deleteStoredRows, storedRecordRange } from './findings-store.js';
 
 /** Options of {@link openScanWriter}. */
 export interface ScanWriterOptions {
@@ -220,23 +221,8 @@ export async function openScanWriter(
  * {@link openScanWriter}); when they do not, they are deleted so the scan is written afresh.
  */
 async function storedPrefix(client: pg.PoolClient, scanId: string): Promise<number> {
-  const { rows } = await client.query<{ n: number; next: number }>(
-    `SELECT count(*)::int AS n, coalesce(max(record_index) + 1, 0)::int AS next FROM findings WHERE scan_id = $1`,
-    [scanId],
-  );
-  const { n, next } = rows[0]!;
-  if (n === next) return next;
+  const { count, next } = await storedRecordRange(client, scanId);
+  if (count === next) return next;
   await withTransaction(client, (tx) => deleteStoredRows(tx, scanId));
   return 0;
-}
-
-/**
- * Deletes a scan's findings and their evidence. Evidence is reached through its findings
- * (`evidence_finding_id_key`): it has no index of its own on the scan.
- */
-export async function deleteStoredRows(db: Queryable, scanId: string): Promise<void> {
-  await db.query(`DELETE FROM evidence e USING findings f WHERE f.scan_id = $1 AND e.finding_id = f.id`, [
-    scanId,
-  ]);
-  await db.query(`DELETE FROM findings WHERE scan_id = $1`, [scanId]);
 }
