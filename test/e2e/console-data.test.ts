@@ -191,8 +191,9 @@ describe.skipIf(!hasChromium)('console scans and cases in a real browser', () =>
     caseIds.push(...all.data.map((c) => c.id));
     expect(await page.locator('#count-total').textContent()).toBe(String(all.data.length));
 
-    await page.getByRole('checkbox', { name: 'High' }).check();
-    await page.getByRole('checkbox', { name: 'Critical' }).check();
+    const severity = page.getByRole('group', { name: 'Severity (scanner)' });
+    await severity.getByRole('checkbox', { name: 'High' }).check();
+    await severity.getByRole('checkbox', { name: 'Critical' }).check();
     await page.getByLabel('CISA KEV').selectOption('true');
     await page.getByRole('button', { name: 'Apply filters' }).click();
     await page.waitForURL('**/cases?severity=CRITICAL%2CHIGH&kev=true');
@@ -204,7 +205,8 @@ describe.skipIf(!hasChromium)('console scans and cases in a real browser', () =>
     expect(listed.data.length).toBe(1);
     expect(shown).toEqual(listed.data.map((c) => c.id));
     expect(await page.locator('#count-total').textContent()).toBe('1');
-    expect(await page.locator('#count-HIGH').textContent()).toBe('1');
+    expect(await page.locator('#count-severity-HIGH').textContent()).toBe('1');
+    expect(await page.locator('#count-priority-UNTRIAGED').textContent()).toBe('1');
 
     await page.getByLabel('CISA KEV').selectOption('false');
     await page.getByRole('button', { name: 'Apply filters' }).click();
@@ -334,6 +336,51 @@ describe.skipIf(!hasChromium)('console scans and cases in a real browser', () =>
     expect((await billed()).totals.aiCalls).toBe(3);
     expect(await xssRan()).toBeUndefined();
     await screenshot(page, 'console-case-triaged');
+  });
+
+  it('filters by triage priority, sorts, and counts per priority exactly as the API lists', async () => {
+    const triaged = await api<{ data: (ApiCase & { triage: { priority: string } | null })[] }>(
+      '/api/v1/cases?triaged=true',
+    );
+    expect(triaged.data).toHaveLength(3);
+    const priority = triaged.data[0]!.triage!.priority;
+    await page.goto('/cases');
+    await expect.poll(() => page.locator('#cases-card').getAttribute('aria-busy'), SLOW).toBe('false');
+    await expect
+      .poll(() => page.locator(`#count-priority-${priority}`).textContent(), SLOW)
+      .toBe(String(triaged.data.filter((c) => c.triage!.priority === priority).length));
+    await page
+      .getByRole('group', { name: 'Priority (AI triage)' })
+      .getByRole('checkbox', { name: priority[0] + priority.slice(1).toLowerCase() })
+      .check();
+    await page.getByLabel('Sort by').selectOption('epss');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.waitForURL(`**/cases?priority=${priority}&sort=epss`);
+    await expect.poll(() => page.locator('#cases-card').getAttribute('aria-busy'), SLOW).toBe('false');
+    const listed = await api<{ data: ApiCase[] }>(`/api/v1/cases?priority=${priority}&sort=epss`);
+    await expect
+      .poll(
+        () =>
+          page
+            .locator('#cases-body tr')
+            .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-case-id'))),
+        SLOW,
+      )
+      .toEqual(listed.data.map((c) => c.id));
+
+    await page.locator('#count-priority-UNTRIAGED').click();
+    await page.waitForURL(/triaged=false/);
+    const untriaged = await api<{ data: ApiCase[] }>('/api/v1/cases?triaged=false');
+    await expect
+      .poll(
+        () =>
+          page
+            .locator('#cases-body tr')
+            .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-case-id'))),
+        SLOW,
+      )
+      .toEqual(untriaged.data.map((c) => c.id));
+    await screenshot(page, 'console-cases-priority');
   });
 
   it('is readable at 390 px', async () => {

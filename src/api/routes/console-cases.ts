@@ -13,9 +13,8 @@ import {
   viewCaseDetail,
   viewEvidence,
 } from '../../domain/scans/case-queries.js';
-import { caseDashboard, changeStatusOfCases, countCasesBySeverity } from '../../domain/scans/case-stats.js';
+import { caseDashboard, changeStatusOfCases, countCases } from '../../domain/scans/case-stats.js';
 import type { ListFilters } from '../../domain/scans/list-filters.js';
-import { listCaseTriageHistory } from '../../domain/scans/case-triage-store.js';
 import type { ExportStream } from '../../domain/exports/export-service.js';
 import type { ExportFormat } from '../../domain/exports/formats.js';
 import {
@@ -86,17 +85,18 @@ export function consoleCaseRoutes(
       ...listFiltersOf(q),
       limit: q.limit ?? DEFAULT_LIMIT,
       cursor: q.cursor,
+      sort: q.sort,
     });
     return { object: 'list', data: page.data.map(viewCase), nextCursor: page.nextCursor };
   });
 
   const countsSchema = {
-    summary: 'Cases of the filters by severity',
+    summary: 'Cases of the filters by severity and by triage priority',
     querystring: consoleCasesQuery,
     response: responses({ 200: caseCounts }, SESSION_ROUTE_ERRORS),
   };
   app.get('/cases/counts', { schema: countsSchema }, async (req) => {
-    const counts = await countCasesBySeverity(
+    const counts = await countCases(
       deps.pool,
       req.session.workspaceId,
       listFiltersOf(req.query as ListQuery),
@@ -134,16 +134,11 @@ export function consoleCaseRoutes(
   app.get('/cases/:id', { schema: caseSchema }, async (req) => {
     const c = await getCase(deps.pool, req.session.workspaceId, (req.params as { id: string }).id);
     if (!c) throw notFound('case');
-    const [detail, enrichment, triage] = await Promise.all([
-      caseDetail(deps.pool, c, 20),
+    const [detail, enrichment] = await Promise.all([
+      caseDetail(deps.pool, c, 20, 20),
       lookupEnrichment(deps.pool, c.cve_ids),
-      listCaseTriageHistory(deps.pool, { workspaceId: c.workspace_id, caseId: c.id }, { limit: 20 }),
     ]);
-    return {
-      ...viewCaseDetail(c, detail),
-      enrichment: [...enrichment.values()],
-      triageHistory: triage.data,
-    };
+    return { ...viewCaseDetail(c, detail), enrichment: [...enrichment.values()] };
   });
 
   app.get(

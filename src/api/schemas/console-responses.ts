@@ -118,13 +118,20 @@ const bySeverity = {
   properties: Object.fromEntries(SEVERITIES.map((s) => [s, { type: 'integer' }])),
 } as const;
 
-export const caseCounts = {
-  description: 'Cases matching the filters, by severity.',
+const byPriority = {
   type: 'object',
-  required: ['total', 'bySeverity', 'directExportMax'],
+  description: 'By the current triage priority; UNTRIAGED counts the cases without a triage.',
+  properties: Object.fromEntries([...SEVERITIES, 'UNTRIAGED'].map((s) => [s, { type: 'integer' }])),
+} as const;
+
+export const caseCounts = {
+  description: 'Cases matching the filters, by severity and by triage priority.',
+  type: 'object',
+  required: ['total', 'bySeverity', 'byPriority', 'directExportMax'],
   properties: {
     total: { type: 'integer' },
     bySeverity,
+    byPriority,
     directExportMax: { type: 'integer', description: 'Most cases a direct export streams.' },
   },
 } as const;
@@ -141,11 +148,12 @@ export const bulkStatusResult = {
 } as const;
 
 export const dashboardView = {
-  description: 'The dashboard: open cases by severity, KEV, new cases per day, AI calls this month.',
+  description:
+    'The dashboard: open cases by priority and severity, KEV, new cases per day, AI calls this month.',
   type: 'object',
   required: ['open', 'kevOpen', 'newPerDay', 'aiCallsThisMonth', 'month'],
   properties: {
-    open: { type: 'object', properties: { total: { type: 'integer' }, bySeverity } },
+    open: { type: 'object', properties: { total: { type: 'integer' }, bySeverity, byPriority } },
     kevOpen: { type: 'integer' },
     newPerDay: {
       type: 'array',

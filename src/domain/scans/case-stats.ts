@@ -6,33 +6,53 @@ import { changeCaseStatus, listCases } from './case-queries.js';
 /** Statuses in which a case still needs someone's attention (the dashboard's "open"). */
 export const OPEN_STATUSES = ['open', 'in_progress'] as const;
 
+/** What the counts above the cases table and the dashboard's tiles say about a set of cases. */
+export interface CaseCounts {
+  total: number;
+  bySeverity: Record<string, number>;
+  /** By the current triage's priority; `UNTRIAGED` counts the cases without one. */
+  byPriority: Record<string, number>;
+}
+
 /**
- * How many cases of a filter have each severity: the counts above the cases table, over the same
- * filter SQL as the list (so the counts and the list can never disagree).
+ * How many cases of a filter have each severity and each triage priority, over the same filter
+ * SQL as the list (so the counts and the list can never disagree).
  */
-export async function countCasesBySeverity(
+export async function countCases(
   db: Queryable,
   workspaceId: string,
   filter: ListFilters,
-): Promise<{ total: number; bySeverity: Record<string, number> }> {
+): Promise<CaseCounts> {
   const params: unknown[] = [workspaceId];
   const where = ['c.workspace_id = $1', ...filterSql('c', filter, params, 'cases')];
-  const { rows } = await db.query<{ severity: string; n: string }>(
-    `SELECT c.severity, count(*) AS n FROM cases c WHERE ${where.join(' AND ')} GROUP BY c.severity`,
+  const { rows } = await db.query<{ severity: string; priority: string | null; n: string }>(
+    `SELECT c.severity, c.priority, count(*) AS n FROM cases c WHERE ${where.join(' AND ')}
+     GROUP BY c.severity, c.priority`,
     params,
   );
   const bySeverity: Record<string, number> = { CRITICAL: 0, HIGH: 0, MEDIUM: 0, LOW: 0, INFO: 0 };
+  const byPriority: Record<string, number> = {
+    CRITICAL: 0,
+    HIGH: 0,
+    MEDIUM: 0,
+    LOW: 0,
+    INFO: 0,
+    UNTRIAGED: 0,
+  };
   let total = 0;
   for (const r of rows) {
-    bySeverity[r.severity] = Number(r.n);
-    total += Number(r.n);
+    const n = Number(r.n);
+    bySeverity[r.severity] = (bySeverity[r.severity] ?? 0) + n;
+    const p = r.priority ?? 'UNTRIAGED';
+    byPriority[p] = (byPriority[p] ?? 0) + n;
+    total += n;
   }
-  return { total, bySeverity };
+  return { total, bySeverity, byPriority };
 }
 
 export interface CaseDashboard {
-  /** Open (or in progress) cases by severity. */
-  open: { total: number; bySeverity: Record<string, number> };
+  /** Open (or in progress) cases by severity and by triage priority. */
+  open: CaseCounts;
   /** Open cases with a CVE in CISA's KEV catalog. */
   kevOpen: number;
   /** New cases per UTC day, oldest first, `days` entries ending today (zeros included). */
@@ -48,8 +68,8 @@ export async function caseDashboard(
 ): Promise<CaseDashboard> {
   const open = { status: [...OPEN_STATUSES] };
   const [byOpen, kev, perDay] = await Promise.all([
-    countCasesBySeverity(db, workspaceId, open),
-    countCasesBySeverity(db, workspaceId, { ...open, kev: true }),
+    countCases(db, workspaceId, open),
+    countCases(db, workspaceId, { ...open, kev: true }),
     db.query<{ day: string; n: string }>(
       `SELECT to_char(d.day, 'YYYY-MM-DD') AS day, count(c.id) AS n
        FROM generate_series(date_trunc('day', $2::timestamptz AT TIME ZONE 'UTC') - ($3::int - 1) * interval '1 day',

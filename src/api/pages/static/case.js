@@ -162,7 +162,12 @@ function triageHistoryItem(t) {
 }
 
 function drawTriage(c) {
-  const [now, ...earlier] = c.triageHistory || [];
+  // The current answer is the case's `triage`; its history's newest entry is the same answer.
+  const history = c.triageHistory || [];
+  const now = c.triage
+    ? { ...(history[0] || { enrichment: { kev: false, epss: null, cvssScore: null } }), ...c.triage }
+    : null;
+  const earlier = now ? history.slice(1) : history;
   show($('triage-none'), !now);
   show($('triage-now'), Boolean(now));
   if (now) $('triage-now').replaceChildren(...triageFacts(now));

@@ -11,7 +11,7 @@ import { queryOf, report, SEVERITIES, startShell } from './shell.js';
 const params = new URLSearchParams(location.search);
 const form = $('case-filters');
 const CASE_PARAMS = form.dataset.params.split(',');
-const FILTERS = CASE_PARAMS.filter((p) => p !== 'limit' && p !== 'cursor');
+const FILTERS = CASE_PARAMS.filter((p) => p !== 'limit' && p !== 'cursor' && p !== 'sort');
 /** Parameters that take comma-separated lists in the API and arrays in an export job's filter. */
 const LISTS = new Set(['severity', 'status', 'priority', 'action']);
 const BOOLEANS = new Set(['kev', 'triaged', 'stale']);
@@ -73,6 +73,26 @@ function assetText(a) {
   return a.name || a.host || a.fqdn || a.ip || a.component || '—';
 }
 
+const PRIORITIES = [...SEVERITIES, 'UNTRIAGED'];
+
+function priorityCell(c) {
+  if (!c.triage) return h('span', { class: 'muted' }, 'Not triaged');
+  return h(
+    'span',
+    {},
+    h(
+      'span',
+      { class: `sev sev-${c.triage.priority.toLowerCase()} priority` },
+      c.triage.priority[0] + c.triage.priority.slice(1).toLowerCase(),
+    ),
+    c.triageStale
+      ? h('span', { class: 'stale-badge', title: 'The exploit signals changed since this triage' }, ' stale')
+      : null,
+  );
+}
+
+const epssText = (e) => (e === null || e === undefined ? '—' : `${(e * 100).toFixed(e < 0.001 ? 3 : 1)}%`);
+
 function row(c) {
   const cell = (label, content, cls) => h('td', { 'data-label': label, class: cls }, content);
   const box = h('input', {
@@ -91,6 +111,7 @@ function row(c) {
     'tr',
     { dataset: { caseId: c.id, status: c.status, severity: c.severity } },
     h('td', { class: 'select' }, box),
+    cell('Priority', priorityCell(c)),
     cell('Severity', severityBadge(c.severity)),
     h(
       'th',
@@ -105,6 +126,7 @@ function row(c) {
         ? h('span', { class: 'cves' }, c.cveIds.join(', '))
         : h('span', { class: 'muted' }, '—'),
     ),
+    cell('EPSS', epssText(c.epss), 'num'),
     cell('Status', h('span', { class: `case-status status-${c.status}` }, STATUS[c.status] || c.status)),
     cell('Last seen', time(c.lastSeen, '—', true)),
     cell('Sightings', count(c.sightings), 'num'),
@@ -117,7 +139,7 @@ function updateScope() {
 }
 
 function pager(nextCursor) {
-  const base = queryOf(params, [...FILTERS, 'limit']);
+  const base = queryOf(params, [...FILTERS, 'sort', 'limit']);
   $('first-page').href = `/cases${base}`;
   show($('first-page'), params.has('cursor'));
   if (nextCursor) {
@@ -135,7 +157,18 @@ async function loadCounts() {
   matching = counts.total;
   directExportMax = counts.directExportMax;
   $('count-total').textContent = count(counts.total);
-  for (const s of SEVERITIES) $(`count-${s}`).textContent = count(counts.bySeverity[s] || 0);
+  for (const s of SEVERITIES) $(`count-severity-${s}`).textContent = count(counts.bySeverity[s] || 0);
+  for (const p of PRIORITIES) {
+    const link = $(`count-priority-${p}`);
+    link.textContent = count(counts.byPriority[p] || 0);
+    // Each count is a link to the same filter narrowed to that priority.
+    const q = new URLSearchParams(queryOf(params, [...FILTERS, 'sort']).slice(1));
+    if (p === 'UNTRIAGED') {
+      q.delete('priority');
+      q.set('triaged', 'false');
+    } else q.set('priority', p);
+    link.href = `/cases?${q}`;
+  }
   updateScope();
 }
 

@@ -1,6 +1,7 @@
 import { EXPORT_FORMATS } from '../../../domain/exports/formats.js';
 import { CASE_STATUSES } from '../../../domain/scans/case-status.js';
-import { SEVERITIES } from '../../../domain/triage-engine/types.js';
+import { PRIORITIES, RECOMMENDED_ACTIONS, SEVERITIES } from '../../../domain/triage-engine/types.js';
+import { CASE_SORTS } from '../../../domain/scans/case-sort.js';
 import { BULK_MAX, consoleCasesQuery } from '../../schemas/console-data.js';
 import { html, type SafeHtml } from '../html.js';
 import { layout } from './layout.js';
@@ -22,6 +23,36 @@ const FORMAT_NAMES: Record<string, string> = {
 };
 
 const title = (s: string): string => s[0] + s.slice(1).toLowerCase();
+
+export const ACTION_NAMES: Record<string, string> = {
+  PATCH_IMMEDIATELY: 'Patch immediately',
+  PATCH_SCHEDULED: 'Patch in the next window',
+  MITIGATE: 'Mitigate',
+  MONITOR: 'Monitor',
+  INVESTIGATE: 'Investigate',
+  ACCEPT_RISK: 'Accept the risk',
+};
+
+const SORT_NAMES: Record<string, string> = {
+  priority: 'Priority (most urgent first)',
+  lastSeen: 'Last seen (newest first)',
+  firstSeen: 'First seen (newest first)',
+  epss: 'EPSS (highest first)',
+};
+
+/** A yes/no/any filter (`triaged`, `stale`, `kev`). */
+function yesNo(name: string, label: string, yes: string, no: string): SafeHtml {
+  return html`<div class="field">
+    <label for="f-${name}">${label}</label>
+    <select id="f-${name}" name="${name}">
+      <option value="">Any</option>
+      <option value="true">${yes}</option>
+      <option value="false">${no}</option>
+    </select>
+  </div>`;
+}
+
+const has = (name: string): boolean => CASE_PARAMS.includes(name);
 
 /** The query parameters `GET /api/v1/cases` takes: the page passes exactly these from its URL to the API. */
 export const CASE_PARAMS = Object.keys(consoleCasesQuery.properties);
@@ -73,19 +104,27 @@ export function casesPage(): SafeHtml {
           role="search"
           data-params="${CASE_PARAMS.join(',')}"
         >
-          ${checkboxes('severity', 'Severity', SEVERITIES, title)}
+          ${has('priority') ? checkboxes('priority', 'Priority (AI triage)', PRIORITIES, title) : ''}
+          ${checkboxes('severity', 'Severity (scanner)', SEVERITIES, title)}
           ${checkboxes('status', 'Status', CASE_STATUSES, (s) => STATUS_NAMES[s] ?? s)}
-          <div class="field">
-            <label for="f-kev">CISA KEV</label>
-            <select id="f-kev" name="kev">
-              <option value="">Any</option>
-              <option value="true">In KEV</option>
-              <option value="false">Not in KEV</option>
-            </select>
-          </div>
+          ${has('action') ? checkboxes('action', 'Recommended action', RECOMMENDED_ACTIONS, (a) => ACTION_NAMES[a] ?? a) : ''}
+          ${yesNo('kev', 'CISA KEV', 'In KEV', 'Not in KEV')}
+          ${has('triaged') ? yesNo('triaged', 'Triaged', 'Triaged', 'Not triaged') : ''}
+          ${has('stale') ? yesNo('stale', 'Triage stale', 'Stale', 'Up to date') : ''}
           ${textFilter('cve', 'CVE', html`placeholder="CVE-2021-44228" maxlength="30"`)}
           ${textFilter('asset', 'Asset', html`maxlength="300"`)}
           ${textFilter('scan', 'Scan id', html`maxlength="100"`)}
+          ${
+            has('sort')
+              ? html`<div class="field">
+                  <label for="f-sort">Sort by</label>
+                  <select id="f-sort" name="sort">
+                    <option value="">Newest case first</option>
+                    ${CASE_SORTS.map((v) => html`<option value="${v}">${SORT_NAMES[v] ?? v}</option>`)}
+                  </select>
+                </div>`
+              : ''
+          }
           <input id="f-limit" name="limit" type="hidden" disabled />
           <div class="filter-actions">
             <button type="submit" class="btn btn-primary">Apply filters</button>
@@ -98,14 +137,23 @@ export function casesPage(): SafeHtml {
             <dt>Matching</dt>
             <dd id="count-total">&hellip;</dd>
           </div>
-          ${SEVERITIES.map(
-            (s) =>
-              html`<div class="tile sev-${s.toLowerCase()}">
-                <dt>${title(s)}</dt>
-                <dd id="count-${s}">&hellip;</dd>
+          ${[...PRIORITIES, 'UNTRIAGED'].map(
+            (p) =>
+              html`<div class="tile sev-${p.toLowerCase()}">
+                <dt>${p === 'UNTRIAGED' ? 'Not triaged' : `${title(p)} priority`}</dt>
+                <dd><a id="count-priority-${p}" href="/cases">&hellip;</a></dd>
               </div>`,
           )}
         </dl>
+        <p class="hint" id="severity-counts">
+          By scanner severity:
+          ${SEVERITIES.map(
+            (s) =>
+              html`<span class="sev sev-${s.toLowerCase()}"
+                >${title(s)} <span id="count-severity-${s}">&hellip;</span></span
+              > `,
+          )}
+        </p>
 
         <details class="bulk" id="bulk">
           <summary>Bulk actions</summary>
@@ -188,10 +236,12 @@ export function casesPage(): SafeHtml {
                 <th scope="col" class="select">
                   <input type="checkbox" id="select-all" aria-label="Select every case on this page" />
                 </th>
+                <th scope="col">Priority</th>
                 <th scope="col">Severity</th>
                 <th scope="col">Case</th>
                 <th scope="col">Asset</th>
                 <th scope="col">CVEs</th>
+                <th scope="col" class="num">EPSS</th>
                 <th scope="col">Status</th>
                 <th scope="col">Last seen <span class="th-sub">UTC</span></th>
                 <th scope="col" class="num">Sightings</th>

@@ -25,13 +25,7 @@ export function newCasesChart(days: { day: string; count: number }[]): SafeHtml 
   const barW = Math.max(2, step * 0.7);
   const y = (n: number): number => pad.top + innerH - (n / max) * innerH;
   const labelEvery = Math.ceil(days.length / 6);
-  return html`<svg
-    class="chart"
-    viewBox="0 0 ${width} ${height}"
-    role="img"
-    aria-labelledby="chart-title"
-    preserveAspectRatio="none"
-  >
+  return html`<svg class="chart" viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="chart-title">
     <title id="chart-title">New cases per day, last ${days.length} days (most in one day: ${max})</title>
     <line
       class="axis"
@@ -63,7 +57,7 @@ export function newCasesChart(days: { day: string; count: number }[]): SafeHtml 
   </svg>`;
 }
 
-/** The landing page after sign-in (issue 16): open cases by severity, KEV cases open, new cases per day, AI calls this month. */
+/** The landing page after sign-in (issue 16): open cases by triage priority, KEV cases open, new cases per day, AI calls this month. */
 export function dashboardPage(d: CaseDashboard & { aiCallsThisMonth: number }): SafeHtml {
   const totalNew = d.newPerDay.reduce((n, x) => n + x.count, 0);
   return layout({
@@ -110,6 +104,10 @@ export function dashboardPage(d: CaseDashboard & { aiCallsThisMonth: number }): 
             </dd>
           </div>
         </dl>
+        <p class="hint">
+          Open cases by scanner severity:
+          ${SEVERITIES.map((s) => html`${title(s)} ${number.format(d.open.bySeverity[s] ?? 0)}${s === 'INFO' ? '' : ' · '}`)}
+        </p>
       </section>
       <section class="card" aria-labelledby="new-title">
         <h2 id="new-title">New cases per day</h2>
