@@ -40,6 +40,18 @@ export interface ScanParse extends AsyncIterable<Finding[]> {
   readonly result: ParseResult | null;
 }
 
+/** How a format is named in messages. */
+const FORMAT_NAMES: Record<ScanFormat, string> = {
+  nessus: 'a Nessus v2 report',
+  qualys: 'a Qualys report',
+  openvas: 'an OpenVAS/Greenbone report',
+  sarif: 'a SARIF log',
+  cyclonedx: 'a CycloneDX BOM',
+  cli: 'CLI findings',
+};
+
+const SAYS_WHAT_IT_IS = /^(?:The file looks like|The file is |Expected root element)/;
+
 /** Default findings per batch. */
 export const DEFAULT_BATCH_SIZE = 500;
 
@@ -60,10 +72,14 @@ export function parseScan(source: ByteSource, options: ParseScanOptions = {}): S
     const input = new PeekableInput(source);
     const batchSize = Math.max(1, options.batchSize ?? DEFAULT_BATCH_SIZE);
     const limits: ParseLimits = { ...DEFAULT_LIMITS, ...options.limits };
+    /** With a forced format: the format the file's first bytes say it is, when another one. */
+    let mismatch: ScanFormat | null = null;
     try {
       const gzip = options.gzip ?? 'auto';
       if (gzip === true || (gzip === 'auto' && isGzip(await input.peek(2)))) input.gunzip();
-      const format = options.format ?? detectFormat(await input.peek(DETECT_HEAD_BYTES));
+      const detected = detectFormat(await input.peek(DETECT_HEAD_BYTES));
+      const format = options.format ?? detected;
+      if (detected !== null && detected !== format) mismatch = detected;
       if (!format) {
         throw new ParseError(
           'unsupported_format',
@@ -88,12 +104,29 @@ export function parseScan(source: ByteSource, options: ParseScanOptions = {}): S
         }
       }
       if (pending.length > 0) yield pending;
+      if (recordIndex === 0 && mismatch !== null) {
+        // Parsed as the forced format, another format's file has nothing that format's parser
+        // looks for: say so rather than complete with no findings (issue 11 §10).
+        throw new ParseError(
+          'unparseable_scan',
+          `The file looks like ${FORMAT_NAMES[mismatch]}, not ${FORMAT_NAMES[format]}: read as format=${format} it has no findings. Upload it without format= (it is detected as ${mismatch}) or with format=${mismatch}.`,
+        );
+      }
       result = { format, count: recordIndex, bytes: input.bytes, notes: ctx.notes };
     } catch (err) {
       // Only problems with the file's content are ParseErrors. I/O failures of the source (a
       // missing file, a dropped upload stream) and bugs propagate unchanged so that callers retry
       // them instead of marking the scan as broken.
-      if (isParseErrorLike(err)) throw toParseError(err);
+      if (isParseErrorLike(err)) {
+        const e = toParseError(err);
+        // Errors that already say what the file is (its root element, JSON not XML) stand as they are.
+        if (mismatch === null || SAYS_WHAT_IT_IS.test(e.message)) throw e;
+        throw new ParseError(
+          e.code,
+          `The file looks like ${FORMAT_NAMES[mismatch]}, not ${FORMAT_NAMES[options.format!]} (format=${options.format!}): ${e.message}`,
+          e,
+        );
+      }
       throw err;
     }
   };

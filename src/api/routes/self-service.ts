@@ -3,6 +3,7 @@ import type { AppDeps } from '../app-deps.js';
 import { viewKey } from '../../domain/keys/key-view.js';
 import { monthOf } from '../../domain/plans/plans.js';
 import { usageSeries } from '../../domain/usage/usage-report.js';
+import { REQUEST_METER_INTERVAL_MS } from '../../domain/usage/request-meter.js';
 import { invalidRequest } from '../../lib/errors.js';
 import { describedPattern } from '../../lib/schema-patterns.js';
 import { noQuery } from '../schemas/common.js';
@@ -42,7 +43,7 @@ export function usageRange(query: { from?: string; to?: string }, now: Date): { 
 /** `GET /api/v1/keys/me` and `GET /api/v1/usage` (DECISIONS §5), both with `usage:read`. */
 export function selfServiceRoutes(
   app: FastifyInstance,
-  deps: Pick<AppDeps, 'clock' | 'pool' | 'quota'>,
+  deps: Pick<AppDeps, 'clock' | 'config' | 'pool' | 'quota'>,
 ): void {
   const config = { scope: 'usage:read' as const };
 
@@ -56,8 +57,12 @@ export function selfServiceRoutes(
     // It describes the credential itself: no shared cache may keep it (issue 11 item 10).
     void reply.header('Cache-Control', 'no-store');
     const k = req.apiKey;
+    const now = deps.clock();
     return {
-      ...viewKey({ ...k, state: k.state, revokedAt: null }, k.workspace.rotationPolicyDays, deps.clock()),
+      ...viewKey({ ...k, state: k.state, revokedAt: null }, k.workspace.rotationPolicyDays, now),
+      // The key comes from the process's cache (up to KEY_CACHE_TTL_MS old), whose lastUsedAt
+      // was written by batched counters (every second): it includes every use before asOf.
+      asOf: new Date(now.getTime() - deps.config.keyCacheTtlMs - REQUEST_METER_INTERVAL_MS).toISOString(),
       workspace: {
         id: k.workspace.id,
         name: k.workspace.name,
@@ -83,6 +88,9 @@ export function selfServiceRoutes(
     ]);
     const limit = req.plan.limits.aiCallsPerMonth;
     return {
+      // Request counts are written in batches every second by each process: they include every
+      // request before asOf (AI calls, tokens and spend are written with the call: exact).
+      asOf: new Date(now.getTime() - REQUEST_METER_INTERVAL_MS).toISOString(),
       from: from.toISOString().slice(0, 10),
       to: new Date(to.getTime() - DAY_MS).toISOString().slice(0, 10),
       key: { id: k.id, label: k.label, ...key.totals, daily: key.daily },

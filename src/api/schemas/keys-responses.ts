@@ -75,9 +75,14 @@ export const keyRevealed = {
 export const keyMe = {
   description: 'The calling key and its workspace.',
   type: 'object',
-  required: [...keyRequired, 'workspace'],
+  required: [...keyRequired, 'workspace', 'asOf'],
   properties: {
     ...keyProperties,
+    asOf: {
+      ...isoDateTime,
+      description:
+        '`lastUsedAt` includes every use of the key before this instant (the key is cached for up to KEY_CACHE_TTL_MS and uses are counted in batches).',
+    },
     workspace: {
       type: 'object',
       required: ['id', 'name', 'plan'],
@@ -113,8 +118,13 @@ const daily = {
 export const usageReport = {
   description: 'Usage of the key and of its workspace over [from, to] (UTC days).',
   type: 'object',
-  required: ['from', 'to', 'key', 'workspace'],
+  required: ['asOf', 'from', 'to', 'key', 'workspace'],
   properties: {
+    asOf: {
+      ...isoDateTime,
+      description:
+        '`requests` include every request before this instant (counted in batches every second); AI calls, tokens and spend are exact.',
+    },
     from: { type: 'string', format: 'date' },
     to: { type: 'string', format: 'date' },
     key: {

@@ -19,7 +19,10 @@ interface Pending {
   lastUsed: Date;
 }
 
-export function createRequestMeter(db: Db, intervalMs = 1000): RequestMeter {
+/** How often a process writes its request counts: `requests` and `last used` lag by up to this. */
+export const REQUEST_METER_INTERVAL_MS = 1000;
+
+export function createRequestMeter(db: Db, intervalMs = REQUEST_METER_INTERVAL_MS): RequestMeter {
   let pending = new Map<string, Pending>();
   let flushing: Promise<void> = Promise.resolve();
 

@@ -142,6 +142,8 @@ describe('usage', () => {
       aiCallLimit: 3,
     });
     expect(body.key.daily.at(-1)).toMatchObject({ date: at.toISOString().slice(0, 10), aiCalls: 2 });
+    // How fresh the batched request counts are (issue 11 §10): every request before asOf counted.
+    expect(Date.parse(body.asOf)).toBe(t.clock().getTime() - 1000);
     const bad = await t.app.inject({
       method: 'GET',
       url: '/api/v1/usage?from=2026-13-01&bogus=1',
@@ -161,6 +163,8 @@ describe('usage', () => {
       lastUsedAt: expect.any(String),
       usage: { requests: 3, tokens: 1800, spendUsd: '0.003180' },
     });
+    const me = await t.app.inject({ method: 'GET', url: '/api/v1/keys/me', headers: { 'x-api-key': s.key } });
+    expect(Date.parse(me.json().asOf)).toBe(t.clock().getTime() - t.deps.config.keyCacheTtlMs - 1000);
   });
 });
 

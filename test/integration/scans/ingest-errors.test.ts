@@ -181,6 +181,32 @@ describe('broken and hostile files', () => {
     expect(ok).toMatchObject({ status: 'completed', counts: { findings: 1 } });
   });
 
+  it('a CycloneDX BOM forced as CLI findings or SARIF fails saying what it is, not completes empty', async () => {
+    const bom = readFileSync(path.join(FIXTURES, 'cyclonedx/jake2.json'));
+    for (const [format, not] of [
+      ['cli', 'CLI findings'],
+      ['sarif', 'a SARIF log'],
+    ] as const) {
+      const res = await upload(bom, { 'content-type': 'application/json' }, `?format=${format}`);
+      expect(res.statusCode).toBe(202);
+      const done = await waitForScan(t.app, key, res.json().scanId);
+      expect(done.status).toBe('failed');
+      expect(done.counts).toMatchObject({ findings: 0 });
+      expect(done.error).toMatchObject({
+        code: 'unparseable_scan',
+        message: `The file looks like a CycloneDX BOM, not ${not}: read as format=${format} it has no findings. Upload it without format= (it is detected as cyclonedx) or with format=cyclonedx.`,
+      });
+    }
+    // Pretty-printed, the JSON Lines reading breaks on line 1: the reason still names the format.
+    const pretty = readFileSync(path.join(FIXTURES, 'cyclonedx/valid-vulnerability-1.4.json'));
+    const res = await upload(pretty, { 'content-type': 'application/json' }, '?format=cli');
+    const done = await waitForScan(t.app, key, res.json().scanId);
+    expect(done.status).toBe('failed');
+    expect((done.error as { message: string }).message).toMatch(
+      /^The file looks like a CycloneDX BOM, not CLI findings \(format=cli\): /,
+    );
+  });
+
   it('JSON sent as XML with a forced format fails with a clear reason', async () => {
     const res = await upload('{"runs": []}', {}, '?format=nessus');
     const done = await waitForScan(t.app, key, res.json().scanId);
