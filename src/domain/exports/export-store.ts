@@ -1,4 +1,4 @@
-import type { Db, Queryable } from '../../db/pool.js';
+import type { Db } from '../../db/pool.js';
 import { isUuid } from '../../lib/ids.js';
 import { filterSql, kevColumn, type ListFilters } from '../scans/list-filters.js';
 import type { ExportCase, ExportCaseStatus, ExportSeverity, ExportTriage } from './export-case.js';
@@ -64,7 +64,7 @@ const toRecord = (r: ExportRow): ExportRecord => ({
 });
 
 export async function insertExport(
-  db: Queryable,
+  db: Db,
   e: Pick<ExportRecord, 'id' | 'workspaceId' | 'keyId' | 'subject' | 'format' | 'filter' | 'expiresAt'>,
 ): Promise<ExportRecord> {
   const { rows } = await db.query<ExportRow>(
@@ -76,11 +76,7 @@ export async function insertExport(
 }
 
 /** An export of the workspace, or null (unknown id, malformed id, or another workspace's). */
-export async function findExport(
-  db: Queryable,
-  workspaceId: string,
-  id: string,
-): Promise<ExportRecord | null> {
+export async function findExport(db: Db, workspaceId: string, id: string): Promise<ExportRecord | null> {
   if (!isUuid(id)) return null;
   const { rows } = await db.query<ExportRow>(`SELECT * FROM exports WHERE id = $1 AND workspace_id = $2`, [
     id,
@@ -90,18 +86,14 @@ export async function findExport(
 }
 
 /** By id alone: for the signed download link, whose signature already names the export. */
-export async function findExportById(db: Queryable, id: string): Promise<ExportRecord | null> {
+export async function findExportById(db: Db, id: string): Promise<ExportRecord | null> {
   if (!isUuid(id)) return null;
   const { rows } = await db.query<ExportRow>(`SELECT * FROM exports WHERE id = $1`, [id]);
   return rows[0] ? toRecord(rows[0]) : null;
 }
 
 /** Claims a queued (or a crashed running) export for a run; null when it is finished or gone. */
-export async function startExport(
-  db: Queryable,
-  id: string,
-  rowsTotal: number,
-): Promise<ExportRecord | null> {
+export async function startExport(db: Db, id: string, rowsTotal: number): Promise<ExportRecord | null> {
   const { rows } = await db.query<ExportRow>(
     `UPDATE exports SET status = 'running', rows_total = $2, rows_written = 0
      WHERE id = $1 AND status IN ('queued', 'running') RETURNING *`,
@@ -110,7 +102,7 @@ export async function startExport(
   return rows[0] ? toRecord(rows[0]) : null;
 }
 
-export async function recordExportProgress(db: Queryable, id: string, rowsWritten: number): Promise<void> {
+export async function recordExportProgress(db: Db, id: string, rowsWritten: number): Promise<void> {
   await db.query(`UPDATE exports SET rows_written = $2 WHERE id = $1 AND status = 'running'`, [
     id,
     rowsWritten,
@@ -118,7 +110,7 @@ export async function recordExportProgress(db: Queryable, id: string, rowsWritte
 }
 
 export async function completeExport(
-  db: Queryable,
+  db: Db,
   id: string,
   done: { rowsWritten: number; bytes: number; storageKey: string },
 ): Promise<void> {
@@ -129,7 +121,7 @@ export async function completeExport(
   );
 }
 
-export async function failExport(db: Queryable, id: string, error: string): Promise<void> {
+export async function failExport(db: Db, id: string, error: string): Promise<void> {
   await db.query(
     `UPDATE exports SET status = 'failed', error = $2, finished_at = now() WHERE id = $1 AND status <> 'completed'`,
     [id, error],
@@ -150,12 +142,7 @@ export async function deleteExpiredExports(db: Db, now: Date, limit = 500): Prom
  * Counts the cases a filter selects, stopping at `cap + 1`: enough to tell "over the
  * synchronous limit" without counting a million rows.
  */
-export async function countCases(
-  db: Queryable,
-  workspaceId: string,
-  f: ListFilters,
-  cap: number,
-): Promise<number> {
+export async function countCases(db: Db, workspaceId: string, f: ListFilters, cap: number): Promise<number> {
   const params: unknown[] = [workspaceId];
   const where = ['c.workspace_id = $1', ...filterSql('c', f, params, 'cases')];
   params.push(cap + 1);
@@ -223,7 +210,7 @@ const PAGE = 5_000;
  * (CVSS vector, file and line, package) and its EPSS (the highest of its CVEs).
  */
 export async function* iterateExportCases(
-  db: Queryable,
+  db: Db,
   workspaceId: string,
   f: ListFilters,
   onPage?: (rowsSoFar: number) => Promise<void>,
@@ -325,7 +312,7 @@ function triageOf(r: ExportCaseRow): ExportTriage | null {
  * Which of `ids` name an export row (any status): an export's file lives in scan storage under
  * `<workspaceId>/<exportId>`, so the orphan sweep (`scans/storage-sweep.ts`) must keep it.
  */
-export async function existingExportIds(db: Queryable, ids: string[]): Promise<Set<string>> {
+export async function existingExportIds(db: Db, ids: string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
   const { rows } = await db.query<{ id: string }>(`SELECT id FROM exports WHERE id = ANY($1::uuid[])`, [ids]);
   return new Set(rows.map((r) => r.id));

@@ -1,6 +1,6 @@
 import { pipeline, Readable } from 'node:stream';
 import { stringify } from 'csv-stringify';
-import type { Queryable } from '../../db/pool.js';
+import type { Db } from '../../db/pool.js';
 import { listFindings, viewFinding } from '../scans/finding-queries.js';
 import type { ListFilters } from '../scans/list-filters.js';
 import { neutraliseCell } from './csv-export.js';
@@ -74,7 +74,7 @@ function findingRecord(f: FindingView): (string | number | boolean)[] {
 
 /** The selected findings, newest first, page by page (the list route's own keyset paging). */
 export async function* iterateFindings(
-  db: Queryable,
+  db: Db,
   workspaceId: string,
   f: ListFilters,
 ): AsyncGenerator<FindingView> {

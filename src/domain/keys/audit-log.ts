@@ -1,4 +1,4 @@
-import type { Queryable } from '../../db/pool.js';
+import type { Db } from '../../db/pool.js';
 import type { AuditAction } from '../../db/entities/index.js';
 import { invalidRequest, type FieldError } from '../../lib/errors.js';
 import { seqCursor, seqPage, type Page } from '../../lib/cursor.js';
@@ -88,7 +88,7 @@ function view(r: AuditEventRow): AuditEventView {
  * the field.
  */
 export async function listAuditEvents(
-  db: Queryable,
+  db: Db,
   workspaceId: string,
   q: AuditQuery,
 ): Promise<Page<AuditEventView>> {

@@ -182,7 +182,7 @@ export async function wipeExpiredReveals(db: Db, now: Date): Promise<number> {
  * The key-version counter (migration m008): moved by triggers on every change to what a
  * process caches about a key or workspace. Returned as text: a bigint compared for equality.
  */
-export async function readKeyVersion(db: Queryable): Promise<string> {
+export async function readKeyVersion(db: Db): Promise<string> {
   const res = await db.query<{ version: string }>(
     'SELECT version::text AS version FROM key_version WHERE id = 1',
   );
@@ -221,7 +221,7 @@ export interface AuditEventFilter {
  * there is more. The workspace condition is always present: another workspace's events can
  * never be read, whatever key id is asked for.
  */
-export async function selectAuditEvents(db: Queryable, f: AuditEventFilter): Promise<AuditEventRow[]> {
+export async function selectAuditEvents(db: Db, f: AuditEventFilter): Promise<AuditEventRow[]> {
   const where = ['workspace_id = $1'];
   const args: unknown[] = [f.workspaceId];
   const add = (sql: string, value: unknown) => {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Pool, Queryable } from '../../db/pool.js';
+import type { Db, Pool } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
 import type { TriageRequest, TriageResponse } from '../triage-engine/types.js';
 import type { RecordOutcome } from './triage-store.js';
@@ -90,15 +90,11 @@ export async function createBatch(
  * Removes a batch whose acceptance failed after it was stored (its items go with it, ON DELETE
  * CASCADE): the compensation of `acceptBatch` when enqueuing its items failed.
  */
-export async function deleteBatch(db: Queryable, batchId: string): Promise<void> {
+export async function deleteBatch(db: Db, batchId: string): Promise<void> {
   await db.query(`DELETE FROM triage_batches WHERE id = $1`, [batchId]);
 }
 
-export async function findBatch(
-  db: Queryable,
-  workspaceId: string,
-  batchId: string,
-): Promise<BatchRow | null> {
+export async function findBatch(db: Db, workspaceId: string, batchId: string): Promise<BatchRow | null> {
   const res = await db.query(`SELECT * FROM triage_batches WHERE id = $1 AND workspace_id = $2`, [
     batchId,
     workspaceId,
@@ -107,7 +103,7 @@ export async function findBatch(
 }
 
 /** The indexes of a batch's items still `queued`, in order (the maintenance sweep probes their jobs). */
-export async function queuedItemIndexes(db: Queryable, batchId: string): Promise<number[]> {
+export async function queuedItemIndexes(db: Db, batchId: string): Promise<number[]> {
   const res = await db.query<{ index: number }>(
     sql`SELECT index FROM triage_batch_items WHERE batch_id = ${batchId} AND status = 'queued' ORDER BY index`,
   );
@@ -119,7 +115,7 @@ export async function queuedItemIndexes(db: Queryable, batchId: string): Promise
  * `before`, or finished ones whose webhook has been `pending` since before `before`.
  */
 export async function staleBatches(
-  db: Queryable,
+  db: Db,
   which: 'unfinished' | 'webhook_pending',
   before: Date,
   limit: number,
@@ -142,13 +138,13 @@ export type LoadedItem = {
 } | null;
 
 /** One item with its batch; null when missing. */
-export async function loadItem(db: Queryable, batchId: string, index: number): Promise<LoadedItem> {
+export async function loadItem(db: Db, batchId: string, index: number): Promise<LoadedItem> {
   return (await loadItems(db, [{ batchId, index }]))[0]!;
 }
 
 /** `loadItem` for many items in one query (one result per key, in order; null when missing). */
 export async function loadItems(
-  db: Queryable,
+  db: Db,
   keys: readonly { batchId: string; index: number }[],
 ): Promise<LoadedItem[]> {
   const res = await db.query(
@@ -175,7 +171,7 @@ export async function loadItems(
  * counters by `recordBatchItems` (triage-store.ts) instead.
  */
 export async function recordItemError(
-  db: Queryable,
+  db: Db,
   batchId: string,
   index: number,
   error: { code: string; detail: string },
@@ -205,7 +201,7 @@ export async function recordItemError(
  * that finished it. Atomic, so a process that dies right after never leaves answered items
  * uncounted; whoever calls it again (a retried job) finds the batch finished or finishes it.
  */
-export async function finishBatch(db: Queryable, batchId: string, at: Date): Promise<BatchRow | null> {
+export async function finishBatch(db: Db, batchId: string, at: Date): Promise<BatchRow | null> {
   const settle = settleReservationCtes({
     reservation: sql`(SELECT reservation_id FROM b)`,
     count: sql`NULL::int`,
@@ -226,7 +222,7 @@ export async function finishBatch(db: Queryable, batchId: string, at: Date): Pro
   return res.rows[0] ? toBatch(res.rows[0]) : null;
 }
 
-export async function setWebhookStatus(db: Queryable, batchId: string, status: string): Promise<void> {
+export async function setWebhookStatus(db: Db, batchId: string, status: string): Promise<void> {
   await db.query(`UPDATE triage_batches SET webhook_status = $2 WHERE id = $1`, [batchId, status]);
 }
 
@@ -239,7 +235,7 @@ export interface BatchItemView {
 
 /** One page of items after `afterIndex`, in index order. */
 export async function itemsPage(
-  db: Queryable,
+  db: Db,
   batchId: string,
   afterIndex: number,
   limit: number,

@@ -1,4 +1,4 @@
-import { withTransaction, type Pool, type Queryable } from '../../db/pool.js';
+import { withTransaction, type Db, type Pool } from '../../db/pool.js';
 import type { PlanName } from '../../db/entities/index.js';
 import { isUuid } from '../../lib/ids.js';
 import { filterSql, type ListFilters } from '../scans/list-filters.js';
@@ -45,7 +45,7 @@ const toRisk = (r: RiskRow): CaseRisk => ({
  * created (their first scan) or reopened (a resolved case it saw again: its history says so).
  */
 export async function scanCaseCandidates(
-  db: Queryable,
+  db: Db,
   scan: { id: string; workspaceId: string },
   mode: 'new' | 'all',
 ): Promise<CaseRisk[]> {
@@ -68,7 +68,7 @@ export async function scanCaseCandidates(
  * caller can tell a selection that is too large.
  */
 export async function selectedCaseCandidates(
-  db: Queryable,
+  db: Db,
   workspaceId: string,
   selection: { caseIds: readonly string[] } | { filters: ListFilters },
   max: number,
@@ -92,7 +92,7 @@ export async function selectedCaseCandidates(
  * newest sighting in `scanId` (a scan's triage) or in its last scan, and that scan's asset context.
  */
 export async function caseRequestSources(
-  db: Queryable,
+  db: Db,
   workspaceId: string,
   caseIds: readonly string[],
   scanId: string | null,
@@ -170,7 +170,7 @@ export interface ScanForTriage {
   workspace: { plan: PlanName; trialEndsAt: Date | null };
 }
 
-export async function scanForTriage(db: Queryable, scanId: string): Promise<ScanForTriage | null> {
+export async function scanForTriage(db: Db, scanId: string): Promise<ScanForTriage | null> {
   const { rows } = await db.query<{
     id: string;
     workspace_id: string;
@@ -203,7 +203,7 @@ export async function scanForTriage(db: Queryable, scanId: string): Promise<Scan
 
 /** Records how many cases a scan's triage chose and skipped, once; false when already recorded. */
 async function markScanTriage(
-  db: Queryable,
+  db: Db,
   scanId: string,
   counts: { requested: number; skipped: number },
 ): Promise<boolean> {
@@ -216,7 +216,7 @@ async function markScanTriage(
 
 /** A scan's triage that has nothing to run (no case, or no AI call left): its counts only. */
 export async function recordScanTriageWithoutBatch(
-  db: Queryable,
+  db: Db,
   scanId: string,
   counts: { requested: number; skipped: number },
 ): Promise<boolean> {
@@ -258,7 +258,7 @@ export async function createCaseBatch(
 
 /** The triage batch of a scan (its id is the scan's), or null. */
 export async function scanTriageBatch(
-  db: Queryable,
+  db: Db,
   scan: { id: string; workspaceId: string },
 ): Promise<BatchRow | null> {
   return findBatch(db, scan.workspaceId, scan.id);
@@ -282,7 +282,7 @@ export interface ScanTriageView {
 }
 
 export async function scanTriageView(
-  db: Queryable,
+  db: Db,
   scan: { id: string; workspaceId: string },
 ): Promise<ScanTriageView | null> {
   const { rows } = await db.query<{

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { withTransaction, type Pool, type Queryable } from '../../db/pool.js';
+import { withTransaction, type Db, type Pool } from '../../db/pool.js';
 import { recordCaseTriages, type CaseTriageInput } from '../scans/case-triage-store.js';
 import type { Hop, TriageResponse } from '../triage-engine/types.js';
 import type { LedgerEntry } from '../usage/ledger.js';
@@ -59,7 +59,7 @@ export interface RecordOutcome {
 
 /** A single request's answer; see {@link TriageRecord}. */
 export async function recordTriage(
-  db: Queryable,
+  db: Db,
   r: TriageRecord & { settle: { reservationId: string } | { take: { limit: number; month: string } } },
 ): Promise<RecordOutcome> {
   const reservationId = 'reservationId' in r.settle ? r.settle.reservationId : null;
@@ -193,7 +193,7 @@ export async function recordBatchItemsAndCases(
  * batch, only the last one in the group is reported `finished`, so one caller finishes it.
  */
 export async function recordBatchItems(
-  db: Queryable,
+  db: Db,
   records: readonly BatchItemRecord[],
 ): Promise<RecordOutcome[]> {
   if (records.length === 0) return [];
@@ -297,7 +297,7 @@ export interface UnansweredRecord {
 }
 
 /** Stores one unanswered request with its hops and their token totals, in one statement. */
-export async function recordUnanswered(db: Queryable, r: UnansweredRecord): Promise<void> {
+export async function recordUnanswered(db: Db, r: UnansweredRecord): Promise<void> {
   const input = r.hops.reduce((sum, h) => sum + h.inputTokens, 0);
   const output = r.hops.reduce((sum, h) => sum + h.outputTokens, 0);
   await db.query({
