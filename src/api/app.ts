@@ -162,7 +162,11 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   );
   await registerWorkflowHookRoutes(app, deps);
   if (deps.config.adminToken)
-    await registerQueueDashboard(app, { queues: deps.queues, adminToken: deps.config.adminToken });
+    await registerQueueDashboard(app, {
+      queues: deps.queues,
+      adminToken: deps.config.adminToken,
+      https: deps.config.cookieSecure,
+    });
   await registerPages(app, deps);
   await registerDocs(app, { https: deps.config.cookieSecure });
   return app;

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../helpers/test-app.js';
 import { testRedisUrl } from '../../helpers/db.js';
 import { problemDocument } from '../../helpers/problem.js';
+import { SERVICE_QUEUES } from '../../../src/jobs/service-queues.js';
 
 const ADMIN_TOKEN = 'admin-token-for-tests-0123456789';
 const basic = (user: string, password: string) =>
@@ -63,6 +64,10 @@ describe.runIf(testRedisUrl())('/admin/queues with ADMIN_TOKEN on Redis queues',
     });
     expect(page.statusCode).toBe(200);
     expect(page.headers['content-type']).toMatch(/^text\/html/);
+    // No third-party fonts, no inline styles: the page keeps a strict CSP (issue 15).
+    expect(page.body).not.toMatch(/fonts\.googleapis\.com|fonts\.gstatic\.com| style="|<style>/);
+    expect(page.headers['content-security-policy']).toMatch(/default-src 'self'.*style-src 'self' 'sha256-/);
+    expect(page.headers['content-security-policy']).not.toContain('unsafe-inline');
     const api = await t.app.inject({
       method: 'GET',
       url: '/admin/queues/api/queues',
@@ -70,7 +75,8 @@ describe.runIf(testRedisUrl())('/admin/queues with ADMIN_TOKEN on Redis queues',
     });
     expect(api.statusCode).toBe(200);
     const names = (api.json() as { queues: { name: string }[] }).queues.map((q) => q.name).sort();
-    expect(names).toEqual(['enrichment-refresh', 'exports', 'maintenance', 'scan-ingest', 'triage']);
+    expect(names).toEqual([...SERVICE_QUEUES].sort());
+    expect(names).toEqual(expect.arrayContaining(['exports', 'maintenance', 'scan-ingest', 'triage']));
   });
 });
 
