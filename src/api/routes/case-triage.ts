@@ -23,7 +23,10 @@ function caller(req: FastifyRequest) {
  * `POST /api/v1/triage`). Both spend AI calls and change cases: they need `cases:write` and
  * `triage:write`. Another workspace's case is 404, like an unknown one.
  */
-export function registerCaseTriageRoutes(app: FastifyInstance, deps: Pick<AppDeps, 'caseTriage'>): void {
+export function registerCaseTriageRoutes(
+  app: FastifyInstance,
+  deps: Pick<AppDeps, 'caseTriage'> & { workflows?: Pick<AppDeps['workflows'], 'trigger'> },
+): void {
   const scope = ['cases:write', 'triage:write'] as const;
 
   app.post(
@@ -68,6 +71,12 @@ export function registerCaseTriageRoutes(app: FastifyInstance, deps: Pick<AppDep
         response: responses({ 200: triageAnswer }, [...BODY_ROUTE_ERRORS, 404]),
       },
     },
-    async (req) => deps.caseTriage.triageCase(caller(req), (req.params as { id: string }).id),
+    async (req) => {
+      const caseId = (req.params as { id: string }).id;
+      const answer = await deps.caseTriage.triageCase(caller(req), caseId);
+      // Mapped workflows (issue 14) see the new triage: a rule on priority may now match.
+      await deps.workflows?.trigger.casesChanged(req.apiKey.workspace.id, [caseId], 'case.triaged');
+      return answer;
+    },
   );
 }

@@ -1,6 +1,11 @@
 import { describedPattern } from '../../lib/schema-patterns.js';
 import { CASE_STATUSES } from '../../domain/scans/case-status.js';
-import { ASSET_ENVIRONMENTS, PRIORITIES, SEVERITIES } from '../../domain/triage-engine/types.js';
+import {
+  ASSET_ENVIRONMENTS,
+  PRIORITIES,
+  RECOMMENDED_ACTIONS,
+  SEVERITIES,
+} from '../../domain/triage-engine/types.js';
 
 /**
  * Request schemas of `/api/v1/workflows` (issue 14). The rule takes the case list's filters
@@ -22,6 +27,9 @@ export const ruleSchema = {
   properties: {
     severity: enumList(SEVERITIES),
     priority: enumList(PRIORITIES),
+    action: enumList(RECOMMENDED_ACTIONS),
+    triaged: { type: 'boolean' },
+    stale: { type: 'boolean' },
     status: enumList(CASE_STATUSES),
     kev: { type: 'boolean' },
     cve: {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Pool } from '../../db/pool.js';
 import { AppError } from '../../lib/errors.js';
 import { changeCaseStatus } from '../scans/case-queries.js';
@@ -122,7 +123,7 @@ export async function receiveGithub(deps: InboundDeps, req: InboundRequest): Pro
 /**
  * `jira:issue_updated` events: the issue's status name through the workflow's status map, else
  * its status category (`done` → resolved; back out of done → open). Jira's `timestamp` (ms)
- * must be within the replay window, and a delivery identifier is remembered when Jira sends one.
+ * must be within the replay window; its delivery identifier (else the body's hash) is remembered.
  */
 export async function receiveJira(deps: InboundDeps, req: InboundRequest): Promise<InboundResult> {
   const w = await verified(deps, 'jira', req);
@@ -132,8 +133,10 @@ export async function receiveJira(deps: InboundDeps, req: InboundRequest): Promi
   const issue = body.issue as
     | { key?: unknown; fields?: { status?: { name?: unknown; statusCategory?: { key?: unknown } } } }
     | undefined;
+  // Without Jira's delivery identifier, a replay is the same signed body sent again.
   const deliveryId =
-    one(req.headers['x-atlassian-webhook-identifier']) ?? `${String(issue?.key)}:${String(body.timestamp)}`;
+    one(req.headers['x-atlassian-webhook-identifier']) ??
+    `sha256:${createHash('sha256').update(req.rawBody).digest('hex')}`;
   if (!(await firstSightOfInbound(deps.pool, w.id, `jira:${deliveryId}`))) throw refused();
   if (typeof issue?.key !== 'string') return { applied: false, reason: 'not an issue event' };
   const status = issue.fields?.status;

@@ -7,13 +7,17 @@ import type { WorkflowRule } from './types.js';
  * `GET /api/v1/cases` with the same filters lists. Evaluated set-based, in the statement that
  * inserts the deliveries, never by loading cases.
  *
- * `priority`, `environment` and `scanner` are not (yet) list filters of `filterSql`; their
- * clauses live here until the shared filters take them (then this passes them through).
+ * `environment` and `scanner` are not (yet) list filters of `filterSql`; their clauses live
+ * here until the shared filters take them (then this passes them through).
  */
 export function ruleWhere(rule: WorkflowRule, params: unknown[], alias = 'c'): string[] {
   const filters: ListFilters = {
     severity: rule.severity,
     status: rule.status,
+    priority: rule.priority,
+    action: rule.action,
+    triaged: rule.triaged,
+    stale: rule.stale,
     cve: rule.cve,
     asset: rule.asset,
     scan: rule.scan,
@@ -24,7 +28,6 @@ export function ruleWhere(rule: WorkflowRule, params: unknown[], alias = 'c'): s
     params.push(v);
     return `$${params.length}`;
   };
-  if (rule.priority?.length) where.push(`${alias}.priority = ANY(${p(rule.priority)}::text[])`);
   if (rule.scanner) where.push(`${alias}.scanner = ${p(rule.scanner)}`);
   if (rule.environment?.length)
     where.push(

@@ -7,7 +7,7 @@ import type { DeliveryCase, WorkflowFields } from './types.js';
  * a template can never run anything or reach a value outside this table. Unknown placeholders
  * are refused when the workflow is saved, never at delivery time.
  */
-const FIELDS: Record<string, (c: DeliveryCase) => string> = {
+const FIELD_LIST: Record<string, (c: DeliveryCase) => string> = {
   id: (c) => c.id,
   title: (c) => c.title,
   severity: (c) => c.severity,
@@ -27,6 +27,18 @@ const FIELDS: Record<string, (c: DeliveryCase) => string> = {
   environment: (c) => c.environment ?? '',
   url: (c) => c.url,
 };
+/** Without a prototype, so no inherited name (`constructor`, `__proto__`) is ever a field. */
+const FIELDS: Record<string, (c: DeliveryCase) => string> = Object.assign(
+  Object.create(null) as object,
+  FIELD_LIST,
+);
+
+/** The field named by `placeholder` (`case.title`), never an inherited property (`case.__proto__`). */
+function fieldOf(placeholder: string): ((c: DeliveryCase) => string) | undefined {
+  if (!placeholder.startsWith('case.')) return undefined;
+  const name = placeholder.slice(5);
+  return Object.hasOwn(FIELDS, name) ? FIELDS[name] : undefined;
+}
 
 export const TEMPLATE_FIELDS = Object.keys(FIELDS);
 
@@ -37,7 +49,7 @@ export function templateErrors(template: string, path: string): FieldError[] {
   const errors: FieldError[] = [];
   for (const m of template.matchAll(PLACEHOLDER)) {
     const name = m[1]!;
-    if (!name.startsWith('case.') || !(name.slice(5) in FIELDS)) {
+    if (!fieldOf(name)) {
       errors.push({
         path,
         message: `unknown placeholder {{${name}}}; use one of ${TEMPLATE_FIELDS.map((f) => `{{case.${f}}}`).join(', ')}`,
@@ -50,7 +62,7 @@ export function templateErrors(template: string, path: string): FieldError[] {
 /** `template` with every placeholder replaced by the case's value (unknown ones by nothing). */
 export function renderTemplate(template: string, c: DeliveryCase): string {
   return template.replace(PLACEHOLDER, (_all, name: string) => {
-    const field = name.startsWith('case.') ? FIELDS[name.slice(5)] : undefined;
+    const field = fieldOf(name);
     return field ? field(c) : '';
   });
 }

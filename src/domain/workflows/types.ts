@@ -27,6 +27,9 @@ export type WorkflowEvent = (typeof WORKFLOW_EVENTS)[number] | 'workflow.test';
 export interface WorkflowRule {
   severity?: string[];
   priority?: string[];
+  action?: string[];
+  triaged?: boolean;
+  stale?: boolean;
   status?: string[];
   kev?: boolean;
   cve?: string;

@@ -32,6 +32,12 @@ const API_ROUTES: { method: 'GET' | 'POST' | 'PATCH'; url: string }[] = [
   { method: 'PATCH', url: `/api/v1/cases/${ID}` },
   { method: 'POST', url: '/api/pipeline/scan' },
   { method: 'GET', url: `/api/pipeline/scan/${ID}` },
+  { method: 'GET', url: '/api/v1/workflows' },
+  { method: 'POST', url: '/api/v1/workflows' },
+  { method: 'GET', url: `/api/v1/workflows/${ID}` },
+  { method: 'PATCH', url: `/api/v1/workflows/${ID}` },
+  { method: 'POST', url: `/api/v1/workflows/${ID}/test` },
+  { method: 'GET', url: `/api/v1/workflows/${ID}/deliveries` },
 ];
 const CONSOLE_ROUTES: { method: 'GET' | 'POST'; url: string }[] = [
   { method: 'POST', url: '/api/console/signup' },
@@ -69,7 +75,15 @@ beforeAll(async () => {
   admin = await createKey(
     t.app,
     session,
-    ['keys:write', 'triage:write', 'scans:write', 'scans:read', 'cases:write', 'usage:read'],
+    [
+      'keys:write',
+      'triage:write',
+      'scans:write',
+      'scans:read',
+      'cases:write',
+      'usage:read',
+      'workflows:write',
+    ],
     'all',
   );
 });

@@ -184,6 +184,31 @@ describe('deliveries to Jira', () => {
     await disable(none.id);
   });
 
+  it('a rule on priority selects, in SQL, only the cases whose current triage has that priority', async () => {
+    const wf = await createJiraWorkflow({ priority: ['CRITICAL'], status: ['open'] });
+    const scanId = await uploadAndWait('?asset=prio');
+    const ids = await caseIdsOf(scanId);
+    await t.infra.pool.query(
+      `UPDATE cases SET priority = 'CRITICAL', priority_rank = 0, recommended_action = 'PATCH_IMMEDIATELY',
+         reasoning = 'test', confidence_score = 0.9, model = 'local:test', triaged_at = now(),
+         policy_version = 'p1', triaged_kev = false
+       WHERE id = $1`,
+      [ids[0]],
+    );
+    const before = jira.issues.length;
+    expect(await t.deps.workflows.trigger.casesChanged(session.workspaceId, ids, 'case.triaged')).toBe(1);
+    expect(await settled(wf.id, 1)).toBe(true);
+    expect(jira.issues.length - before).toBe(1);
+    expect((await deliveriesOf(wf.id))[0]!.caseId).toBe(ids[0]);
+    await disable(wf.id);
+    await t.infra.pool.query(
+      `UPDATE cases SET priority = NULL, priority_rank = 5, recommended_action = NULL, reasoning = NULL,
+         confidence_score = NULL, model = NULL, triaged_at = NULL, policy_version = NULL, triaged_kev = NULL
+       WHERE id = $1`,
+      [ids[0]],
+    );
+  });
+
   it('a status change updates and transitions the same issue; reopening moves it back', async () => {
     const wf = await createJiraWorkflow({});
     const scanId = await uploadAndWait('?environment=STAGING&asset=web2');
