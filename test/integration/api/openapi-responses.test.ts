@@ -19,7 +19,15 @@ let key: string;
 let keyId: string;
 
 const nessus = readFileSync(path.resolve('test/fixtures/scans/nessus/nessus_v_unknown.xml'));
-const ALL_SCOPES = ['triage:write', 'scans:write', 'scans:read', 'cases:write', 'usage:read', 'keys:write'];
+const ALL_SCOPES = [
+  'triage:write',
+  'scans:write',
+  'scans:read',
+  'cases:write',
+  'usage:read',
+  'keys:write',
+  'workflows:write',
+];
 
 /** One request: the answer is checked against the document under the route's template. */
 async function call(
@@ -286,6 +294,33 @@ describe('answers match their documented response schemas', () => {
     expect((await call('GET', '/api/v1/exports/:id', { url: `/api/v1/exports/${id}` })).json()).toMatchObject(
       { id },
     );
+  });
+
+  it('workflows and their inbound hooks', async () => {
+    const made = await call('POST', '/api/v1/workflows', {
+      payload: {
+        name: 'KEV to SIEM',
+        target: { kind: 'webhook', url: 'https://hooks.example/siem' },
+        rule: { kev: true },
+      },
+    });
+    expect(made.statusCode, made.body).toBe(201);
+    const id = made.json<{ id: string }>().id;
+    await call('GET', '/api/v1/workflows');
+    await call('GET', '/api/v1/workflows/:id', { url: `/api/v1/workflows/${id}` });
+    await call('PATCH', '/api/v1/workflows/:id', {
+      url: `/api/v1/workflows/${id}`,
+      payload: { enabled: false },
+    });
+    await call('GET', '/api/v1/workflows/:id/deliveries', { url: `/api/v1/workflows/${id}/deliveries` });
+    const unsigned = await call('POST', '/api/hooks/github/:workflowId', {
+      url: `/api/hooks/github/${id}`,
+      headers: { 'content-type': 'application/json' },
+      payload: '{}',
+    });
+    expect(unsigned.statusCode).toBeGreaterThanOrEqual(400);
+    const gone = await call('DELETE', '/api/v1/workflows/:id', { url: `/api/v1/workflows/${id}` });
+    expect(gone.statusCode).toBe(204);
   });
 
   it('refusals of the key check', async () => {
