@@ -73,7 +73,7 @@ export async function listCases(
   if (order.after) where.push(order.after);
   params.push(q.limit + 1);
   const { rows } = await db.query<CaseRow & { sort_v: string | number }>(
-    `SELECT ${CASE_COLUMNS}, ${order.column} FROM cases c WHERE ${where.join(' AND ')}
+    `SELECT ${CASE_COLUMNS}, ${order.column} FROM cases c ${order.join} WHERE ${where.join(' AND ')}
      ORDER BY ${order.orderBy} LIMIT $${params.length}`,
     params,
   );

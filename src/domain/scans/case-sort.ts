@@ -28,9 +28,19 @@ const isRank = (v: unknown): v is number => Number.isInteger(v) && (v as number)
 const isEpss = (v: unknown): v is number =>
   typeof v === 'number' && Number.isFinite(v) && (v === -1 || (v >= 0 && v <= 1));
 
+/**
+ * The EPSS sort key as a lateral join (`ce.epss`): PostgreSQL memoizes it per distinct CVE list
+ * (many cases share one), which a correlated subquery in ORDER BY does not get; measured 3× faster
+ * at 100,000 cases (bench/cases/case-list.ts).
+ */
+const EPSS_JOIN = `LEFT JOIN LATERAL (SELECT max(e.epss) AS epss FROM unnest(c.cve_ids) u(cve)
+  JOIN epss_scores e ON e.cve_id = u.cve) ce ON true`;
+
 interface SortSpec {
   /** SQL of the key over `c`. */
   key: string;
+  /** A join the key needs. */
+  join?: string;
   /** SQL of the key as the cursor carries it. */
   value: string;
   /** The cursor value as a typed SQL parameter. */
@@ -56,8 +66,9 @@ const SPECS: Record<CaseSort, SortSpec> = {
     valid: isIsoMicros,
   },
   epss: {
-    key: `coalesce(${CASE_EPSS}, -1)`,
-    value: `coalesce(${CASE_EPSS}, -1)`,
+    key: 'coalesce(ce.epss, -1)',
+    join: EPSS_JOIN,
+    value: 'coalesce(ce.epss, -1)',
     cast: 'float8',
     dir: 'DESC',
     valid: isEpss,
@@ -65,28 +76,35 @@ const SPECS: Record<CaseSort, SortSpec> = {
 };
 
 /**
- * The ORDER BY, the sort key column (`sort_v`) and, after a cursor, the keyset condition of a
- * case list, with the cursor's values appended to `params`. Throws a 400 for a cursor of
+ * The join, ORDER BY, sort key column (`sort_v`) and, after a cursor, the keyset condition of a
+ * case list over `cases c`, with the cursor's values appended to `params`. Throws a 400 for a cursor of
  * another order.
  */
 export function caseOrder(
   sort: CaseSort | undefined,
   cursor: string | undefined,
   params: unknown[],
-): { orderBy: string; column: string; after: string | null } {
+): { join: string; orderBy: string; column: string; after: string | null } {
   if (sort === undefined) {
-    if (!cursor) return { orderBy: 'c.seq DESC', column: 'c.seq AS sort_v', after: null };
+    const plain = { join: '', orderBy: 'c.seq DESC', column: 'c.seq AS sort_v' };
+    if (!cursor) return { ...plain, after: null };
     params.push(unsortedCursor(cursor));
-    return { orderBy: 'c.seq DESC', column: 'c.seq AS sort_v', after: `c.seq < $${params.length}::bigint` };
+    return { ...plain, after: `c.seq < $${params.length}::bigint` };
   }
   const spec = SPECS[sort];
+  const join = spec.join ?? '';
   const orderBy = `${spec.key} ${spec.dir}, c.seq DESC`;
   const column = `${spec.value} AS sort_v`;
-  if (!cursor) return { orderBy, column, after: null };
+  if (!cursor) return { join, orderBy, column, after: null };
   const at = sortedCursor(cursor, sort, spec.valid);
   params.push(at.v, at.s);
   const v = `$${params.length - 1}::${spec.cast}`;
   const s = `$${params.length}::bigint`;
   const beyond = spec.dir === 'ASC' ? '>' : '<';
-  return { orderBy, column, after: `(${spec.key} ${beyond} ${v} OR (${spec.key} = ${v} AND c.seq < ${s}))` };
+  return {
+    join,
+    orderBy,
+    column,
+    after: `(${spec.key} ${beyond} ${v} OR (${spec.key} = ${v} AND c.seq < ${s}))`,
+  };
 }
