@@ -152,6 +152,17 @@ describe.each(backends)('case triage of an upload on $name', ({ name, redisUrl }
       );
       expect(quota.rows[0]).toEqual({ used: first.counts.new, reserved: 0 });
 
+      // Starting the scan's triage again (a retried ingest job) adds nothing: chosen, reserved
+      // and stored once; its items' jobs find them answered.
+      await t.deps.caseTriage.triageScan(first.scanId);
+      await new Promise((r) => setTimeout(r, 500));
+      expect((await caseCounts(t, s.workspaceId)).history).toBe(first.counts.new);
+      const { rows: batches } = await t.infra.pool.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM triage_batches WHERE workspace_id = $1`,
+        [s.workspaceId],
+      );
+      expect(batches[0]!.n).toBe(1);
+
       // The same file again: no case is new, so nothing is triaged or billed.
       const again = await uploadAndTriage(t, s.key, FIXTURE, '?triage=new');
       expect(again.counts.new).toBe(0);
