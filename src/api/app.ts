@@ -20,6 +20,7 @@ import { consoleWorkspaceRoutes } from './routes/console-workspace.js';
 import { consoleScanRoutes } from './routes/console-scans.js';
 import { consoleCaseRoutes } from './routes/console-cases.js';
 import { consoleTriageRoutes } from './routes/console-triage.js';
+import { consoleWorkflowRoutes } from './routes/console-workflows.js';
 import { actorFrom, registerKeyManagement } from './routes/key-management.js';
 import { triageRoutes } from './routes/triage.js';
 import { registerScanListRoutes, registerScanPipelineRoutes } from './routes/scans.js';
@@ -109,6 +110,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
       consoleScanRoutes(scope, deps);
       consoleCaseRoutes(scope, deps);
       consoleTriageRoutes(scope, deps);
+      consoleWorkflowRoutes(scope, deps);
       registerKeyManagement(scope, deps, {
         workspaceOf: (req) => req.session.workspaceId,
         actorOf: (req) => actorFrom(req, `user:${req.session.userId}`),

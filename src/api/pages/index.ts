@@ -17,6 +17,7 @@ import { scansPage } from './templates/scans-page.js';
 import { casesPage } from './templates/cases-page.js';
 import { casePage, caseNotFoundPage } from './templates/case-page.js';
 import { dashboardPage } from './templates/dashboard-page.js';
+import { workflowsPage } from './templates/workflows-page.js';
 import type { Session } from '../../domain/workspaces/sessions.js';
 import { getCase } from '../../domain/scans/case-queries.js';
 import { caseDashboard } from '../../domain/scans/case-stats.js';
@@ -27,7 +28,7 @@ import { monthlyStatement } from '../../domain/usage/usage-report.js';
 const TOKEN = /^[A-Za-z0-9_-]{16,100}$/;
 /** Where `?next=` may send a person after sign-in: our own pages, spelled without `//` or encoding. */
 const LOCAL_NEXT =
-  /^\/(?:settings\/(?:api-keys|audit-log)|reveal\/[A-Za-z0-9_-]{16,100}|scans|cases|cases\/[0-9a-f-]{36})?$/;
+  /^\/(?:settings\/(?:api-keys|audit-log|workflows)|reveal\/[A-Za-z0-9_-]{16,100}|scans|cases|cases\/[0-9a-f-]{36})?$/;
 
 /** Days of new cases the dashboard's chart shows. */
 const DASHBOARD_DAYS = 30;
@@ -149,6 +150,11 @@ function pageRoutes(app: FastifyInstance, deps: PageDeps): void {
   app.get('/settings/api-keys', async (req, reply) => {
     if (!(await signedIn(req))) return toLogin(reply, '/settings/api-keys');
     return page(reply, settingsPage(deps.config));
+  });
+
+  app.get('/settings/workflows', async (req, reply) => {
+    if (!(await signedIn(req))) return toLogin(reply, '/settings/workflows');
+    return page(reply, workflowsPage());
   });
 
   app.get('/settings/audit-log', async (req, reply) => {

@@ -68,7 +68,7 @@ function send(reply: FastifyReply, s: ExportStream): FastifyReply {
  */
 export function consoleCaseRoutes(
   app: FastifyInstance,
-  deps: Pick<AppDeps, 'clock' | 'config' | 'pool' | 'exports'>,
+  deps: Pick<AppDeps, 'clock' | 'config' | 'pool' | 'exports' | 'workflows'>,
 ): void {
   app.addHook('onSend', async (_req, reply) => {
     if (!reply.hasHeader('cache-control')) void reply.header('Cache-Control', 'no-store');
@@ -116,7 +116,7 @@ export function consoleCaseRoutes(
       caseIds?: string[];
       filter?: ListFilters;
     };
-    return changeStatusOfCases(deps.pool, {
+    const { changedIds, ...counts } = await changeStatusOfCases(deps.pool, {
       workspaceId: req.session.workspaceId,
       ...(body.caseIds ? { caseIds: body.caseIds } : { filter: body.filter ?? {} }),
       max: BULK_MAX,
@@ -124,6 +124,11 @@ export function consoleCaseRoutes(
       note: body.note?.trim() || null,
       actor: `user:${req.session.userId}`,
     });
+    // As a PATCH of each would: the workflows whose rule the cases match hear of it.
+    if (changedIds.length > 0) {
+      await deps.workflows.trigger.casesChanged(req.session.workspaceId, changedIds, 'case.status_changed');
+    }
+    return counts;
   });
 
   const caseSchema = {
@@ -138,7 +143,11 @@ export function consoleCaseRoutes(
       caseDetail(deps.pool, c, 20, 20),
       lookupEnrichment(deps.pool, c.cve_ids),
     ]);
-    return { ...viewCaseDetail(c, detail), enrichment: [...enrichment.values()] };
+    return {
+      ...viewCaseDetail(c, detail),
+      enrichment: [...enrichment.values()],
+      links: await deps.workflows.service.links(c.id),
+    };
   });
 
   app.get(

@@ -94,6 +94,8 @@ export interface BulkStatusResult {
   unchanged: number;
   /** Ids not found in the workspace. */
   notFound: number;
+  /** The ids of the cases whose status changed (what a workflow trigger is told). */
+  changedIds: string[];
 }
 
 /**
@@ -114,13 +116,16 @@ export async function changeStatusOfCases(
   },
 ): Promise<BulkStatusResult> {
   const ids = input.caseIds ?? (await caseIdsOf(pool, input.workspaceId, input.filter ?? {}, input.max));
-  const result: BulkStatusResult = { changed: 0, unchanged: 0, notFound: 0 };
+  const result: BulkStatusResult = { changed: 0, unchanged: 0, notFound: 0, changedIds: [] };
   for (const caseId of ids) {
     const before = await statusOf(pool, input.workspaceId, caseId);
     const after = await changeCaseStatus(pool, { ...input, caseId });
     if (!after || before === null) result.notFound += 1;
     else if (before === input.status) result.unchanged += 1;
-    else result.changed += 1;
+    else {
+      result.changed += 1;
+      result.changedIds.push(caseId);
+    }
   }
   return result;
 }

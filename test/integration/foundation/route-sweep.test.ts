@@ -67,6 +67,12 @@ const CONSOLE_ROUTES: { method: 'GET' | 'POST'; url: string }[] = [
   { method: 'POST', url: '/api/console/cases/triage/preview' },
   { method: 'POST', url: '/api/console/cases/triage' },
   { method: 'POST', url: `/api/console/cases/${ID}/triage` },
+  { method: 'GET', url: '/api/console/workflows' },
+  { method: 'POST', url: '/api/console/workflows' },
+  { method: 'POST', url: '/api/console/workflows/preview' },
+  { method: 'GET', url: `/api/console/workflows/${ID}` },
+  { method: 'POST', url: `/api/console/workflows/${ID}/test` },
+  { method: 'GET', url: `/api/console/workflows/${ID}/deliveries` },
 ];
 
 beforeAll(async () => {

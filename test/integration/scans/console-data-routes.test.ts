@@ -430,3 +430,64 @@ describe('console triage routes', () => {
     });
   });
 });
+
+describe('console workflow routes', () => {
+  it('previews a mapping for a sample case of the workspace, and refuses unknown placeholders', async () => {
+    const url = '/api/console/workflows/preview';
+    const res = await t.app.inject({
+      method: 'POST',
+      url,
+      headers: as(a),
+      payload: {
+        kind: 'github',
+        fields: { summary: '{{case.severity}}: {{case.title}}', labels: ['sev-{{case.severity}}'] },
+      },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    const p = res.json() as { case: { id: string }; summary: string; labels: string[] };
+    expect(caseIds).toContain(p.case.id);
+    expect(p.summary).toMatch(/^(CRITICAL|HIGH|LOW): /);
+    expect(p.labels[0]).toMatch(/^sev-/);
+
+    const bad = await t.app.inject({
+      method: 'POST',
+      url,
+      headers: as(a),
+      payload: { fields: { summary: '{{case.secret}}' } },
+    });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json()).toMatchObject({ code: 'invalid_request', errors: [{ path: '/fields/summary' }] });
+    const foreign = await t.app.inject({
+      method: 'POST',
+      url,
+      headers: as(b),
+      payload: { caseId: caseIds[0] },
+    });
+    expect(foreign.statusCode).toBe(404);
+    const none = await t.app.inject({ method: 'POST', url, headers: as(b), payload: {} });
+    expect(none.statusCode).toBe(404);
+    const noCsrf = await t.app.inject({ method: 'POST', url, headers: as(a, false), payload: {} });
+    expect(noCsrf.statusCode).toBe(403);
+  });
+
+  it("answers 404 for another workspace's or an unknown workflow, and 400 for a malformed one", async () => {
+    for (const [method, url] of [
+      ['GET', `/api/console/workflows/${ID}`],
+      ['POST', `/api/console/workflows/${ID}/test`],
+      ['GET', `/api/console/workflows/${ID}/deliveries`],
+      ['DELETE', `/api/console/workflows/${ID}`],
+    ] as const) {
+      const res = await t.app.inject({ method, url, headers: as(a) });
+      expect(res.statusCode, `${method} ${url}`).toBe(404);
+    }
+    const bad = await t.app.inject({
+      method: 'POST',
+      url: '/api/console/workflows',
+      headers: as(a),
+      payload: { name: '', target: { kind: 'ftp' } },
+    });
+    expect(bad.statusCode).toBe(400);
+    const list = await t.app.inject({ method: 'GET', url: '/api/console/workflows', headers: as(a, false) });
+    expect(list.json()).toEqual({ object: 'list', data: [], nextCursor: null });
+  });
+});

@@ -277,6 +277,25 @@ function draw(c) {
   $('history').replaceChildren(...c.history.slice().reverse().map(historyItem));
   show($('history-empty'), c.history.length === 0);
   drawTriage(c);
+  drawLinks(c.links || []);
+}
+
+/** The case's issues in Jira or GitHub (workflows); a link only to an http(s) address. */
+function drawLinks(links) {
+  $('links').replaceChildren(
+    ...links.map((l) =>
+      h(
+        'li',
+        {},
+        `${l.kind === 'jira' ? 'Jira' : l.kind === 'github' ? 'GitHub' : 'Webhook'} `,
+        l.url && /^https?:\/\//.test(l.url)
+          ? h('a', { href: l.url, rel: 'noopener noreferrer', target: '_blank' }, l.externalId || l.url)
+          : h('span', {}, l.externalId || '—'),
+        ` (${l.state})`,
+      ),
+    ),
+  );
+  show($('links-card'), links.length > 0);
 }
 
 async function start() {

@@ -70,7 +70,9 @@ export async function api(path, { method = 'GET', body, csrf } = {}) {
 export function toLogin() {
   const here = location.pathname;
   const next =
-    /^\/(settings\/(api-keys|audit-log)|reveal\/[A-Za-z0-9_-]+|scans|cases|cases\/[0-9a-f-]{36})?$/.test(here)
+    /^\/(settings\/(api-keys|audit-log|workflows)|reveal\/[A-Za-z0-9_-]+|scans|cases|cases\/[0-9a-f-]{36})?$/.test(
+      here,
+    )
       ? `&next=${here}`
       : '';
   location.assign(`/login?notice=expired${next}`);

@@ -5,7 +5,7 @@ import { $, api, ApiError, busy, clearAlert, messageOf, showAlert, showFieldErro
 const form = $('login-form');
 const alertBox = $('form-error');
 const LOCAL_NEXT =
-  /^\/(settings\/(api-keys|audit-log)|reveal\/[A-Za-z0-9_-]{16,100}|scans|cases|cases\/[0-9a-f-]{36})?$/;
+  /^\/(settings\/(api-keys|audit-log|workflows)|reveal\/[A-Za-z0-9_-]{16,100}|scans|cases|cases\/[0-9a-f-]{36})?$/;
 
 function destination() {
   const next = new URLSearchParams(location.search).get('next');

@@ -88,6 +88,11 @@ export function casePage(id: string): SafeHtml {
           <ol id="history" class="history"></ol>
         </section>
 
+        <section class="card" aria-labelledby="links-title" id="links-card" hidden>
+          <h2 id="links-title">External issues</h2>
+          <ul id="links" class="details"></ul>
+        </section>
+
         <section class="card wide" aria-labelledby="evidence-title">
           <h2 id="evidence-title">Evidence</h2>
           <p class="hint">Each sighting, newest first, with the scanner's raw excerpt.</p>

@@ -4,6 +4,7 @@ import { html, type SafeHtml } from '../html.js';
 const SETTINGS_PAGES = [
   { path: '/settings/api-keys', label: 'API keys' },
   { path: '/settings/audit-log', label: 'Audit log' },
+  { path: '/settings/workflows', label: 'Workflows' },
 ] as const;
 
 export type SettingsPath = (typeof SETTINGS_PAGES)[number]['path'];
