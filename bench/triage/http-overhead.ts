@@ -23,6 +23,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createBenchDatabase } from '../lib/bench-db.js';
+import { paced as pacedLoad } from '../lib/paced-load.js';
 import { startOpenAiFake } from '../../test/helpers/fake-providers/openai-fake.js';
 import { signUpOverHttp, startServerProcess } from '../../test/helpers/server-process.js';
 
@@ -66,41 +67,16 @@ async function server(env: Record<string, string>) {
   };
 }
 
-/** Sends `rate` requests a second for `seconds`, evenly spaced; returns latencies (ms) and failures. */
-async function paced(url: string, key: string, rate: number, secs: number, method: 'POST' | 'GET' = 'POST') {
-  const latencies: number[] = [];
-  let failures = 0;
-  const inflight: Promise<void>[] = [];
-  const start = performance.now();
-  const total = Math.round(rate * secs);
-  for (let i = 0; i < total; i++) {
-    const due = start + (i * 1000) / rate;
-    const wait = due - performance.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    const t = performance.now();
-    inflight.push(
-      fetch(
-        url,
-        method === 'POST'
-          ? { method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body }
-          : {},
-      ).then(
-        async (res) => {
-          await res.arrayBuffer();
-          if (res.status === 200) latencies.push(performance.now() - t);
-          else failures++;
-        },
-        () => void failures++,
-      ),
-    );
-  }
-  await Promise.all(inflight);
-  const elapsed = (performance.now() - start) / 1000;
-  latencies.sort((a, b) => a - b);
-  const q = (p: number) =>
-    +(latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN).toFixed(2);
-  return { reached: +(latencies.length / elapsed).toFixed(1), failures, p50: q(0.5), p99: q(0.99) };
-}
+/** `rate` requests a second for `secs`, evenly spaced (`bench/lib/paced-load.ts`). */
+const paced = (url: string, key: string, rate: number, secs: number, method: 'POST' | 'GET' = 'POST') =>
+  pacedLoad(
+    url,
+    method === 'POST'
+      ? { method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body }
+      : {},
+    rate,
+    secs,
+  );
 
 const body = JSON.stringify({
   title: 'Outdated OpenSSL on an internal host',
