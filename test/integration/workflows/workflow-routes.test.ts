@@ -375,3 +375,64 @@ describe('workflows: security', () => {
     expect(all).not.toMatch(/whsec_[A-Za-z0-9+/]{20,}/);
   });
 });
+
+describe('workflows: console JSON API (Settings > Workflows)', () => {
+  const consoleCall = (
+    s: { cookie: string; csrf: string },
+    method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+    url: string,
+    payload?: unknown,
+    csrf = true,
+  ) =>
+    t.app.inject({
+      method,
+      url,
+      headers: {
+        cookie: s.cookie,
+        ...(csrf ? { 'x-csrf-token': s.csrf } : {}),
+        ...(payload ? { 'content-type': 'application/json' } : {}),
+      },
+      ...(payload ? { payload: JSON.stringify(payload) } : {}),
+    });
+
+  it('creates, lists, tests, disables and deletes with the session; the secret once, never the token', async () => {
+    const created = await consoleCall(owner, 'POST', '/api/console/workflows', {
+      name: 'console hook',
+      target: { kind: 'webhook', url: receiverUrl },
+    });
+    expect(created.statusCode).toBe(201);
+    const wf = created.json();
+    expect(wf.secret).toMatch(/^whsec_/);
+    const list = await consoleCall(owner, 'GET', '/api/console/workflows');
+    expect(list.json().data.map((w: { id: string }) => w.id)).toContain(wf.id);
+    expect(list.body).not.toContain(wf.secret);
+    const test = await consoleCall(owner, 'POST', `/api/console/workflows/${wf.id}/test`);
+    expect(test.json()).toMatchObject({ delivered: true, responseCode: 200 });
+    const deliveries = await consoleCall(owner, 'GET', `/api/console/workflows/${wf.id}/deliveries`);
+    expect(deliveries.json().data).toHaveLength(1);
+    expect(
+      (await consoleCall(owner, 'PATCH', `/api/console/workflows/${wf.id}`, { enabled: false })).json()
+        .enabled,
+    ).toBe(false);
+    expect((await consoleCall(owner, 'DELETE', `/api/console/workflows/${wf.id}`)).statusCode).toBe(204);
+  });
+
+  it("refuses a change without the CSRF token, another workspace's workflow (404), and no session (401)", async () => {
+    const noCsrf = await consoleCall(
+      owner,
+      'POST',
+      '/api/console/workflows',
+      { name: 'x', target: { kind: 'webhook', url: receiverUrl } },
+      false,
+    );
+    expect(noCsrf.statusCode).toBe(403);
+    expect(noCsrf.json().code).toBe('csrf_failed');
+    const mine = (await inject(owner.key, 'POST', '/api/v1/workflows', jira())).json();
+    const theirs = await consoleCall(other, 'GET', `/api/console/workflows/${mine.id}`);
+    expect(theirs.statusCode).toBe(404);
+    expect(
+      (await consoleCall(other, 'PATCH', `/api/console/workflows/${mine.id}`, { enabled: false })).statusCode,
+    ).toBe(404);
+    expect((await t.app.inject({ method: 'GET', url: '/api/console/workflows' })).statusCode).toBe(401);
+  });
+});
