@@ -4,13 +4,13 @@ import { recordCaseTriages, type CaseTriageInput } from '../scans/case-triage-st
 import type { Hop, TriageResponse } from '../triage-engine/types.js';
 import type { LedgerEntry } from '../usage/ledger.js';
 import { ledgerCallColumns } from '../usage/ledger.js';
-import { settleReservationCtes } from '../usage/usage-store.js';
+import { insertLedgerRowsFrom, settleReservationCtes, takeOneCall } from '../usage/usage-store.js';
 import { sql } from '../../db/sql.js';
 
 /**
  * The triage area's answers: `triage_results`, `triage_shadow_answers` and `triage_unanswered`
  * (batches and their items are batch-store.ts's). An answer's ledger rows and AI call are written
- * in the same statement through the usage area's fragments (`ledgerCallColumns`,
+ * in the same statement through the usage area's fragments (`takeOneCall`, `insertLedgerRowsFrom`,
  * `settleReservationCtes`), so an answer and its charge commit together.
  */
 
@@ -87,11 +87,7 @@ export async function recordTriage(
     name: 'record-triage',
     ...sql`
 WITH take AS (
-  INSERT INTO ai_call_quota AS q (workspace_id, month, used, reserved)
-  SELECT ${r.workspaceId}::uuid, ${take?.month ?? null}::date, 1, 0 WHERE ${limit} IS NOT NULL AND 1 <= ${limit}
-  ON CONFLICT (workspace_id, month) DO UPDATE SET used = q.used + 1
-   WHERE q.used + q.reserved + 1 <= ${limit}
-  RETURNING 1
+  ${takeOneCall({ workspaceId: r.workspaceId, month: take?.month ?? null, limit })}
 ), go AS (
   SELECT 1 AS ok WHERE ${limit} IS NULL OR EXISTS (SELECT 1 FROM take)
 ), res AS (
@@ -101,15 +97,14 @@ WITH take AS (
          ${r.policyVersion}, ${r.at}
     FROM go
 ), led AS (
-  INSERT INTO usage_ledger (workspace_id, key_id, request_id, tier, catalog_model, provider_model,
-                            input_tokens, output_tokens, cost_micros, cost_picos, ai_call, created_at)
+  ${insertLedgerRowsFrom(sql`
   SELECT ${r.workspaceId}::uuid, ${r.keyId}::uuid, u.request_id, u.tier, u.catalog_model, u.provider_model,
          u.input_tokens, u.output_tokens, u.cost_micros, u.cost_picos, u.ai_call, ${r.at}
     FROM unnest(${requestIds}::text[], ${tiers}::text[], ${catalogModels}::text[], ${providerModels}::text[],
                 ${inputTokens}::int[], ${outputTokens}::int[], ${costMicros}::bigint[], ${costPicos}::bigint[],
                 ${aiCalls}::boolean[])
          AS u(request_id, tier, catalog_model, provider_model, input_tokens, output_tokens, cost_micros, cost_picos, ai_call)
-   CROSS JOIN go
+   CROSS JOIN go`)}
 ), sh AS (
   INSERT INTO triage_shadow_answers (triage_result_id, engine, model_version, answer, agrees)
   SELECT ${r.resultId}::uuid, ${r.shadow?.engine ?? null}, ${r.shadow?.modelVersion ?? null},
@@ -247,15 +242,14 @@ WITH u AS (
   INSERT INTO triage_results (id, workspace_id, key_id, batch_id, model, priority, response, hops, policy_changes, policy_version, created_at)
   SELECT result_id, workspace_id, key_id, batch_id, model, priority, response, hops, policy_changes, policy_version, at FROM done
 ), led AS (
-  INSERT INTO usage_ledger (workspace_id, key_id, request_id, tier, catalog_model, provider_model,
-                            input_tokens, output_tokens, cost_micros, cost_picos, ai_call, created_at)
+  ${insertLedgerRowsFrom(sql`
   SELECT d.workspace_id, d.key_id, l.request_id, l.tier, l.catalog_model, l.provider_model,
          l.input_tokens, l.output_tokens, l.cost_micros, l.cost_picos, l.ai_call, d.at
     FROM unnest(${ledger.map((l) => l.ord)}::int[], ${requestIds}::text[], ${tiers}::text[], ${catalogModels}::text[],
                 ${providerModels}::text[], ${inputTokens}::int[], ${outputTokens}::int[], ${costMicros}::bigint[],
                 ${costPicos}::bigint[], ${aiCalls}::boolean[])
          AS l(ord, request_id, tier, catalog_model, provider_model, input_tokens, output_tokens, cost_micros, cost_picos, ai_call)
-    JOIN done d ON d.ord = l.ord
+    JOIN done d ON d.ord = l.ord`)}
 ), sh AS (
   INSERT INTO triage_shadow_answers (triage_result_id, engine, model_version, answer, agrees)
   SELECT result_id, sh_engine, sh_version, sh_answer, sh_agrees FROM done WHERE sh_answer IS NOT NULL

@@ -7,8 +7,9 @@ import { sql, type SqlFragment } from '../../db/sql.js';
  * `rate_limit_windows`, `usage_ledger`, `ai_call_quota` and `quota_reservations`.
  *
  * Two statements of other areas write these tables in their own commit, through fragments
- * built here or in ledger.ts (`{ text, values }`, never spliced strings): the triage answer
- * statement (`settleReservationCtes`, `ledgerCallColumns`) and the one that finishes a batch.
+ * built here (`{ text, values }`, never spliced strings): the triage answer statements
+ * (`takeOneCall`, `insertLedgerRowsFrom`, `settleReservationCtes`) and the one that finishes a
+ * batch (`settleReservationCtes`).
  * `api_keys.last_used_at` is written here (the meter owns that column, DECISIONS §5) and the
  * per-key totals read `api_keys` for the workspace's key ids.
  */
@@ -238,6 +239,37 @@ export function settleReservationCtes(p: {
          SET reserved = c.reserved - q_r.n, used = c.used + ${p.used}
         FROM q_r WHERE c.workspace_id = q_r.workspace_id AND c.month = q_r.month
     )`;
+}
+
+/**
+ * A data-modifying CTE body that takes one AI call straight from the month's counter (no
+ * reservation), only while `used + reserved + 1 <= limit`; it returns one row when the call was
+ * taken. `limit` is an SQL fragment of type int; SQL null takes nothing. For the statement that
+ * stores a triage answer and counts its call in the same commit (`triage-store.ts`).
+ */
+export function takeOneCall(p: {
+  workspaceId: string;
+  month: string | null;
+  limit: SqlFragment;
+}): SqlFragment {
+  return sql`INSERT INTO ai_call_quota AS q (workspace_id, month, used, reserved)
+  SELECT ${p.workspaceId}::uuid, ${p.month}::date, 1, 0 WHERE ${p.limit} IS NOT NULL AND 1 <= ${p.limit}
+  ON CONFLICT (workspace_id, month) DO UPDATE SET used = q.used + 1
+   WHERE q.used + q.reserved + 1 <= ${p.limit}
+  RETURNING 1`;
+}
+
+/**
+ * A data-modifying CTE body inserting ledger rows from `rows`, a fragment selecting, in order,
+ * workspace_id, key_id, request_id, tier, catalog_model, provider_model, input_tokens,
+ * output_tokens, cost_micros, cost_picos, ai_call and created_at (`ledgerCallColumns` of
+ * ledger.ts gives the per-call columns). For the statements that store triage answers with
+ * their charge in one commit (`triage-store.ts`).
+ */
+export function insertLedgerRowsFrom(rows: SqlFragment): SqlFragment {
+  return sql`INSERT INTO usage_ledger (workspace_id, key_id, request_id, tier, catalog_model, provider_model,
+                            input_tokens, output_tokens, cost_micros, cost_picos, ai_call, created_at)
+  ${rows}`;
 }
 
 // ---------------------------------------------------------------------------------------------
