@@ -1,4 +1,7 @@
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { signUp } from '../../helpers/test-app.js';
 import {
@@ -349,6 +352,54 @@ describe('deliveries to Jira', () => {
     } finally {
       jira.down = false;
       await disable(wf.id);
+    }
+  });
+});
+
+describe('deliveries to a generic webhook', () => {
+  it("sends one case's events signed and in order, a retried one with the same webhook-id", async () => {
+    const got: { headers: Record<string, string>; body: string }[] = [];
+    let answers = [503];
+    const receiver = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        got.push({ headers: req.headers as Record<string, string>, body: Buffer.concat(chunks).toString() });
+        res.writeHead(answers.shift() ?? 204).end();
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/events`;
+      const scanId = await uploadAndWait('?asset=hook1');
+      const [caseId] = await caseIdsOf(scanId);
+      const res = await api('POST', '/api/v1/workflows', { name: 'hook', target: { kind: 'webhook', url } });
+      const wf = res.json() as { id: string; secret: string };
+      answers = [503];
+      for (const event of ['case.updated', 'case.triaged', 'case.status_changed'] as const)
+        await t.deps.workflows.trigger.casesChanged(session.workspaceId, [caseId!], event);
+      expect(await settled(wf.id, 3)).toBe(true);
+      const events = got.map(
+        (g) =>
+          new Webhook(wf.secret).verify(g.body, g.headers) as {
+            type: string;
+            id: string;
+            data: { id: string };
+          },
+      );
+      // The first answer was 503: the first event went again (same id) before the others.
+      expect(events.map((e) => e.type)).toEqual([
+        'case.updated',
+        'case.updated',
+        'case.triaged',
+        'case.status_changed',
+      ]);
+      expect(got[0]!.headers['webhook-id']).toBe(got[1]!.headers['webhook-id']);
+      expect(new Set(got.map((g) => g.headers['webhook-id'])).size).toBe(3);
+      expect(events.every((e) => e.data.id === caseId)).toBe(true);
+      await disable(wf.id);
+    } finally {
+      await new Promise((r) => receiver.close(r));
     }
   });
 });
