@@ -66,6 +66,10 @@ describe.skipIf(!hasChromium)('console scans and cases in a real browser', () =>
       `INSERT INTO kev_entries (cve_id, date_added, due_date) VALUES ($1, '2024-01-10', '2024-01-31') ON CONFLICT DO NOTHING`,
       [KEV_CVE],
     );
+    await server.infra.pool.query(
+      `INSERT INTO epss_scores (cve_id, epss, percentile) VALUES ($1, 0.42, 0.97) ON CONFLICT DO NOTHING`,
+      [KEV_CVE],
+    );
   });
 
   afterAll(async () => {
@@ -228,6 +232,25 @@ describe.skipIf(!hasChromium)('console scans and cases in a real browser', () =>
     await page.waitForURL('**/cases?severity=CRITICAL%2CHIGH&kev=true');
     await expect.poll(() => page.getByLabel('CISA KEV').inputValue(), SLOW).toBe('true');
     await expect.poll(() => page.locator('#cases-body tr').count(), SLOW).toBe(1);
+
+    // EPSS at least and the scanner: the same list as the API's.
+    await page.goto('/cases');
+    await page.getByLabel('EPSS at least').fill('0.3');
+    await page.getByLabel('Scanner').fill('acme-scan');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.waitForURL('**/cases?scanner=acme-scan&epssMin=0.3');
+    const byEpss = await api<{ data: ApiCase[] }>('/api/v1/cases?scanner=acme-scan&epssMin=0.3');
+    expect(byEpss.data).toHaveLength(1);
+    await expect
+      .poll(
+        () =>
+          page
+            .locator('#cases-body tr')
+            .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-case-id'))),
+        SLOW,
+      )
+      .toEqual(byEpss.data.map((c) => c.id));
+    expect(await page.locator('#cases-body tr td[data-label="EPSS"]').textContent()).toBe('42.0%');
   });
 
   it('changes the status of the selected cases with a note that lands in each case history', async () => {

@@ -6,6 +6,35 @@ import { workflowPreview } from '../../domain/workflows/preview.js';
 import type { WorkflowFields } from '../../domain/workflows/types.js';
 import { DEFAULT_LIMIT, idParams } from '../schemas/scans.js';
 import { noQuery } from '../schemas/common.js';
+import { SESSION_ROUTE_ERRORS, responses } from '../schemas/responses.js';
+import {
+  createdWorkflowView,
+  deliveryList,
+  workflowDeleted,
+  workflowList,
+  workflowTestView,
+  workflowView,
+} from '../schemas/workflows-responses.js';
+
+const errors = SESSION_ROUTE_ERRORS;
+const withId = [...SESSION_ROUTE_ERRORS, 404];
+
+/** The preview's answer: the sample case and what the mapping makes of it. */
+const workflowPreviewView = {
+  description: 'The mapped fields of a workflow for one sample case.',
+  type: 'object',
+  required: ['case', 'summary', 'labels', 'priority'],
+  properties: {
+    case: {
+      type: 'object',
+      required: ['id', 'title'],
+      properties: { id: { type: 'string' }, title: { type: 'string' } },
+    },
+    summary: { type: 'string' },
+    labels: { type: 'array', items: { type: 'string' } },
+    priority: { type: ['string', 'null'] },
+  },
+} as const;
 import {
   createWorkflowBody,
   fieldsSchema,
@@ -35,61 +64,127 @@ export function consoleWorkflowRoutes(
   const svc = deps.workflows.service;
   const id = (req: { params: unknown }) => (req.params as { id: string }).id;
 
-  app.get('/workflows', { schema: { querystring: noQuery } }, async (req) => ({
-    object: 'list',
-    data: await svc.list(req.session.workspaceId),
-    nextCursor: null,
-  }));
+  app.get(
+    '/workflows',
+    {
+      schema: {
+        summary: 'List workflows',
+        querystring: noQuery,
+        response: responses({ 200: workflowList }, errors),
+      },
+    },
+    async (req) => ({
+      object: 'list',
+      data: await svc.list(req.session.workspaceId),
+      nextCursor: null,
+    }),
+  );
 
   app.post(
     '/workflows',
-    { bodyLimit: 32 * 1024, schema: { body: createWorkflowBody } },
+    {
+      bodyLimit: 32 * 1024,
+      schema: {
+        summary: 'Create a workflow',
+        body: createWorkflowBody,
+        response: responses({ 201: createdWorkflowView }, [...errors, 413]),
+      },
+    },
     async (req, reply) => {
       const created = await svc.create(req.session.workspaceId, req.body as WorkflowInput);
       return reply.code(201).header('Cache-Control', 'no-store').send(created);
     },
   );
 
-  app.post('/workflows/preview', { bodyLimit: 32 * 1024, schema: { body: previewBody } }, async (req) => {
-    const body = req.body as {
-      kind?: 'jira' | 'github' | 'webhook';
-      fields?: WorkflowFields;
-      caseId?: string;
-    };
-    const preview = await workflowPreview(deps.pool, {
-      workspaceId: req.session.workspaceId,
-      kind: body.kind ?? 'webhook',
-      fields: body.fields ?? {},
-      caseId: body.caseId ?? null,
-      baseUrl: deps.config.publicBaseUrl,
-    });
-    if (preview === 'no_case') throw notFound('case');
-    if ('errors' in preview) throw invalidRequest(preview.errors);
-    return preview;
-  });
+  app.post(
+    '/workflows/preview',
+    {
+      bodyLimit: 32 * 1024,
+      schema: {
+        summary: 'Preview the mapped fields for a sample case',
+        body: previewBody,
+        response: responses({ 200: workflowPreviewView }, [...withId, 413]),
+      },
+    },
+    async (req) => {
+      const body = req.body as {
+        kind?: 'jira' | 'github' | 'webhook';
+        fields?: WorkflowFields;
+        caseId?: string;
+      };
+      const preview = await workflowPreview(deps.pool, {
+        workspaceId: req.session.workspaceId,
+        kind: body.kind ?? 'webhook',
+        fields: body.fields ?? {},
+        caseId: body.caseId ?? null,
+        baseUrl: deps.config.publicBaseUrl,
+      });
+      if (preview === 'no_case') throw notFound('case');
+      if ('errors' in preview) throw invalidRequest(preview.errors);
+      return preview;
+    },
+  );
 
-  app.get('/workflows/:id', { schema: { params: idParams } }, async (req) =>
-    svc.get(req.session.workspaceId, id(req)),
+  app.get(
+    '/workflows/:id',
+    {
+      schema: { summary: 'A workflow', params: idParams, response: responses({ 200: workflowView }, withId) },
+    },
+    async (req) => svc.get(req.session.workspaceId, id(req)),
   );
 
   app.patch(
     '/workflows/:id',
-    { bodyLimit: 32 * 1024, schema: { params: idParams, body: patchWorkflowBody } },
+    {
+      bodyLimit: 32 * 1024,
+      schema: {
+        summary: 'Change or disable a workflow',
+        params: idParams,
+        body: patchWorkflowBody,
+        response: responses({ 200: workflowView }, [...withId, 413]),
+      },
+    },
     async (req) => svc.update(req.session.workspaceId, id(req), req.body as WorkflowPatchInput),
   );
 
-  app.delete('/workflows/:id', { schema: { params: idParams } }, async (req, reply) => {
-    await svc.remove(req.session.workspaceId, id(req));
-    return reply.code(204).send();
-  });
+  app.delete(
+    '/workflows/:id',
+    {
+      schema: {
+        summary: 'Delete a workflow',
+        params: idParams,
+        response: responses({ 204: workflowDeleted }, withId),
+      },
+    },
+    async (req, reply) => {
+      await svc.remove(req.session.workspaceId, id(req));
+      return reply.code(204).send();
+    },
+  );
 
-  app.post('/workflows/:id/test', { bodyLimit: 1024, schema: { params: idParams } }, async (req) =>
-    svc.test(req.session.workspaceId, id(req)),
+  app.post(
+    '/workflows/:id/test',
+    {
+      bodyLimit: 1024,
+      schema: {
+        summary: 'Send one sample delivery',
+        params: idParams,
+        response: responses({ 200: workflowTestView }, withId),
+      },
+    },
+    async (req) => svc.test(req.session.workspaceId, id(req)),
   );
 
   app.get(
     '/workflows/:id/deliveries',
-    { schema: { params: idParams, querystring: listDeliveriesQuery } },
+    {
+      schema: {
+        summary: "A workflow's deliveries",
+        params: idParams,
+        querystring: listDeliveriesQuery,
+        response: responses({ 200: deliveryList }, withId),
+      },
+    },
     async (req) => {
       const q = req.query as { limit?: number; cursor?: string };
       return svc.deliveries(req.session.workspaceId, id(req), {

@@ -62,6 +62,8 @@ export const listFilterBody = {
     cve: listFilterProperties.cve,
     asset: listFilterProperties.asset,
     scan: listFilterProperties.scan,
+    scanner: listFilterProperties.scanner,
+    epssMin: listFilterProperties.epssMin,
     kev: { type: 'boolean' },
   },
 } as const;

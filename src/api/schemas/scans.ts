@@ -92,6 +92,9 @@ export const listFilterProperties = {
   action: { type: 'string', maxLength: LIST_MAX, pattern: listOf(RECOMMENDED_ACTIONS) },
   triaged: { type: 'boolean' },
   stale: { type: 'boolean' },
+  scanner: { type: 'string', minLength: 1, maxLength: 100 },
+  /** At least this EPSS (0 to 1): the highest of the CVEs' scores. */
+  epssMin: { type: 'number', minimum: 0, maximum: 1 },
 } as const;
 
 export const listFindingsQuery = {
@@ -125,6 +128,8 @@ export interface ListQuery {
   scan?: string;
   case?: string;
   kev?: boolean;
+  scanner?: string;
+  epssMin?: number;
   sort?: CaseSort;
 }
 
@@ -156,5 +161,7 @@ export function listFiltersOf(q: ListQuery): ListFilters {
     asset: q.asset,
     scan: q.scan,
     kev: q.kev,
+    scanner: q.scanner,
+    epssMin: q.epssMin,
   };
 }

@@ -2,7 +2,7 @@ import { isUuid } from '../../lib/ids.js';
 
 /**
  * The filters of DECISIONS §10 (severity, status, priority, action, triaged, stale, CVE, asset,
- * scan, KEV) as SQL over a table alias, with parameters appended to `params`. Shared by the
+ * scanner, scan, KEV, EPSS at least) as SQL over a table alias, with parameters appended to `params`. Shared by the
  * findings and cases lists and the exports. A finding has no status or triage of its own: its
  * status and triage are its case's (same workspace and fingerprint).
  */
@@ -19,6 +19,10 @@ export interface ListFilters {
   asset?: string;
   scan?: string;
   kev?: boolean;
+  /** The scanner that reported it (`scanner` of a case or finding), exactly. */
+  scanner?: string;
+  /** The highest EPSS of its CVEs is at least this (no CVE with an EPSS score: no match). */
+  epssMin?: number;
 }
 
 /** WHERE clauses of `f` over the `findings` or `cases` row aliased `alias`. */
@@ -64,6 +68,12 @@ export function filterSql(
         ? `${alias}.scan_id = ${p(id)}::uuid`
         : `EXISTS (SELECT 1 FROM findings sf JOIN scans ss ON ss.id = sf.scan_id AND ss.status = 'completed'
                    WHERE sf.workspace_id = ${alias}.workspace_id AND sf.fingerprint = ${alias}.fingerprint AND sf.scan_id = ${p(id)}::uuid)`,
+    );
+  }
+  if (f.scanner !== undefined) where.push(`${alias}.scanner = ${p(f.scanner)}`);
+  if (f.epssMin !== undefined) {
+    where.push(
+      `(SELECT max(e.epss) FROM epss_scores e WHERE e.cve_id = ANY(${alias}.cve_ids)) >= ${p(f.epssMin)}::float8`,
     );
   }
   if (f.kev !== undefined) {

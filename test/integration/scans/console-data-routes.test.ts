@@ -175,6 +175,26 @@ describe('console case routes', () => {
     caseIds = (all.json() as { data: { id: string }[] }).data.map((c) => c.id);
     expect(caseIds).toHaveLength(3);
 
+    const byScanner = await t.app.inject({
+      method: 'GET',
+      url: '/api/v1/cases?scanner=acme-scan',
+      headers: { 'x-api-key': a.key },
+    });
+    expect((byScanner.json() as { data: unknown[] }).data).toHaveLength(3);
+    const noScanner = await t.app.inject({
+      method: 'GET',
+      url: '/api/console/cases?scanner=nessus&epssMin=0',
+      headers: as(a, false),
+    });
+    expect((noScanner.json() as { data: unknown[] }).data).toHaveLength(0);
+    const badEpss = await t.app.inject({
+      method: 'GET',
+      url: '/api/console/cases?epssMin=2',
+      headers: as(a, false),
+    });
+    expect(badEpss.statusCode).toBe(400);
+    expect(badEpss.json()).toMatchObject({ errors: [{ path: '/querystring/epssMin' }] });
+
     const bad = await t.app.inject({
       method: 'GET',
       url: '/api/console/cases?severity=SEVERE&cve=nope&limit=0',

@@ -114,6 +114,24 @@ export function casesPage(): SafeHtml {
           ${textFilter('cve', 'CVE', html`placeholder="CVE-2021-44228" maxlength="30"`)}
           ${textFilter('asset', 'Asset', html`maxlength="300"`)}
           ${textFilter('scan', 'Scan id', html`maxlength="100"`)}
+          ${has('scanner') ? textFilter('scanner', 'Scanner', html`maxlength="100"`) : ''}
+          ${
+            has('epssMin')
+              ? html`<div class="field">
+                  <label for="f-epssMin">EPSS at least</label>
+                  <input
+                    id="f-epssMin"
+                    name="epssMin"
+                    type="number"
+                    min="0"
+                    max="1"
+                    step="0.01"
+                    placeholder="0.10"
+                    inputmode="decimal"
+                  />
+                </div>`
+              : ''
+          }
           ${
             has('sort')
               ? html`<div class="field">
