@@ -53,6 +53,32 @@ describe.skipIf(!hasRedisServer)('Redis down: steps that enqueue', () => {
   });
 
   it(
+    'an export job that cannot be queued is withdrawn: 503 overloaded, no export row',
+    { timeout: 10_000 },
+    async () => {
+      const err = await t.deps.exports
+        .create({
+          workspaceId: user.workspaceId,
+          keyId: user.keyId,
+          subject: 'cases',
+          format: 'csv',
+          filter: {},
+        })
+        .then(
+          () => null,
+          (e: unknown) => e,
+        );
+      expect(err).toBeInstanceOf(AppError);
+      expect(err).toMatchObject({ code: 'overloaded', options: { headers: { 'Retry-After': '5' } } });
+      const { rows } = await t.infra.pool.query(
+        `SELECT count(*)::int AS n FROM exports WHERE workspace_id = $1`,
+        [user.workspaceId],
+      );
+      expect(rows[0].n).toBe(0);
+    },
+  );
+
+  it(
     'a console upload answers 503 overloaded with Retry-After and keeps nothing',
     { timeout: 15_000 },
     async () => {

@@ -10,6 +10,7 @@ import {
   completeExport,
   countCases,
   deleteExpiredExports,
+  deleteQueuedExport,
   failExport,
   findExport,
   findExportById,
@@ -161,12 +162,21 @@ export function createExportService(deps: ExportServiceDeps): ExportService {
       try {
         await deps.enqueue(e.id);
       } catch (err) {
-        // Not queued means never run: say so on the record rather than leave it queued for ever.
-        await failExport(deps.db, e.id, 'The export could not be queued; create it again.');
-        throw new AppError('overloaded', 'The export could not be queued; try again shortly.', {
-          headers: { 'Retry-After': '5' },
-          cause: err,
+        // Not queued means never run: withdraw the export, so a 503 leaves nothing behind (issue
+        // 11 §2). A worker already running it means the add reached the queue after all (a
+        // timeout after the add): the export was accepted. If the withdrawal itself fails, the
+        // record says the export failed rather than stay queued for ever.
+        const withdrawn = await deleteQueuedExport(deps.db, e.id).catch(async () => {
+          await failExport(deps.db, e.id, 'The export could not be queued; create it again.').catch(
+            () => undefined,
+          );
+          return true;
         });
+        if (withdrawn)
+          throw new AppError('overloaded', 'The export could not be queued; try again shortly.', {
+            headers: { 'Retry-After': '5' },
+            cause: err,
+          });
       }
       return viewExport(e, null);
     },

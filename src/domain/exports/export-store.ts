@@ -128,6 +128,15 @@ export async function failExport(db: Db, id: string, error: string): Promise<voi
   );
 }
 
+/**
+ * Withdraws an export no worker has started (still `queued`): true when its row was deleted,
+ * false when it is gone or a worker already took it (its job evidently exists).
+ */
+export async function deleteQueuedExport(db: Db, id: string): Promise<boolean> {
+  const { rowCount } = await db.query(`DELETE FROM exports WHERE id = $1 AND status = 'queued'`, [id]);
+  return (rowCount ?? 0) > 0;
+}
+
 /** Removes expired exports and returns their storage keys, for the caller to delete the files. */
 export async function deleteExpiredExports(db: Db, now: Date, limit = 500): Promise<string[]> {
   const { rows } = await db.query<{ storage_key: string | null }>(
