@@ -1,0 +1,169 @@
+/**
+ * Mapped workflows at scale (issue 14), in process against PostgreSQL and a fake Jira on
+ * 127.0.0.1 answering after `--latency` ms:
+ *
+ * - the rule's set-based selection: `insertMatchingDeliveries` for a scan whose `--cases` cases
+ *   are all new, with the rule {priority: CRITICAL/HIGH, status: open, severity: CRITICAL/HIGH}
+ *   (a fifth of the cases triaged CRITICAL or HIGH), median of `--runs`;
+ * - delivery throughput: `--deliveries` cases delivered to the fake Jira through the `deliveries`
+ *   queue (PostgreSQL backend) by one worker of `--concurrency`: deliveries/s and the p50/p99
+ *   delay from the delivery's creation to its end.
+ *
+ *   npx tsx bench/workflows/deliveries.ts [--cases 100000] [--deliveries 500] [--latency 50] [--concurrency 8] [--runs 3]
+ */
+import { randomUUID } from 'node:crypto';
+import { loadavg } from 'node:os';
+import { createBenchDatabase } from '../lib/bench-db.js';
+import { createOrm, migrate } from '../../src/db/orm.js';
+import { createPool } from '../../src/db/pool.js';
+import { createQueueKit } from '../../src/jobs/queue-kit.js';
+import { createLogger } from '../../src/lib/logger.js';
+import { insertMatchingDeliveries, insertWorkflow } from '../../src/domain/workflows/workflow-store.js';
+import { sealWorkflowSecret } from '../../src/domain/workflows/sealing.js';
+import { createWorkflowTrigger } from '../../src/domain/workflows/trigger.js';
+import { DELIVERY_QUEUE, enqueueDeliveries, type DeliveryPayload } from '../../src/jobs/workflow-delivery.js';
+import { startDeliveryWorker } from '../../src/workers/delivery-worker.js';
+import { startFakeJira } from '../../test/helpers/fake-providers/issue-trackers.js';
+
+const args = process.argv.slice(2);
+const opt = (n: string, d: string) => (args.includes(`--${n}`) ? args[args.indexOf(`--${n}`) + 1]! : d);
+const N = Number(opt('cases', '100000'));
+const D = Number(opt('deliveries', '500'));
+const LATENCY = Number(opt('latency', '50'));
+const CONCURRENCY = Number(opt('concurrency', '8'));
+const RUNS = Number(opt('runs', '3'));
+const PEPPER = 'bench-pepper'.padEnd(48, 'x');
+
+const db = await createBenchDatabase('bench_workflows');
+const orm = await createOrm(db.url, { poolMax: 2 });
+await migrate(orm, db.url);
+await orm.close(true);
+const pool = createPool(db.url, 12);
+const kit = createQueueKit({ redisUrl: null, databaseUrl: db.url, namespace: `bench${Date.now()}` });
+const jira = await startFakeJira({ email: 'bot@acme.test', token: 'tok', project: 'SEC' });
+jira.latencyMs = LATENCY;
+try {
+  const ws = (
+    await pool.query<{ id: string }>(
+      `INSERT INTO workspaces (id, name, plan) VALUES (gen_random_uuid(), 'bench', 'service') RETURNING id`,
+    )
+  ).rows[0]!.id;
+  const scanId = randomUUID();
+  const seed = performance.now();
+  await pool.query(
+    `INSERT INTO cases (workspace_id, fingerprint, title, severity, scanner, cve_ids, first_scan_id, last_scan_id,
+                        first_seen, last_seen, sightings)
+     SELECT $1, 'fp-' || i, 'case ' || i, (ARRAY['CRITICAL','HIGH','MEDIUM','LOW','INFO'])[1 + i % 5], 'bench',
+            ARRAY['CVE-2099-' || lpad((i % 5000)::text, 5, '0')], $3::uuid, $3::uuid, now(), now(), 1
+     FROM generate_series(1, $2::int) i`,
+    [ws, N, scanId],
+  );
+  await pool.query(
+    `UPDATE cases SET priority = severity, priority_rank = 0, recommended_action = 'PATCH_IMMEDIATELY', reasoning = 'b',
+       confidence_score = 0.9, model = 'local:b', triaged_at = now(), policy_version = 'p', triaged_kev = false
+     WHERE workspace_id = $1 AND seq % 2 = 0`,
+    [ws],
+  );
+  await pool.query('ANALYZE cases');
+  console.log(`seeded ${N} cases in ${((performance.now() - seed) / 1000).toFixed(1)} s`);
+
+  const mk = async (rule: object) => {
+    const id = randomUUID();
+    return insertWorkflow(pool, {
+      id,
+      workspaceId: ws,
+      name: 'bench',
+      kind: 'jira',
+      enabled: true,
+      target: {
+        kind: 'jira',
+        baseUrl: jira.url,
+        email: 'bot@acme.test',
+        projectKey: 'SEC',
+        issueType: 'Bug',
+        transitions: { done: 'Done', reopen: 'To Do' },
+      },
+      credentialSealed: sealWorkflowSecret(PEPPER, id, 'tok'),
+      credentialHint: '…tok',
+      secretSealed: sealWorkflowSecret(PEPPER, id, 'whsec_x'),
+      rule,
+      fields: {},
+      statusMap: {},
+    });
+  };
+  const selective = await mk({
+    priority: ['CRITICAL', 'HIGH'],
+    status: ['open'],
+    severity: ['CRITICAL', 'HIGH'],
+  });
+  const times: number[] = [];
+  let matched = 0;
+  for (let i = 0; i < RUNS; i++) {
+    const t0 = performance.now();
+    matched = (await insertMatchingDeliveries(pool, selective, { createdByScan: scanId }, 'case.created'))
+      .length;
+    times.push(performance.now() - t0);
+    await pool.query('DELETE FROM workflow_deliveries');
+  }
+  times.sort((a, b) => a - b);
+  console.log(
+    `rule selection over ${N} new cases of a scan: ${matched} matched, median ${times[Math.floor(RUNS / 2)]!.toFixed(0)} ms (runs ${times.map((t) => t.toFixed(0)).join(', ')})`,
+  );
+  await pool.query('UPDATE workflows SET enabled = false');
+
+  const wf = await mk({});
+  const ids = (await pool.query<{ id: string }>(`SELECT id FROM cases ORDER BY seq LIMIT $1`, [D])).rows.map(
+    (r) => r.id,
+  );
+  const worker = startDeliveryWorker(
+    kit,
+    {
+      pool,
+      pepper: PEPPER,
+      clock: () => new Date(),
+      baseUrl: 'https://vt.example',
+      http: { allowLoopbackHttp: true, allowPrivateHosts: true },
+    },
+    { logger: createLogger('error'), concurrency: CONCURRENCY },
+  );
+  const trigger = createWorkflowTrigger({
+    pool,
+    enqueue: (workflowId, list) =>
+      enqueueDeliveries(kit.queue<DeliveryPayload>(DELIVERY_QUEUE), workflowId, list),
+  });
+  const t0 = performance.now();
+  await trigger.casesChanged(ws, ids, 'case.updated');
+  for (;;) {
+    const { rows } = await pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM workflow_deliveries WHERE workflow_id = $1 AND status <> 'pending'`,
+      [wf.id],
+    );
+    if (rows[0]!.n >= D) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const wall = (performance.now() - t0) / 1000;
+  const { rows } = await pool.query<{ p50: number; p99: number; failed: number; issues: number }>(
+    `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at - created_at)) * 1000 AS p50,
+            percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at - created_at)) * 1000 AS p99,
+            count(*) FILTER (WHERE status = 'failed')::int AS failed,
+            (SELECT count(*)::int FROM workflow_links WHERE workflow_id = $1 AND external_id IS NOT NULL) AS issues
+     FROM workflow_deliveries WHERE workflow_id = $1`,
+    [wf.id],
+  );
+  const r = rows[0]!;
+  console.log(
+    `deliveries: ${D} to a fake Jira (${LATENCY} ms per call), concurrency ${CONCURRENCY}: ${(D / wall).toFixed(1)}/s, ` +
+      `p50 ${Number(r.p50).toFixed(0)} ms, p99 ${Number(r.p99).toFixed(0)} ms from creation; failed ${r.failed}; issues ${r.issues} (fake has ${jira.issues.length})`,
+  );
+  console.log(
+    `load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
+  await worker.close();
+} finally {
+  await kit.close();
+  await jira.close();
+  await pool.end();
+  if (!args.includes('--keep')) await db.drop();
+}
