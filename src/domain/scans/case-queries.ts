@@ -1,4 +1,4 @@
-import type { Pool, Queryable } from '../../db/pool.js';
+import type { Db, Pool } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
 import { seqCursor, seqPage, sortedPage, type Page } from '../../lib/cursor.js';
 import { isUuid } from '../../lib/ids.js';
@@ -63,7 +63,7 @@ const CASE_COLUMNS = `c.*, ${kevColumn('c')}, ${CASE_EPSS} AS epss`;
  * without one), keyset-paged: the cursor carries the sort key and the sequence (`case-sort.ts`).
  */
 export async function listCases(
-  db: Queryable,
+  db: Db,
   workspaceId: string,
   q: ListFilters & { limit: number; cursor?: string; sort?: CaseSort },
 ): Promise<Page<CaseRow>> {
@@ -80,7 +80,7 @@ export async function listCases(
   return q.sort ? sortedPage(rows, q.limit, q.sort) : seqPage(rows, q.limit);
 }
 
-export async function getCase(db: Queryable, workspaceId: string, id: string): Promise<CaseRow | null> {
+export async function getCase(db: Db, workspaceId: string, id: string): Promise<CaseRow | null> {
   if (!isUuid(id)) return null;
   const { rows } = await db.query<CaseRow>(
     `SELECT ${CASE_COLUMNS} FROM cases c WHERE c.id = $1 AND c.workspace_id = $2`,
@@ -111,7 +111,7 @@ export interface HistoryRow {
  * completed scan with its evidence, paged on the finding's insertion sequence.
  */
 export async function listCaseEvidence(
-  db: Queryable,
+  db: Db,
   c: Pick<CaseRow, 'workspace_id' | 'fingerprint'>,
   q: { limit: number; cursor?: string },
 ): Promise<Page<EvidenceRow>> {
@@ -144,7 +144,7 @@ export interface CaseDetail {
  * history, and the first page of its triage history (the rest through `listCaseTriageHistory`).
  */
 export async function caseDetail(
-  db: Queryable,
+  db: Db,
   c: Pick<CaseRow, 'id' | 'workspace_id' | 'fingerprint'>,
   evidenceLimit = 50,
   triageHistoryLimit = 10,

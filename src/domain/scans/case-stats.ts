@@ -1,4 +1,4 @@
-import type { Pool, Queryable } from '../../db/pool.js';
+import type { Db, Pool } from '../../db/pool.js';
 import { isUuid } from '../../lib/ids.js';
 import { filterSql, type ListFilters } from './list-filters.js';
 import { changeCaseStatus, listCases } from './case-queries.js';
@@ -18,11 +18,7 @@ export interface CaseCounts {
  * How many cases of a filter have each severity and each triage priority, over the same filter
  * SQL as the list (so the counts and the list can never disagree).
  */
-export async function countCases(
-  db: Queryable,
-  workspaceId: string,
-  filter: ListFilters,
-): Promise<CaseCounts> {
+export async function countCases(db: Db, workspaceId: string, filter: ListFilters): Promise<CaseCounts> {
   const params: unknown[] = [workspaceId];
   const where = ['c.workspace_id = $1', ...filterSql('c', filter, params, 'cases')];
   const { rows } = await db.query<{ severity: string; priority: string | null; n: string }>(
@@ -61,7 +57,7 @@ export interface CaseDashboard {
 
 /** The landing page's figures for one workspace. */
 export async function caseDashboard(
-  db: Queryable,
+  db: Db,
   workspaceId: string,
   now: Date,
   days: number,
@@ -131,12 +127,7 @@ export async function changeStatusOfCases(
 }
 
 /** Ids of the cases a filter selects (newest first), through the list's own query, up to `max`. */
-async function caseIdsOf(
-  db: Queryable,
-  workspaceId: string,
-  filter: ListFilters,
-  max: number,
-): Promise<string[]> {
+async function caseIdsOf(db: Db, workspaceId: string, filter: ListFilters, max: number): Promise<string[]> {
   const ids: string[] = [];
   let cursor: string | undefined;
   do {
@@ -151,7 +142,7 @@ async function caseIdsOf(
   return ids;
 }
 
-async function statusOf(db: Queryable, workspaceId: string, caseId: string): Promise<string | null> {
+async function statusOf(db: Db, workspaceId: string, caseId: string): Promise<string | null> {
   if (!isUuid(caseId)) return null;
   const { rows } = await db.query<{ status: string }>(
     `SELECT status FROM cases WHERE id = $1 AND workspace_id = $2`,

@@ -1,4 +1,4 @@
-import type { Queryable } from '../../db/pool.js';
+import type { Db } from '../../db/pool.js';
 import { sql } from '../../db/sql.js';
 import { seqCursor, seqPage, type Page } from '../../lib/cursor.js';
 import { isUuid } from '../../lib/ids.js';
@@ -58,7 +58,7 @@ const CVSS_NOW = sql`(SELECT max(s.base_score) FROM cvss_scores s WHERE s.cve_id
  * Stores one answer as the case's current triage and appends it to its history, in one
  * statement. False when the case is not in the workspace (or the id is malformed).
  */
-export async function recordCaseTriage(db: Queryable, input: CaseTriageInput): Promise<boolean> {
+export async function recordCaseTriage(db: Db, input: CaseTriageInput): Promise<boolean> {
   return (await recordCaseTriages(db, [input])) === 1;
 }
 
@@ -70,7 +70,7 @@ export async function recordCaseTriage(db: Queryable, input: CaseTriageInput): P
  * `triage_stale`. Answers for a case outside their workspace are dropped. Returns how many
  * answers were appended to a history.
  */
-export async function recordCaseTriages(db: Queryable, inputs: readonly CaseTriageInput[]): Promise<number> {
+export async function recordCaseTriages(db: Db, inputs: readonly CaseTriageInput[]): Promise<number> {
   const rows = inputs.filter((i) => isUuid(i.caseId) && isUuid(i.workspaceId));
   if (rows.length === 0) return 0;
   const col = <T>(f: (i: CaseTriageInput) => T): T[] => rows.map(f);
@@ -127,7 +127,7 @@ SELECT count(*)::int AS n FROM history`,
  * is). Runs inside the loader's transaction, so the marks commit with the new enrichment.
  * Never triages. Returns how many cases it marked.
  */
-export async function markStaleForCves(db: Queryable, cves: readonly string[] | null): Promise<number> {
+export async function markStaleForCves(db: Db, cves: readonly string[] | null): Promise<number> {
   if (cves !== null && cves.length === 0) return 0;
   const among = cves === null ? sql.empty : sql`AND c.cve_ids && ${[...cves]}::text[]`;
   const res = await db.query(sql`
@@ -201,7 +201,7 @@ export interface CaseTriageHistoryEntry {
 
 /** A case's triage history, newest first, keyset-paged on the entry id. */
 export async function listCaseTriageHistory(
-  db: Queryable,
+  db: Db,
   c: { workspaceId: string; caseId: string },
   q: { limit: number; cursor?: string },
 ): Promise<Page<CaseTriageHistoryEntry>> {

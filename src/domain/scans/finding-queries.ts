@@ -1,4 +1,4 @@
-import type { Queryable } from '../../db/pool.js';
+import type { Db } from '../../db/pool.js';
 import { seqCursor, seqPage, type Page } from '../../lib/cursor.js';
 import { isUuid } from '../../lib/ids.js';
 import { viewTriage, type TriageColumns } from './case-triage-store.js';
@@ -49,7 +49,7 @@ const CASE_COLUMNS = `fcase.id AS case_id, fcase.priority, fcase.recommended_act
   fcase.severity_override, fcase.model, fcase.triaged_at, fcase.policy_version, coalesce(fcase.triage_stale, false) AS triage_stale`;
 
 export async function listFindings(
-  db: Queryable,
+  db: Db,
   workspaceId: string,
   q: ListFilters & { caseId?: string; limit: number; cursor?: string },
 ): Promise<Page<FindingRow>> {
@@ -74,7 +74,7 @@ export async function listFindings(
   return seqPage(rows, q.limit);
 }
 
-export async function getFinding(db: Queryable, workspaceId: string, id: string): Promise<FindingRow | null> {
+export async function getFinding(db: Db, workspaceId: string, id: string): Promise<FindingRow | null> {
   if (!isUuid(id)) return null;
   const { rows } = await db.query<FindingRow>(
     `SELECT f.*, ${CASE_COLUMNS}, ${kevColumn('f')} FROM findings f ${VISIBLE_FINDINGS} ${FINDING_CASE}

@@ -1,4 +1,4 @@
-import type { Db, Pool, Queryable } from '../../db/pool.js';
+import type { Db, Pool } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
 import { sql } from '../../db/sql.js';
 import { toScan, type Scan } from './scan-records.js';
@@ -21,7 +21,7 @@ import { toScan, type Scan } from './scan-records.js';
  */
 
 /** Claims a scan for parsing; null when it is already completed or failed (nothing to do). */
-export async function startParsing(db: Queryable, scanId: string): Promise<Scan | null> {
+export async function startParsing(db: Db, scanId: string): Promise<Scan | null> {
   const { rows } = await db.query<Parameters<typeof toScan>[0]>(
     `UPDATE scans SET status = 'parsing', started_at = coalesce(started_at, now()), attempts = attempts + 1
      WHERE id = $1 AND status IN ('queued', 'parsing') RETURNING *`,

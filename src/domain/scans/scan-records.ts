@@ -1,4 +1,4 @@
-import type { Db, Queryable } from '../../db/pool.js';
+import type { Db } from '../../db/pool.js';
 import { sql } from '../../db/sql.js';
 import type { ScanFormat } from '../../parsers/index.js';
 import { seqCursor, seqPage, type Page } from '../../lib/cursor.js';
@@ -148,7 +148,7 @@ export interface NewScan {
 }
 
 /** Inserts a scan; returns null when the workspace already used `idempotencyKey`. */
-export async function insertScan(db: Queryable, s: NewScan): Promise<Scan | null> {
+export async function insertScan(db: Db, s: NewScan): Promise<Scan | null> {
   const { rows } = await db.query<ScanRow>(
     `INSERT INTO scans (id, workspace_id, key_id, name, format, bytes, sha256, storage_path, content_encoding,
                         idempotency_key, asset_name, asset_environment, asset_criticality, asset_internet_exposed, triage)
@@ -180,7 +180,7 @@ export async function insertScan(db: Queryable, s: NewScan): Promise<Scan | null
  * Withdraws a scan no worker has claimed (still `queued`): deletes its row and returns its storage
  * path, or null when it is gone or a worker already took it (then its job evidently exists).
  */
-export async function deleteQueuedScan(db: Queryable, id: string): Promise<string | null> {
+export async function deleteQueuedScan(db: Db, id: string): Promise<string | null> {
   const { rows } = await db.query<{ storage_path: string }>(
     `DELETE FROM scans WHERE id = $1 AND status = 'queued' RETURNING storage_path`,
     [id],
@@ -188,11 +188,7 @@ export async function deleteQueuedScan(db: Queryable, id: string): Promise<strin
   return rows[0]?.storage_path ?? null;
 }
 
-export async function scanByIdempotencyKey(
-  db: Queryable,
-  workspaceId: string,
-  key: string,
-): Promise<Scan | null> {
+export async function scanByIdempotencyKey(db: Db, workspaceId: string, key: string): Promise<Scan | null> {
   const { rows } = await db.query<ScanRow>(
     `SELECT * FROM scans WHERE workspace_id = $1 AND idempotency_key = $2`,
     [workspaceId, key],
@@ -201,7 +197,7 @@ export async function scanByIdempotencyKey(
 }
 
 /** The scan if it exists in this workspace; malformed ids and other workspaces' ids are null alike. */
-export async function getScan(db: Queryable, workspaceId: string, id: string): Promise<Scan | null> {
+export async function getScan(db: Db, workspaceId: string, id: string): Promise<Scan | null> {
   if (!isUuid(id)) return null;
   const { rows } = await db.query<ScanRow>(`SELECT * FROM scans WHERE id = $1 AND workspace_id = $2`, [
     id,
@@ -212,7 +208,7 @@ export async function getScan(db: Queryable, workspaceId: string, id: string): P
 
 /** Newest first, keyset-paged on the insertion sequence. */
 export async function listScans(
-  db: Queryable,
+  db: Db,
   workspaceId: string,
   q: { status?: ScanStatus; limit: number; cursor?: string },
 ): Promise<Page<Scan>> {
@@ -270,7 +266,7 @@ export function viewScan(s: Scan) {
 }
 
 /** Which of `ids` name a scan row (any status): the owners of stored files (`storage-sweep.ts`). */
-export async function existingScanIds(db: Queryable, ids: string[]): Promise<Set<string>> {
+export async function existingScanIds(db: Db, ids: string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
   const { rows } = await db.query<{ id: string }>(`SELECT id FROM scans WHERE id = ANY($1::uuid[])`, [ids]);
   return new Set(rows.map((r) => r.id));

@@ -1,4 +1,4 @@
-import type { Queryable } from '../../db/pool.js';
+import type { Db } from '../../db/pool.js';
 import type { FieldError } from '../../lib/errors.js';
 import { getCase, listCases } from '../scans/case-queries.js';
 import { loadDeliveryCase } from './workflow-store.js';
@@ -22,7 +22,7 @@ export interface WorkflowPreview {
  * on save; `no_case` when the workspace has no such case (or none at all).
  */
 export async function workflowPreview(
-  db: Queryable,
+  db: Db,
   input: {
     workspaceId: string;
     kind: WorkflowKind;
