@@ -25,7 +25,8 @@ export function startDeliveryWorker(
     DELIVERY_QUEUE,
     deliveryProcessor(deps, options.backoff),
     {
-      concurrency: options.concurrency ?? 8,
+      // Each running delivery holds one connection of the process pool (10) during its remote call.
+      concurrency: options.concurrency ?? 4,
       settings: { backoffStrategy: deliveryBackoffStrategy(options.backoff) },
     },
   );

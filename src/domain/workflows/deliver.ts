@@ -1,4 +1,4 @@
-import type { Pool } from '../../db/pool.js';
+import type { Pool, Queryable } from '../../db/pool.js';
 import type { HttpCallOptions } from './targets/http-call.js';
 import type { IssueAdapter } from './targets/issue-adapter.js';
 import { githubAdapter } from './targets/github.js';
@@ -82,16 +82,17 @@ export async function attemptDelivery(deps: DeliveryDeps, deliveryId: string): P
   if (d.event === 'workflow.test') return testDelivery(deps, w, d);
   if (!d.case_id) return { kind: 'skipped', ids: [d.id], reason: 'no case' };
   const caseId = d.case_id;
-  return withLinkLock(deps.pool, w.id, caseId, async () => {
-    const c = await loadDeliveryCase(deps.pool, caseId, deps.baseUrl);
+  return withLinkLock(deps.pool, w.id, caseId, async (db) => {
+    const c = await loadDeliveryCase(db, caseId, deps.baseUrl);
     if (!c) return { kind: 'skipped', ids: [d.id], reason: 'case deleted' };
-    if (w.kind === 'webhook') return webhookDelivery(deps, w, d, c);
-    return issueDelivery(deps, w, d, c);
+    if (w.kind === 'webhook') return webhookDelivery(deps, db, w, d, c);
+    return issueDelivery(deps, db, w, d, c);
   });
 }
 
 async function webhookDelivery(
   deps: DeliveryDeps,
+  db: Queryable,
   w: Workflow,
   d: DeliveryRow,
   c: DeliveryCase,
@@ -99,7 +100,7 @@ async function webhookDelivery(
   if (w.target.kind !== 'webhook') return { kind: 'failed', ids: [d.id], failure: failure('not a webhook') };
   const secret = unsealWorkflowSecret(deps.pepper, w.id, w.secretSealed);
   const done: string[] = [];
-  for (const p of await pendingDeliveriesUpTo(deps.pool, d)) {
+  for (const p of await pendingDeliveriesUpTo(db, d)) {
     const res = await sendWebhookEvent(
       w.target.url,
       secret,
@@ -151,6 +152,7 @@ export function eventPayload(
 
 async function issueDelivery(
   deps: DeliveryDeps,
+  db: Queryable,
   w: Workflow,
   d: DeliveryRow,
   c: DeliveryCase,
@@ -158,7 +160,7 @@ async function issueDelivery(
   const adapter = issueAdapterOf(w, deps);
   if (!adapter) return { kind: 'failed', ids: [d.id], failure: failure('The workflow has no credential.') };
   const ids = [d.id];
-  const link = await ensureLink(deps.pool, w, c.id, `vt-${randomUUID()}`);
+  const link = await ensureLink(db, w, c.id, `vt-${randomUUID()}`);
   let externalId = link.external_id;
   let created = false;
   if (!externalId && link.create_attempts > 0) {
@@ -166,17 +168,17 @@ async function issueDelivery(
     if (!found.ok) return { kind: found.retryable ? 'retry' : 'failed', ids, failure: found };
     if (found.issue) {
       externalId = found.issue.externalId;
-      await updateLink(deps.pool, link, { externalId, url: found.issue.url });
+      await updateLink(db, link, { externalId, url: found.issue.url });
     }
   }
   if (!externalId) {
-    await countCreateAttempt(deps.pool, link);
+    await countCreateAttempt(db, link);
     const made = await adapter.create(c, link.marker);
     if (!made.ok) return { kind: made.retryable ? 'retry' : 'failed', ids, failure: made };
     await deps.afterRemoteCreate?.();
     externalId = made.issue.externalId;
     created = true;
-    await updateLink(deps.pool, link, { externalId, url: made.issue.url, remoteState: 'open' });
+    await updateLink(db, link, { externalId, url: made.issue.url, remoteState: 'open' });
   } else if (!created) {
     const updated = await adapter.update(c, externalId, link.marker);
     if (!updated.ok) return { kind: updated.retryable ? 'retry' : 'failed', ids, failure: updated };
@@ -186,9 +188,9 @@ async function issueDelivery(
   if (wanted !== current) {
     const moved = await adapter.setState(c, externalId, wanted);
     if (!moved.ok) return { kind: moved.retryable ? 'retry' : 'failed', ids, failure: moved };
-    await updateLink(deps.pool, link, { remoteState: wanted });
+    await updateLink(db, link, { remoteState: wanted });
   }
-  await updateLink(deps.pool, link, { delivered: true });
+  await updateLink(db, link, { delivered: true });
   return { kind: 'delivered', ids, status: 200 };
 }
 

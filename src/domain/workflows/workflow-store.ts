@@ -481,23 +481,31 @@ export async function loadDeliveryCase(
   };
 }
 
-/** A session-level advisory lock on one (workflow, case): deliveries of a link never overlap. */
+/**
+ * A session-level advisory lock on one (workflow, case): deliveries of a link never overlap.
+ * `fn` runs its statements on the locking connection, so a delivery holds ONE connection of the
+ * pool (two per delivery could exhaust it: every holder waiting for a second one).
+ */
 export async function withLinkLock<T>(
   pool: Pool,
   workflowId: string,
   caseId: string,
-  fn: () => Promise<T>,
+  fn: (db: Queryable) => Promise<T>,
 ): Promise<T> {
   const client = await pool.connect();
   const key = `wf:${workflowId}:${caseId}`;
+  let broken = false;
   try {
     await client.query(`SELECT pg_advisory_lock(hashtextextended($1, 0))`, [key]);
     try {
-      return await fn();
+      return await fn(client);
     } finally {
-      await client.query(`SELECT pg_advisory_unlock(hashtextextended($1, 0))`, [key]);
+      await client.query(`SELECT pg_advisory_unlock(hashtextextended($1, 0))`, [key]).catch(() => {
+        broken = true;
+      });
     }
   } finally {
-    client.release();
+    // A connection whose unlock failed may still hold the lock: destroyed, never reused.
+    client.release(broken);
   }
 }
