@@ -509,3 +509,23 @@ export async function withLinkLock<T>(
     client.release(broken);
   }
 }
+
+/**
+ * Pending deliveries whose job may be gone (a crash between the trigger's INSERT and its enqueue,
+ * or a queue that lost its data): created more than `olderThanMs` ago and not waiting for a
+ * known next attempt. Re-enqueued by id, which the queue ignores for a job it still has.
+ */
+export async function orphanedDeliveries(
+  db: Queryable,
+  olderThanMs: number,
+  limit = 10_000,
+): Promise<{ id: string; workflow_id: string }[]> {
+  const { rows } = await db.query<{ id: string; workflow_id: string }>(
+    `SELECT id, workflow_id FROM workflow_deliveries
+     WHERE status = 'pending' AND created_at < now() - make_interval(secs => $1::double precision / 1000)
+       AND (next_attempt_at IS NULL OR next_attempt_at < now() - interval '1 minute')
+     ORDER BY seq LIMIT $2`,
+    [olderThanMs, limit],
+  );
+  return rows;
+}

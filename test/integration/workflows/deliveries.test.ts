@@ -19,7 +19,8 @@ import {
   type FakeTracker,
 } from '../../helpers/fake-providers/issue-trackers.js';
 import { startScanIngestWorker } from '../../../src/workers/scan-ingest-worker.js';
-import { startDeliveryWorker } from '../../../src/workers/delivery-worker.js';
+import { requeueOrphans, startDeliveryWorker } from '../../../src/workers/delivery-worker.js';
+import { createWorkflowTrigger } from '../../../src/domain/workflows/trigger.js';
 import type { WorkerHandle } from '../../../src/jobs/queue-kit.js';
 
 /**
@@ -353,6 +354,22 @@ describe('deliveries to Jira', () => {
       jira.down = false;
       await disable(wf.id);
     }
+  });
+});
+
+describe('orphaned deliveries', () => {
+  it('a delivery recorded but never queued (a crash before the enqueue) is queued again and delivered', async () => {
+    const wf = await createJiraWorkflow({});
+    const scanId = await uploadAndWait('?asset=orphan');
+    const [caseId] = await caseIdsOf(scanId);
+    const lost = createWorkflowTrigger({ pool: t.infra.pool, enqueue: async () => undefined });
+    expect(await lost.casesChanged(session.workspaceId, [caseId!], 'case.updated')).toBe(1);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await deliveriesOf(wf.id))[0]).toMatchObject({ status: 'pending', attempts: 0 });
+    expect(await requeueOrphans(t.infra.queues, { pool: t.infra.pool }, 0)).toBe(1);
+    expect(await settled(wf.id, 1)).toBe(true);
+    expect((await deliveriesOf(wf.id))[0]).toMatchObject({ status: 'delivered', attempts: 1 });
+    await disable(wf.id);
   });
 });
 
