@@ -34,6 +34,8 @@ describe.skipIf(!hasRedisServer)('Redis down: steps that enqueue', () => {
     await redis.kill();
   });
   afterAll(async () => {
+    // Back up first: a BullMQ queue opened while Redis was down waits for it to close.
+    await redis?.start();
     await t?.close();
     await redis?.kill();
   });
