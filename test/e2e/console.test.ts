@@ -155,7 +155,9 @@ describe.skipIf(!hasChromium)('console pages in a real browser', () => {
       'triage:write',
       'scans:write',
       'scans:read',
+      'cases:write',
       'usage:read',
+      'workflows:write',
     ]);
     expect(await page.content()).not.toContain(keys.first);
   });
@@ -172,7 +174,7 @@ describe.skipIf(!hasChromium)('console pages in a real browser', () => {
     expect(me.status).toBe(200);
     expect(me.body).toMatchObject({
       label: 'CI pipeline',
-      scopes: ['triage:write', 'scans:read', 'usage:read', 'keys:write'],
+      scopes: ['triage:write', 'scans:read', 'cases:write', 'usage:read', 'keys:write', 'workflows:write'],
     });
     const days = (Date.parse(String(me.body.expiresAt)) - Date.now()) / 86_400_000;
     expect(days).toBeGreaterThan(29.9);
