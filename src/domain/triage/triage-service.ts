@@ -37,10 +37,11 @@ import { encodeCursor, seqCursor } from '../../lib/cursor.js';
 import {
   recordBatchItemsAndCases,
   recordCaseAnswer,
-  recordTriage,
+  recordTriageGroup,
   recordUnanswered,
   type BatchItemRecord,
   type RecordOutcome,
+  type SingleRecord,
   type TriageRecord,
 } from './triage-store.js';
 import {
@@ -207,6 +208,13 @@ export function createTriageService(deps: TriageServiceDeps): TriageService {
     },
   );
 
+  // Single answers stored while an earlier group is being stored go together in the next one;
+  // one at a time when idle (the statement it always was). Case answers keep their transaction.
+  const singleAnswers = createCoalescer(
+    (records: SingleRecord[]) => recordTriageGroup(deps.db, records),
+    { maxItems: deps.itemsPerCommit ?? 64 },
+  );
+
   /** The request's prompt, counted once; 413 when it is more input tokens than the catalog `max` (DECISIONS §6). */
   function sizedPrompt(request: TriageRequest, enrichment: EnrichmentMap): Prompt {
     const prompt = buildPrompt(request, enrichment);
@@ -341,8 +349,8 @@ export function createTriageService(deps: TriageServiceDeps): TriageService {
     if (errors.length > 0) throw invalidRequest(errors);
     const prepared = await prepare(request);
     /** The answer, stored (with its case's triage when it has a target) and its AI call settled. */
-    const store = (r: Parameters<typeof recordTriage>[1]) =>
-      target ? recordCaseAnswer(deps.db, r, target.caseId) : recordTriage(deps.db, r);
+    const store = (r: SingleRecord) =>
+      target ? recordCaseAnswer(deps.db, r, target.caseId) : singleAnswers.submit(r);
     if (inProcessOnly) {
       const { response, record } = await answer(caller, request, prepared);
       const take = { limit: caller.aiCallLimit, month: monthOf(deps.clock()) };

@@ -4,14 +4,20 @@ import { recordCaseTriages, type CaseTriageInput } from '../scans/case-triage-st
 import type { Hop, TriageResponse } from '../triage-engine/types.js';
 import type { LedgerEntry } from '../usage/ledger.js';
 import { ledgerCallColumns } from '../usage/ledger.js';
-import { insertLedgerRowsFrom, settleReservationCtes, takeOneCall } from '../usage/usage-store.js';
+import {
+  insertLedgerRowsFrom,
+  settleReservationCtes,
+  settleReservationsCtes,
+  takeCallsPerMonth,
+  takeOneCall,
+} from '../usage/usage-store.js';
 import { sql } from '../../db/sql.js';
 
 /**
  * The triage area's answers: `triage_results`, `triage_shadow_answers` and `triage_unanswered`
  * (batches and their items are batch-store.ts's). An answer's ledger rows and AI call are written
- * in the same statement through the usage area's fragments (`takeOneCall`, `insertLedgerRowsFrom`,
- * `settleReservationCtes`), so an answer and its charge commit together.
+ * in the same statement through the usage area's fragments (`takeOneCall`, `takeCallsPerMonth`,
+ * `insertLedgerRowsFrom`, `settleReservationCtes`, `settleReservationsCtes`), so an answer and its charge commit together.
  */
 
 /**
@@ -57,11 +63,13 @@ export interface RecordOutcome {
   finished: boolean;
 }
 
+/** A single request's answer: settled from its reservation or taken from the month's quota. */
+export type SingleRecord = TriageRecord & {
+  settle: { reservationId: string } | { take: { limit: number; month: string } };
+};
+
 /** A single request's answer; see {@link TriageRecord}. */
-export async function recordTriage(
-  db: Db,
-  r: TriageRecord & { settle: { reservationId: string } | { take: { limit: number; month: string } } },
-): Promise<RecordOutcome> {
+export async function recordTriage(db: Db, r: SingleRecord): Promise<RecordOutcome> {
   const reservationId = 'reservationId' in r.settle ? r.settle.reservationId : null;
   const take = 'take' in r.settle ? r.settle.take : null;
   const limit = sql`${take?.limit ?? null}::int`;
@@ -114,6 +122,95 @@ WITH take AS (
 SELECT (SELECT count(*) FROM go)::int AS recorded`,
   });
   return { recorded: res.rows[0]!.recorded === 1, finished: false };
+}
+
+/**
+ * The group commit of single answers (`lib/coalescer.ts`): one answer alone is stored by
+ * {@link recordTriage} (an idle server runs exactly the statement it always ran); a group by
+ * {@link recordTriages}, whose answers refused there (a month the group's takes would pass) are
+ * then stored one by one, in order, so the monthly limit is applied per answer exactly.
+ */
+export async function recordTriageGroup(db: Db, records: readonly SingleRecord[]): Promise<RecordOutcome[]> {
+  if (records.length === 1) return [await recordTriage(db, records[0]!)];
+  const outcomes = await recordTriages(db, records);
+  for (const [i, o] of outcomes.entries()) {
+    if (!o.recorded) outcomes[i] = await recordTriage(db, records[i]!);
+  }
+  return outcomes;
+}
+
+/**
+ * Stores many single answers in ONE statement, hence one round trip and one commit: the same
+ * rows as {@link recordTriage} for each. Answers settled from reservations are all stored, each
+ * reservation settled once by the number of its answers here. Answers that take their AI call
+ * are taken per workspace and month all together (only if the month's count stays within the
+ * smallest of their limits) or not at all: a month refused stores none of its answers
+ * (`recorded: false`) and writes nothing for them. Months are locked in workspace order.
+ */
+export async function recordTriages(db: Db, records: readonly SingleRecord[]): Promise<RecordOutcome[]> {
+  if (records.length === 0) return [];
+  const col = <T>(f: (r: SingleRecord, i: number) => T): T[] => records.map(f);
+  const take = (r: SingleRecord) => ('take' in r.settle ? r.settle.take : null);
+  const reservation = (r: SingleRecord) => ('reservationId' in r.settle ? r.settle.reservationId : null);
+  const ledger = records.flatMap((r, ord) => r.ledger.map((entry) => ({ ord, entry })));
+  const [
+    requestIds,
+    tiers,
+    catalogModels,
+    providerModels,
+    inputTokens,
+    outputTokens,
+    costMicros,
+    costPicos,
+    aiCalls,
+  ] = ledgerCallColumns(ledger.map((l) => l.entry));
+  const settle = settleReservationsCtes(
+    sql`SELECT reservation_id, count(*)::int FROM u WHERE reservation_id IS NOT NULL GROUP BY reservation_id`,
+  );
+  const res = await db.query<{ ord: number }>({
+    name: 'record-triages',
+    ...sql`
+WITH u AS (
+  SELECT * FROM unnest(${col((_, i) => i)}::int[], ${col((r) => r.resultId)}::uuid[], ${col((r) => r.workspaceId)}::uuid[],
+                       ${col((r) => r.keyId)}::uuid[], ${col((r) => r.model)}::text[], ${col((r) => r.priority)}::text[],
+                       ${col((r) => JSON.stringify(r.response))}::jsonb[], ${col((r) => JSON.stringify(r.hops))}::jsonb[],
+                       ${col((r) => JSON.stringify(r.policyChanges))}::jsonb[], ${col((r) => r.policyVersion)}::text[],
+                       ${col((r) => r.at)}::timestamptz[], ${col((r) => r.shadow?.engine ?? null)}::text[],
+                       ${col((r) => r.shadow?.modelVersion ?? null)}::text[],
+                       ${col((r) => (r.shadow ? JSON.stringify(r.shadow.answer) : null))}::jsonb[],
+                       ${col((r) => r.shadow?.agrees ?? null)}::boolean[], ${col(reservation)}::uuid[],
+                       ${col((r) => take(r)?.limit ?? null)}::int[], ${col((r) => take(r)?.month ?? null)}::date[])
+    AS u(ord, result_id, workspace_id, key_id, model, priority, response, hops, policy_changes, policy_version, at,
+         sh_engine, sh_version, sh_answer, sh_agrees, reservation_id, take_limit, take_month)
+), tg AS (
+  SELECT workspace_id, take_month AS month, min(take_limit) AS lim, count(*)::int AS n
+    FROM u WHERE take_limit IS NOT NULL GROUP BY workspace_id, take_month
+), take AS (
+  ${takeCallsPerMonth(sql`tg`)}
+), done AS (
+  SELECT u.* FROM u
+   WHERE u.take_limit IS NULL
+      OR EXISTS (SELECT 1 FROM take t WHERE t.workspace_id = u.workspace_id AND t.month = u.take_month)
+), res AS (
+  INSERT INTO triage_results (id, workspace_id, key_id, batch_id, model, priority, response, hops, policy_changes, policy_version, created_at)
+  SELECT result_id, workspace_id, key_id, NULL, model, priority, response, hops, policy_changes, policy_version, at FROM done
+), led AS (
+  ${insertLedgerRowsFrom(sql`
+  SELECT d.workspace_id, d.key_id, l.request_id, l.tier, l.catalog_model, l.provider_model,
+         l.input_tokens, l.output_tokens, l.cost_micros, l.cost_picos, l.ai_call, d.at
+    FROM unnest(${ledger.map((l) => l.ord)}::int[], ${requestIds}::text[], ${tiers}::text[], ${catalogModels}::text[],
+                ${providerModels}::text[], ${inputTokens}::int[], ${outputTokens}::int[], ${costMicros}::bigint[],
+                ${costPicos}::bigint[], ${aiCalls}::boolean[])
+         AS l(ord, request_id, tier, catalog_model, provider_model, input_tokens, output_tokens, cost_micros, cost_picos, ai_call)
+    JOIN done d ON d.ord = l.ord`)}
+), sh AS (
+  INSERT INTO triage_shadow_answers (triage_result_id, engine, model_version, answer, agrees)
+  SELECT result_id, sh_engine, sh_version, sh_answer, sh_agrees FROM done WHERE sh_answer IS NOT NULL
+), ${settle}
+SELECT ord FROM done`,
+  });
+  const recorded = new Set(res.rows.map((row) => row.ord));
+  return records.map((_, i) => ({ recorded: recorded.has(i), finished: false }));
 }
 
 /** An answered batch item: a `TriageRecord` whose settlement is its batch and index (and its case, if any). */

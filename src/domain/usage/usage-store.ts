@@ -272,6 +272,45 @@ export function insertLedgerRowsFrom(rows: SqlFragment): SqlFragment {
   ${rows}`;
 }
 
+/**
+ * A data-modifying CTE body that takes AI calls straight from the months' counters for a group
+ * of answers stored together: `groups` names a relation of `(workspace_id, month, lim, n)`, one
+ * row per workspace and month. Each month's `n` calls are taken all together, only while
+ * `used + reserved + n <= lim`, or not at all; it returns `(workspace_id, month)` for each month
+ * taken. Months are locked in workspace order (`triage-store.ts`, `recordTriages`).
+ */
+export function takeCallsPerMonth(groups: SqlFragment): SqlFragment {
+  return sql`INSERT INTO ai_call_quota AS q (workspace_id, month, used, reserved)
+  SELECT workspace_id, month, n, 0 FROM ${groups} WHERE n <= lim ORDER BY workspace_id, month
+  ON CONFLICT (workspace_id, month) DO UPDATE SET used = q.used + EXCLUDED.used
+   WHERE q.used + q.reserved + EXCLUDED.used
+         <= (SELECT g.lim FROM ${groups} g WHERE g.workspace_id = q.workspace_id AND g.month = q.month)
+  RETURNING q.workspace_id, q.month`;
+}
+
+/**
+ * The CTEs that settle, in one statement, part of each of several reservations, every call
+ * settled as used: `counts` is a relation of `(id uuid, n int)` rows, one per reservation, and
+ * each reservation shrinks by `n` (or is deleted when that is all it holds) with its month's
+ * `reserved` moved to `used` once per month — the group commit of single answers
+ * (`triage-store.ts`), whose answers may share a lease's reservation. CTE names start with `q_`.
+ */
+export function settleReservationsCtes(counts: SqlFragment): SqlFragment {
+  return sql`q_r AS (
+      SELECT r.id, r.workspace_id, r.month, r.amount, LEAST(r.amount, c.n) AS n
+        FROM quota_reservations r JOIN (${counts}) AS c(id, n) ON r.id = c.id
+       ORDER BY r.id FOR UPDATE OF r
+    ), q_del AS (
+      DELETE FROM quota_reservations q USING q_r WHERE q.id = q_r.id AND q_r.n = q_r.amount
+    ), q_shrink AS (
+      UPDATE quota_reservations q SET amount = q.amount - q_r.n FROM q_r WHERE q.id = q_r.id AND q_r.n < q_r.amount
+    ), q_counter AS (
+      UPDATE ai_call_quota c SET reserved = c.reserved - s.n, used = c.used + s.n
+        FROM (SELECT workspace_id, month, sum(n)::int AS n FROM q_r GROUP BY workspace_id, month) s
+       WHERE c.workspace_id = s.workspace_id AND c.month = s.month
+    )`;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Reports (usage-report.ts sums and rounds these).
 
