@@ -210,10 +210,9 @@ export function createTriageService(deps: TriageServiceDeps): TriageService {
 
   // Single answers stored while an earlier group is being stored go together in the next one;
   // one at a time when idle (the statement it always was). Case answers keep their transaction.
-  const singleAnswers = createCoalescer(
-    (records: SingleRecord[]) => recordTriageGroup(deps.db, records),
-    { maxItems: deps.itemsPerCommit ?? 64 },
-  );
+  const singleAnswers = createCoalescer((records: SingleRecord[]) => recordTriageGroup(deps.db, records), {
+    maxItems: deps.itemsPerCommit ?? 64,
+  });
 
   /** The request's prompt, counted once; 413 when it is more input tokens than the catalog `max` (DECISIONS §6). */
   function sizedPrompt(request: TriageRequest, enrichment: EnrichmentMap): Prompt {

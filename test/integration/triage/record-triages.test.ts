@@ -91,7 +91,13 @@ describe('recordTriages / recordTriageGroup', () => {
       record(a, take),
     ]);
     expect(out).toEqual(all(4, yes));
-    expect(await stored(a.workspaceId)).toMatchObject({ results: 3, ledger: 3, shadow: 2, picos: '3702', used: 3 });
+    expect(await stored(a.workspaceId)).toMatchObject({
+      results: 3,
+      ledger: 3,
+      shadow: 2,
+      picos: '3702',
+      used: 3,
+    });
     expect(await stored(b.workspaceId)).toMatchObject({ results: 1, ledger: 1, shadow: 1, used: 1 });
   });
 
@@ -130,7 +136,9 @@ describe('recordTriages / recordTriageGroup', () => {
     const r2 = await t.deps.quota.reserve(a.workspaceId, 1, 100, 60_000);
     if (!r1.ok || !r2.ok) throw new Error('no quota');
     const [m] = (
-      await t.infra.pool.query(`SELECT month::text FROM quota_reservations WHERE id = $1`, [r1.reservation.id])
+      await t.infra.pool.query(`SELECT month::text FROM quota_reservations WHERE id = $1`, [
+        r1.reservation.id,
+      ])
     ).rows.map((r) => r.month as string);
     const out = await recordTriages(t.infra.pool, [
       record(a, { reservationId: r1.reservation.id }),
@@ -143,13 +151,15 @@ describe('recordTriages / recordTriageGroup', () => {
       [a.workspaceId, m],
     );
     expect(q.rows[0]).toEqual({ used: 3, reserved: 1 });
-    const left = await t.infra.pool.query(`SELECT id, amount FROM quota_reservations WHERE workspace_id = $1`, [
-      a.workspaceId,
-    ]);
+    const left = await t.infra.pool.query(
+      `SELECT id, amount FROM quota_reservations WHERE workspace_id = $1`,
+      [a.workspaceId],
+    );
     expect(left.rows).toEqual([{ id: r1.reservation.id, amount: 1 }]);
-    const ledger = await t.infra.pool.query(`SELECT count(*)::int AS n FROM usage_ledger WHERE workspace_id = $1`, [
-      a.workspaceId,
-    ]);
+    const ledger = await t.infra.pool.query(
+      `SELECT count(*)::int AS n FROM usage_ledger WHERE workspace_id = $1`,
+      [a.workspaceId],
+    );
     expect(ledger.rows[0].n).toBe(3);
   });
 
