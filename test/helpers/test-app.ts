@@ -7,6 +7,7 @@ import type { Services } from '../../src/app/services.js';
 import { assembleApp, type AppOptions } from '../../src/app/lifecycle.js';
 import { createTestDatabase } from './db.js';
 import { createTestClock, type TestClock } from './clock.js';
+import { FIRST_KEY_SCOPES } from '../../src/domain/keys/scopes.js';
 
 export const TEST_PEPPER = 'test-pepper-'.padEnd(48, 'x');
 
@@ -140,4 +141,17 @@ export async function createKey(
     headers: { cookie: session.cookie },
   });
   return { id: created.id, key: (reveal.json() as { key: string }).key };
+}
+
+/**
+ * Signs up and swaps the first key for one that also holds `workflows:write`, which a first key
+ * never has (DECISIONS §4): the way a workspace owner sets up a key to manage workflows.
+ */
+export async function signUpWorkflowManager(
+  app: FastifyInstance,
+  input: Parameters<typeof signUp>[1] = {},
+): Promise<Awaited<ReturnType<typeof signUp>>> {
+  const session = await signUp(app, input);
+  const manager = await createKey(app, session, [...FIRST_KEY_SCOPES, 'workflows:write'], 'workflow manager');
+  return { ...session, key: manager.key, keyId: manager.id };
 }

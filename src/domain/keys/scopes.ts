@@ -11,9 +11,10 @@ export const SCOPES = [
 export type Scope = (typeof SCOPES)[number];
 
 /**
- * A workspace's first key can do everything but manage keys. `cases:write` joined later:
- * migration m012 gives it to the first keys created before (the keys holding all the others);
- * `workflows:write` likewise through m014.
+ * A workspace's first key has every scope but `keys:write` and `workflows:write` (DECISIONS §4:
+ * workflows hold third-party credentials, so managing them is granted deliberately).
+ * `cases:write` joined later: migration m012 gives it to the first keys created before (the keys
+ * holding all the others).
  */
 export const FIRST_KEY_SCOPES: Scope[] = [
   'triage:write',
@@ -21,7 +22,6 @@ export const FIRST_KEY_SCOPES: Scope[] = [
   'scans:read',
   'cases:write',
   'usage:read',
-  'workflows:write',
 ];
 
 export function isScope(value: string): value is Scope {

@@ -77,7 +77,7 @@ describe('key lifecycle through HTTP', () => {
       id: keyId,
       label: 'Default key',
       masked,
-      scopes: ['triage:write', 'scans:write', 'scans:read', 'cases:write', 'usage:read', 'workflows:write'],
+      scopes: ['triage:write', 'scans:write', 'scans:read', 'cases:write', 'usage:read'],
       status: 'active',
       rotationHealth: 'healthy',
       expiresAt: null,

@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { signUp } from '../../helpers/test-app.js';
+import { signUpWorkflowManager } from '../../helpers/test-app.js';
 import {
   eventually,
   startScanApp,
@@ -33,7 +33,7 @@ import type { WorkerHandle } from '../../../src/jobs/queue-kit.js';
 const NESSUS = readFileSync('test/fixtures/scans/nessus/nessus_many_vuln.xml');
 const AUTH = { email: 'bot@acme.test', token: 'jira-token-abc123', project: 'SEC' };
 let t: ScanTestApp;
-let session: Awaited<ReturnType<typeof signUp>>;
+let session: Awaited<ReturnType<typeof signUpWorkflowManager>>;
 let jira: FakeTracker;
 let github: FakeTracker;
 let ingest: { close(): Promise<void> };
@@ -102,7 +102,7 @@ beforeAll(async () => {
     worker: false,
     env: { WEBHOOK_ALLOW_LOOPBACK_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_HOSTS: 'true' },
   });
-  session = await signUp(t.app, { plan: 'trial' });
+  session = await signUpWorkflowManager(t.app, { plan: 'trial' });
   jira = await startFakeJira(AUTH);
   github = await startFakeGithub({ token: 'ghp_token_xyz', owner: 'acme', repo: 'vulns' });
   ingest = startScanIngestWorker({

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signUp } from '../../helpers/test-app.js';
+import { signUpWorkflowManager } from '../../helpers/test-app.js';
 import { startScanApp, uploadScan, waitForScan, type ScanTestApp } from '../../helpers/scan-app.js';
 import { problemDocument } from '../../helpers/problem.js';
 import { hubSignature } from '../../../src/domain/workflows/signing.js';
@@ -12,8 +12,8 @@ import { hubSignature } from '../../../src/domain/workflows/signing.js';
  * changes nothing.
  */
 let t: ScanTestApp;
-let a: Awaited<ReturnType<typeof signUp>>;
-let b: Awaited<ReturnType<typeof signUp>>;
+let a: Awaited<ReturnType<typeof signUpWorkflowManager>>;
+let b: Awaited<ReturnType<typeof signUpWorkflowManager>>;
 let caseIds: string[];
 let gh: { id: string; secret: string };
 let jira: { id: string; secret: string };
@@ -104,8 +104,8 @@ beforeAll(async () => {
   t = await startScanApp({
     env: { WEBHOOK_ALLOW_LOOPBACK_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_HOSTS: 'true' },
   });
-  a = await signUp(t.app, { plan: 'trial' });
-  b = await signUp(t.app, { plan: 'trial' });
+  a = await signUpWorkflowManager(t.app, { plan: 'trial' });
+  b = await signUpWorkflowManager(t.app, { plan: 'trial' });
   const up = await uploadScan(t.app, a.key, readFileSync('test/fixtures/scans/nessus/nessus_many_vuln.xml'));
   expect((await waitForScan(t.app, a.key, up.json().scanId)).status).toBe('completed');
   caseIds = ((await api(a.key, 'GET', '/api/v1/cases?limit=20')).json().data as { id: string }[]).map(

@@ -2,13 +2,13 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKey, signUp, startTestApp, type TestApp } from '../../helpers/test-app.js';
+import { createKey, signUpWorkflowManager, startTestApp, type TestApp } from '../../helpers/test-app.js';
 import { problemDocument } from '../../helpers/problem.js';
 
 /** `/api/v1/workflows`: happy paths, bad input, other workspaces, scopes, and secrets never shown. */
 let t: TestApp;
-let owner: Awaited<ReturnType<typeof signUp>>;
-let other: Awaited<ReturnType<typeof signUp>>;
+let owner: Awaited<ReturnType<typeof signUpWorkflowManager>>;
+let other: Awaited<ReturnType<typeof signUpWorkflowManager>>;
 let readOnly: { id: string; key: string };
 let receiver: Server;
 let receiverUrl: string;
@@ -49,8 +49,8 @@ beforeAll(async () => {
   t = await startTestApp({
     env: { WEBHOOK_ALLOW_LOOPBACK_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_HOSTS: 'true' },
   });
-  owner = await signUp(t.app, { plan: 'trial' });
-  other = await signUp(t.app, { plan: 'trial' });
+  owner = await signUpWorkflowManager(t.app, { plan: 'trial' });
+  other = await signUpWorkflowManager(t.app, { plan: 'trial' });
   readOnly = await createKey(t.app, owner, ['scans:read'], 'reader');
   receiver = createServer((req, res) => {
     const chunks: Buffer[] = [];
