@@ -157,7 +157,6 @@ describe.skipIf(!hasChromium)('console pages in a real browser', () => {
       'scans:read',
       'cases:write',
       'usage:read',
-      'workflows:write',
     ]);
     expect(await page.content()).not.toContain(keys.first);
   });
@@ -174,7 +173,7 @@ describe.skipIf(!hasChromium)('console pages in a real browser', () => {
     expect(me.status).toBe(200);
     expect(me.body).toMatchObject({
       label: 'CI pipeline',
-      scopes: ['triage:write', 'scans:read', 'cases:write', 'usage:read', 'keys:write', 'workflows:write'],
+      scopes: ['triage:write', 'scans:read', 'cases:write', 'usage:read', 'keys:write'],
     });
     const days = (Date.parse(String(me.body.expiresAt)) - Date.now()) / 86_400_000;
     expect(days).toBeGreaterThan(29.9);
