@@ -19,6 +19,7 @@ import {
   type ShadowEngine,
   type TriageObserver,
   type TriageService,
+  type TriageServiceDeps,
 } from '../domain/triage/triage-service.js';
 import { createAiCallLeases, leaseSize } from '../domain/usage/ai-call-leases.js';
 
@@ -38,6 +39,8 @@ export async function buildTriage(deps: {
   pepper: string;
   /** Told of every routed request (metrics). */
   observer?: TriageObserver;
+  /** Told of the cases batch items gave a new triage (mapped workflows). */
+  onCasesTriaged?: TriageServiceDeps['onCasesTriaged'];
   /** The jobs layer's producer of a batch's item jobs. */
   enqueueBatchItems(batchId: string, total: number): Promise<void>;
 }): Promise<{ triage: TriageService; close(): Promise<void> }> {
@@ -117,6 +120,7 @@ export async function buildTriage(deps: {
     shadow,
     logger: deps.logger,
     ...(deps.observer ? { observer: deps.observer } : {}),
+    ...(deps.onCasesTriaged ? { onCasesTriaged: deps.onCasesTriaged } : {}),
     leases: createAiCallLeases(deps.quota, {
       clock: deps.clock,
       size: (limit) => leaseSize(limit, deps.config.aiCallLeaseMax),

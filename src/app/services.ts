@@ -72,6 +72,7 @@ export async function buildServices(
   const keys = createKeyService({ orm: infra.orm, pepper: infra.pepper, bus: infra.bus, clock });
   const meter = createRequestMeter(infra.pool);
   const quota = createQuotaService(infra.pool, clock, { reserveDb: infra.relaxedPool });
+  const workflows = buildWorkflows(config, infra, clock);
   const triage = await buildTriage({
     config,
     pool: infra.pool,
@@ -81,6 +82,9 @@ export async function buildServices(
     logger,
     pepper: infra.pepper,
     observer: metrics.triage,
+    onCasesTriaged: async (workspaceId, caseIds) => {
+      await workflows.trigger.casesChanged(workspaceId, caseIds, 'case.triaged');
+    },
     enqueueBatchItems: (batchId, total) =>
       enqueueBatchItems(infra.queues, batchId, total, config.batchItemRetry),
   });
@@ -94,7 +98,6 @@ export async function buildServices(
     enqueueBatchItems: (batchId, total) =>
       enqueueBatchItems(infra.queues, batchId, total, config.batchItemRetry),
   });
-  const workflows = buildWorkflows(config, infra, clock);
   return {
     config,
     logger,

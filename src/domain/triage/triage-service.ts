@@ -169,6 +169,12 @@ export interface TriageServiceDeps {
   logger?: Pick<Logger, 'warn'>;
   /** Told of every routed request, answered or not (Prometheus metrics). @defaultValue none */
   observer?: TriageObserver;
+  /**
+   * Told, after their group committed, of the cases a batch item (case triage) gave a new
+   * triage, per workspace: mapped workflows whose rules select on priority run then. A failure
+   * here is logged; the answers stay stored. @defaultValue none
+   */
+  onCasesTriaged?(workspaceId: string, caseIds: string[]): Promise<void>;
 }
 
 /** Sees each request's walk of the chain: its hops, who answered, or that none could. */
@@ -202,10 +208,13 @@ export function createTriageService(deps: TriageServiceDeps): TriageService {
 
   // Batch items answered while an earlier group is being stored go together in the next one.
   const batchItems = createCoalescer(
-    (records: BatchItemRecord[]) => recordBatchItemsAndCases(deps.db, records),
-    {
-      maxItems: deps.itemsPerCommit ?? 64,
+    async (records: BatchItemRecord[]) => {
+      const outcomes = await recordBatchItemsAndCases(deps.db, records);
+      if (deps.onCasesTriaged)
+        await announceCasesTriaged(deps.onCasesTriaged, records, outcomes, deps.logger);
+      return outcomes;
     },
+    { maxItems: deps.itemsPerCommit ?? 64 },
   );
 
   // Single answers stored while an earlier group is being stored go together in the next one;
@@ -450,5 +459,31 @@ function safeShadow(shadow: ShadowEngine, request: TriageRequest, enrichment: En
     return shadow.answer(request, enrichment);
   } catch {
     return null;
+  }
+}
+
+/** Tells `onCasesTriaged` of the cases whose answers this group recorded, one call per workspace. */
+async function announceCasesTriaged(
+  onCasesTriaged: NonNullable<TriageServiceDeps['onCasesTriaged']>,
+  records: readonly BatchItemRecord[],
+  outcomes: readonly RecordOutcome[],
+  logger: Pick<Logger, 'warn'> | undefined,
+): Promise<void> {
+  const byWorkspace = new Map<string, string[]>();
+  records.forEach((r, i) => {
+    if (!outcomes[i]?.recorded || !r.settle.caseId) return;
+    const ids = byWorkspace.get(r.workspaceId) ?? [];
+    ids.push(r.settle.caseId);
+    byWorkspace.set(r.workspaceId, ids);
+  });
+  for (const [workspaceId, caseIds] of byWorkspace) {
+    try {
+      await onCasesTriaged(workspaceId, caseIds);
+    } catch (err) {
+      logger?.warn(
+        { workspaceId, cases: caseIds.length, err: (err as Error).message },
+        'case triage not announced to workflows',
+      );
+    }
   }
 }

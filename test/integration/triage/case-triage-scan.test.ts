@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { signUp } from '../../helpers/test-app.js';
+import { createKey, signUp } from '../../helpers/test-app.js';
 import { queueBackends } from '../../helpers/db.js';
 import { startScanApp, uploadScan, waitForScan, type ScanTestApp } from '../../helpers/scan-app.js';
 import { plansEnv, remoteTriageEnv, startTriageTestWorker } from '../../helpers/triage-setup.js';
@@ -192,6 +192,43 @@ describe.each(backends)('case triage of an upload on $name', ({ name, redisUrl }
       // No triage asked: the scan says so with null.
       const none = await uploadAndTriage(t, s.key, FIXTURE, '');
       expect(none.triage).toBeNull();
+    },
+    240_000,
+  );
+
+  it.skipIf(skip)(
+    'a workflow whose rule selects triaged cases is handed each case triage=new answered, once',
+    async () => {
+      const t = await appWithWorker(redisUrl, {
+        WEBHOOK_ALLOW_LOOPBACK_HTTP: 'true',
+        WEBHOOK_ALLOW_PRIVATE_HOSTS: 'true',
+      });
+      const s = await signUp(t.app, { plan: 'trial' });
+      const manager = await createKey(t.app, s, ['workflows:write', 'scans:read'], 'workflows');
+      const created = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/workflows',
+        headers: { 'x-api-key': manager.key },
+        payload: {
+          name: 'triaged',
+          target: { kind: 'webhook', url: 'http://127.0.0.1:9/hook' },
+          rule: { triaged: true },
+        },
+      });
+      expect(created.statusCode, created.body).toBe(201);
+      const workflowId = created.json().id as string;
+
+      const scan = await uploadAndTriage(t, s.key, FIXTURE, '?triage=new');
+      expect(scan.triage).toMatchObject({ status: 'completed', answered: scan.counts.new });
+      // No case was triaged when the scan completed; each one is handed over once its answer is stored.
+      const deliveries = await t.app.inject({
+        method: 'GET',
+        url: `/api/v1/workflows/${workflowId}/deliveries?limit=200`,
+        headers: { 'x-api-key': manager.key },
+      });
+      expect(deliveries.statusCode, deliveries.body).toBe(200);
+      const caseIds = (deliveries.json().data as { caseId: string }[]).map((d) => d.caseId);
+      expect(new Set(caseIds).size).toBe(scan.counts.new);
     },
     240_000,
   );
