@@ -94,7 +94,7 @@ export const scanView = {
       type: ['object', 'null'],
       description:
         'The case triage the upload asked for (`triage=new|all`), `null` without it (on `GET /api/pipeline/scan/:id` and `GET /api/v1/scans/:id`).',
-      required: ['status', 'requested', 'answered', 'failed', 'skippedForQuota', 'batchId'],
+      required: ['status', 'requested', 'answered', 'failed', 'skippedForQuota', 'batchId', 'byPriority'],
       properties: {
         status: { type: 'string', enum: ['pending', 'running', 'completed', 'cancelled'] },
         requested: { type: 'integer', description: 'Cases the option named.' },
@@ -102,6 +102,12 @@ export const scanView = {
         failed: { type: 'integer' },
         skippedForQuota: { type: 'integer', description: 'Cases left out: the month had too few AI calls.' },
         batchId: { type: ['string', 'null'], description: 'The triage batch (its id is the scan id).' },
+        byPriority: {
+          type: 'object',
+          description: 'Once completed: the cases this triage answered, by their current priority.',
+          additionalProperties: false,
+          properties: Object.fromEntries(SEVERITIES.map((p) => [p, { type: 'integer' }])),
+        },
       },
     },
   },

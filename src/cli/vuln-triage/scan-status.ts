@@ -21,11 +21,15 @@ export interface ScanStatus {
   };
   error: { code?: string; message?: string; line?: number | null; column?: number | null } | null;
   notes?: unknown;
-  /** Present once a server triages at upload (the `triage` option): counts by priority. */
-  triage?: { byPriority?: Record<string, number> } & Record<string, unknown>;
+  /** Present when the upload asked the server to triage (`--triage new|all`): its progress, then counts by priority. */
+  triage?: ({ status?: string; byPriority?: Record<string, number> } & Record<string, unknown>) | null;
 }
 
-export const isFinished = (s: ScanStatus): boolean => s.status === 'completed' || s.status === 'failed';
+/** Failed, or completed with the triage it asked for finished too (a summary by priority needs it). */
+export const isFinished = (s: ScanStatus): boolean =>
+  s.status === 'failed' ||
+  (s.status === 'completed' &&
+    !(s.triage && (s.triage.status === 'pending' || s.triage.status === 'running')));
 
 /** Why a scan failed, with the line and column the parser stopped at when it knows them. */
 export function failureReason(s: ScanStatus): string {

@@ -3,7 +3,7 @@ import type { PlanName } from '../../db/entities/index.js';
 import { isUuid } from '../../lib/ids.js';
 import { filterSql, type ListFilters } from '../scans/list-filters.js';
 import type { ScanTriageMode } from '../scans/scan-records.js';
-import type { TriageRequest } from '../triage-engine/types.js';
+import type { Priority, TriageRequest } from '../triage-engine/types.js';
 import type { CaseRisk } from './case-risk.js';
 import type { CaseTriageSource } from './case-triage-request.js';
 import { findBatch, type BatchRow } from './batch-store.js';
@@ -309,9 +309,24 @@ export async function scanTriageView(
     failed: r.failed ?? 0,
     skippedForQuota: r.triage_skipped ?? 0,
     batchId: r.batch_id,
+    byPriority: {},
   };
   if (r.status === 'failed') return { status: 'cancelled', ...counts };
   if (r.triage_requested === null) return { status: 'pending', ...counts };
   if (r.batch_id !== null && r.finished_at === null) return { status: 'running', ...counts };
+  if (r.batch_id !== null && (r.completed ?? 0) > 0)
+    counts.byPriority = await answeredByPriority(db, r.batch_id);
   return { status: 'completed', ...counts };
+}
+
+/** The cases a finished case-triage batch answered, counted by their current priority. */
+async function answeredByPriority(db: Db, batchId: string): Promise<Partial<Record<Priority, number>>> {
+  const { rows } = await db.query<{ priority: Priority; n: number }>(
+    `SELECT c.priority, count(*)::int AS n
+       FROM triage_batch_items i JOIN cases c ON c.id = i.case_id
+      WHERE i.batch_id = $1 AND i.status = 'completed' AND c.priority IS NOT NULL
+      GROUP BY c.priority`,
+    [batchId],
+  );
+  return Object.fromEntries(rows.map((r) => [r.priority, r.n]));
 }

@@ -6,6 +6,12 @@ import { testRedisUrl } from '../../helpers/db.js';
 import { signUp } from '../../helpers/test-app.js';
 import { listenOnFreePort, scanCount, startScanApp, type ScanTestApp } from '../../helpers/scan-app.js';
 import { ANSI_ESCAPE, runCli, runCliInTerminal } from '../../helpers/cli-process.js';
+import { startTriageTestWorker } from '../../helpers/triage-setup.js';
+
+/** A scan's answer when its upload asked for triage (`--triage`). */
+interface ScanWithTriage {
+  triage: { status: string; requested: number; answered: number; byPriority: Record<string, number> } | null;
+}
 
 /*
  * `vuln-triage scan upload` as a CI job runs it: a child process (pipes, not a terminal)
@@ -81,6 +87,50 @@ describe('vuln-triage scan upload', () => {
     await t?.close();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
+
+  it(
+    'with --triage new, --wait also waits for the triage and the summary counts the cases by priority',
+    { timeout: 120_000 },
+    async () => {
+      const worker = startTriageTestWorker(t, {}, 4);
+      try {
+        const file = await cliFile('triaged.json', [
+          ['remote code execution in the login form', 'CRITICAL'],
+          ['verbose server banner', 'LOW'],
+        ]);
+        const run = await runCli(
+          ['scan', 'upload', file, '--triage', 'new', '--wait', '--json', '--poll-interval', '200'],
+          { env },
+        );
+        expect(run.stderr).toBe('');
+        expect(run.code).toBe(0);
+        const scan = (JSON.parse(run.stdout) as { scans: { scanId: string; scan: ScanWithTriage }[] })
+          .scans[0]!;
+        expect(scan.scan.triage).toMatchObject({ status: 'completed', requested: 2, answered: 2 });
+        const { rows } = await t.infra.pool.query<{ priority: string; n: number }>(
+          `SELECT priority, count(*)::int AS n FROM cases WHERE first_scan_id = $1 GROUP BY priority`,
+          [scan.scanId],
+        );
+        expect(scan.scan.triage!.byPriority).toEqual(Object.fromEntries(rows.map((r) => [r.priority, r.n])));
+
+        const human = await runCli(
+          [
+            'scan',
+            'upload',
+            await cliFile('triaged-2.json', [['open redirect', 'MEDIUM']]),
+            '--triage',
+            'new',
+            '--wait',
+          ],
+          { env },
+        );
+        expect(human.code).toBe(0);
+        expect(human.stdout).toContain('By priority');
+      } finally {
+        await worker.close();
+      }
+    },
+  );
 
   it(
     'uploads every fixture format with --wait and reports what the server counted',

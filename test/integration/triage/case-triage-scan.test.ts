@@ -36,6 +36,7 @@ interface ScanTriage {
   failed: number;
   skippedForQuota: number;
   batchId: string | null;
+  byPriority: Record<string, number>;
 }
 
 /** Uploads, waits for the scan, then for its triage to finish; the scan's final view. */
@@ -95,7 +96,14 @@ describe.each(backends)('case triage of an upload on $name', ({ name, redisUrl }
         failed: 0,
         skippedForQuota: 0,
         batchId: first.scanId,
+        byPriority: expect.any(Object),
       });
+      // The summary by priority is the answered cases' current priorities.
+      const { rows: byPriority } = await t.infra.pool.query<{ priority: string; n: number }>(
+        `SELECT priority, count(*)::int AS n FROM cases WHERE workspace_id = $1 GROUP BY priority`,
+        [s.workspaceId],
+      );
+      expect(first.triage!.byPriority).toEqual(Object.fromEntries(byPriority.map((r) => [r.priority, r.n])));
       expect(await caseCounts(t, s.workspaceId)).toEqual({
         cases: first.counts.new,
         triaged: first.counts.new,
@@ -173,6 +181,7 @@ describe.each(backends)('case triage of an upload on $name', ({ name, redisUrl }
         failed: 0,
         skippedForQuota: 0,
         batchId: null,
+        byPriority: {},
       });
       expect((await caseCounts(t, s.workspaceId)).history).toBe(first.counts.new);
 
@@ -287,7 +296,9 @@ describe.each(backends)('case triage of an upload on $name', ({ name, redisUrl }
         failed: 0,
         skippedForQuota: 7,
         batchId: done.scanId,
+        byPriority: expect.any(Object),
       });
+      expect(Object.values(done.triage!.byPriority).reduce((a, b) => a + b, 0)).toBe(5);
       const { rows } = await t.infra.pool.query<{ title: string }>(
         `SELECT title FROM cases WHERE workspace_id = $1 AND triaged_at IS NOT NULL ORDER BY title`,
         [s.workspaceId],
@@ -322,6 +333,7 @@ describe.each(backends)('case triage of an upload on $name', ({ name, redisUrl }
         failed: 0,
         skippedForQuota: 1,
         batchId: null,
+        byPriority: {},
       });
     },
     240_000,
