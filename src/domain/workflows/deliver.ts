@@ -39,8 +39,9 @@ export interface DeliveryDeps {
 /**
  * The outcome of one attempt: `delivered`; `retry` (the job fails and is retried, after the
  * target's `Retry-After` when it gave one); `failed` (final: a 4xx that retrying cannot fix).
- * `ids` are the deliveries the attempt covered (a webhook sends a case's earlier pending
- * deliveries first, so events of one case are never reordered).
+ * `ids` are the deliveries whose outcome is left to record (a webhook sends a case's earlier
+ * pending deliveries first, so events of one case are never reordered, and records each one
+ * sent while it holds the case's lock).
  */
 export type AttemptOutcome =
   | { kind: 'delivered'; ids: string[]; status: number | null }
@@ -99,7 +100,6 @@ async function webhookDelivery(
 ): Promise<AttemptOutcome> {
   if (w.target.kind !== 'webhook') return { kind: 'failed', ids: [d.id], failure: failure('not a webhook') };
   const secret = unsealWorkflowSecret(deps.pepper, w.id, w.secretSealed);
-  const done: string[] = [];
   for (const p of await pendingDeliveriesUpTo(db, d)) {
     const res = await sendWebhookEvent(
       w.target.url,
@@ -109,10 +109,19 @@ async function webhookDelivery(
       deps.clock(),
       deps.http,
     );
-    if (!res.ok) return { kind: res.retryable ? 'retry' : 'failed', ids: [...done, p.id], failure: res };
-    done.push(p.id);
+    if (!res.ok) return { kind: res.retryable ? 'retry' : 'failed', ids: [p.id], failure: res };
+    // Recorded while the case's lock is held: an attempt for a later event of this case, waiting
+    // on the lock, must find this one delivered and not send it again (out of order).
+    await recordAttempt(db, [p.id], {
+      workflowId: w.id,
+      status: 'delivered',
+      responseCode: res.status,
+      error: null,
+      nextAttemptAt: null,
+    });
   }
-  return { kind: 'delivered', ids: done, status: 200 };
+  // Every event sent is already recorded (above): nothing left for `recordAttemptOutcome`.
+  return { kind: 'delivered', ids: [], status: 200 };
 }
 
 /** The generic webhook's JSON event. */
@@ -241,18 +250,7 @@ export async function recordAttemptOutcome(
     });
     return;
   }
-  // Earlier deliveries a webhook attempt sent before the failing one went out.
-  const failedId = out.ids[out.ids.length - 1]!;
-  const sent = out.ids.slice(0, -1);
-  if (sent.length > 0)
-    await recordAttempt(pool, sent, {
-      workflowId,
-      status: 'delivered',
-      responseCode: 200,
-      error: null,
-      nextAttemptAt: null,
-    });
-  await recordAttempt(pool, [failedId], {
+  await recordAttempt(pool, out.ids, {
     workflowId,
     status: out.kind === 'retry' && nextAttemptAt ? 'pending' : 'failed',
     responseCode: out.failure.status,
