@@ -41,6 +41,7 @@ const record: CveEnrichment = {
   kevDueDate: null,
   epss: 0.04,
   epssPercentile: 0.9,
+  epssDate: null,
   cvssScore: 7.5,
   cvssVersion: '3.1',
   cvssVector: 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:N/A:N',

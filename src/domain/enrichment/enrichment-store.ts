@@ -153,6 +153,7 @@ interface EnrichmentRow {
   kev_due_date: string | null;
   epss: number | null;
   epss_percentile: number | null;
+  epss_date: string | null;
   cvss_score: number | null;
   cvss_version: string | null;
   cvss_vector: string | null;
@@ -166,7 +167,7 @@ const LOOKUP_SQL = `
          coalesce(k.known_ransomware, false) AS kev_ransomware,
          to_char(k.date_added, 'YYYY-MM-DD') AS kev_date_added,
          to_char(k.due_date, 'YYYY-MM-DD') AS kev_due_date,
-         e.epss, e.percentile AS epss_percentile,
+         e.epss, e.percentile AS epss_percentile, to_char(e.score_date, 'YYYY-MM-DD') AS epss_date,
          c.base_score::float8 AS cvss_score, c.version AS cvss_version, c.vector AS cvss_vector
     FROM unnest($1::text[]) AS ids(cve_id)
     LEFT JOIN kev_entries k ON k.cve_id = ids.cve_id
@@ -188,6 +189,7 @@ export async function findEnrichment(db: Queryable, cveIds: readonly string[]): 
     kevDueDate: r.kev_due_date,
     epss: r.epss,
     epssPercentile: r.epss_percentile,
+    epssDate: r.epss_date,
     cvssScore: r.cvss_score,
     cvssVersion: r.cvss_version,
     cvssVector: r.cvss_vector,

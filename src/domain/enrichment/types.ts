@@ -17,6 +17,8 @@ export interface CveEnrichment {
   epss: number | null;
   /** FIRST EPSS percentile in [0, 1]. */
   epssPercentile: number | null;
+  /** The EPSS file's `score_date` (YYYY-MM-DD) the score is of, when the file named one. */
+  epssDate: string | null;
   /** CVSS base score in [0, 10] from NVD, preferring Primary metrics, v4 > v3.1 > v3.0 > v2. */
   cvssScore: number | null;
   /** CVSS version of `cvssScore`: '4.0' | '3.1' | '3.0' | '2.0'. */

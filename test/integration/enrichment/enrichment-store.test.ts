@@ -63,6 +63,7 @@ describe('the enrichment store', () => {
         kevDueDate: null,
         epss: null,
         epssPercentile: null,
+        epssDate: null,
         cvssScore: 9.8,
         cvssVersion: '3.1',
         cvssVector: 'CVSS:3.1/AV:N',

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importEpss } from '../../../src/domain/enrichment/epss-import.js';
+import { findEnrichment } from '../../../src/domain/enrichment/enrichment-store.js';
 import {
   EPSS_SAMPLE,
   importLog,
@@ -92,6 +93,9 @@ describe('EPSS import', () => {
       percentile: 0.6322,
       score_date: '2026-09-29',
     });
+    // The lookup (triage prompts, the console's case page) carries the date a score is of.
+    const [found] = await findEnrichment(db.pool, ['CVE-1999-0010']);
+    expect(found).toMatchObject({ epss: 0.02371, epssPercentile: 0.83169, epssDate: '2026-09-29' });
     expect((await importLog(db.pool)).at(-1)).toEqual({
       source: 'epss',
       origin: 'epss_scores-sample.csv',

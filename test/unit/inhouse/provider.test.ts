@@ -13,6 +13,7 @@ const kevRecord: CveEnrichment = {
   kevDueDate: '2021-12-24',
   epss: 0.97,
   epssPercentile: 1,
+  epssDate: null,
   cvssScore: 10,
   cvssVersion: '3.1',
   cvssVector: 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:C/C:H/I:H/A:H',

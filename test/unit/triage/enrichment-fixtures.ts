@@ -15,6 +15,7 @@ export function enrichment(cveId: string, over: Partial<CveEnrichment> = {}): Cv
     kevDueDate: null,
     epss: null,
     epssPercentile: null,
+    epssDate: null,
     cvssScore: null,
     cvssVersion: null,
     cvssVector: null,

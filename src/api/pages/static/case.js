@@ -81,6 +81,7 @@ function cveRow(cve, e) {
           e.epssPercentile !== null
             ? h('span', { class: 'hint' }, ` (percentile ${pct(e.epssPercentile)})`)
             : null,
+          e.epssDate ? h('div', { class: 'hint' }, `scored ${e.epssDate}`) : null,
         )
       : h('span', { class: 'muted' }, '—');
   const cvss =
