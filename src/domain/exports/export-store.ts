@@ -209,8 +209,11 @@ interface ExportCaseRow {
 /** A timestamptz as the ISO 8601 text `Date.toISOString()` writes (UTC, milliseconds). */
 const ISO = (col: string): string => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
-/** Rows per keyset page: large enough that the round trips vanish, small enough to keep memory flat. */
-const PAGE = 5_000;
+/**
+ * Rows per keyset page. 1,000 rather than 5,000: the same speed, and peak RSS ~175 MB instead of
+ * ~270 MB at 1 M cases (bench/exports/export-throughput.ts, bench/README.md).
+ */
+const PAGE = 1_000;
 
 /**
  * The selected cases, newest first, as keyset pages over `seq`: memory holds one page whatever
@@ -227,17 +230,37 @@ export async function* iterateExportCases(
   let cursor: string | null = null;
   let total = 0;
   for (;;) {
-    const params: unknown[] = [workspaceId];
-    const where = ['c.workspace_id = $1', ...filterSql('c', f, params, 'cases')];
-    if (cursor !== null) {
-      params.push(cursor);
-      where.push(`c.seq < $${params.length}::bigint`);
-    }
-    params.push(PAGE);
-    const { rows } = await db.query<ExportCaseRow>(
-      // Arrays as JSON, times as ISO text and scores as float8: pg's JSON.parse and plain
-      // strings cost a fraction of its text-array and Date parsers (measured in bench/exports).
-      `SELECT c.seq, c.id, c.fingerprint, c.title, c.severity, c.status, c.scanner, c.rule_id,
+    const page = exportCasesQuery(workspaceId, f, cursor, PAGE);
+    const { rows }: { rows: ExportCaseRow[] } = await db.query<ExportCaseRow>(page.text, page.values);
+    for (const r of rows) yield toExportCase(r);
+    total += rows.length;
+    if (rows.length < PAGE) return;
+    await onPage?.(total);
+    cursor = rows[rows.length - 1]!.seq;
+  }
+}
+
+/**
+ * One keyset page of the export's cases, newest first: after `cursor` (a `seq`), at most `limit`.
+ * Exported for the bench, whose baseline is PostgreSQL's own COPY of this very query.
+ */
+export function exportCasesQuery(
+  workspaceId: string,
+  f: ListFilters,
+  cursor: string | null,
+  limit: number,
+): { text: string; values: unknown[] } {
+  const params: unknown[] = [workspaceId];
+  const where = ['c.workspace_id = $1', ...filterSql('c', f, params, 'cases')];
+  if (cursor !== null) {
+    params.push(cursor);
+    where.push(`c.seq < $${params.length}::bigint`);
+  }
+  params.push(limit);
+  return {
+    // Arrays as JSON, times as ISO text and scores as float8: pg's JSON.parse and plain
+    // strings cost a fraction of its text-array and Date parsers (measured in bench/exports).
+    text: `SELECT c.seq, c.id, c.fingerprint, c.title, c.severity, c.status, c.scanner, c.rule_id,
               array_to_json(c.cve_ids) AS cve_ids, array_to_json(c.cwe_ids) AS cwe_ids, c.cvss_score::float8 AS cvss_score,
               c.asset, c.host, c.ip, c.fqdn, c.component, c.port, c.protocol,
               ${ISO('c.first_seen')} AS first_seen, ${ISO('c.last_seen')} AS last_seen,
@@ -254,14 +277,8 @@ export async function* iterateExportCases(
          LIMIT 1) lf ON true
        WHERE ${where.join(' AND ')}
        ORDER BY c.seq DESC LIMIT $${params.length}`,
-      params,
-    );
-    for (const r of rows) yield toExportCase(r);
-    total += rows.length;
-    if (rows.length < PAGE) return;
-    await onPage?.(total);
-    cursor = rows[rows.length - 1]!.seq;
-  }
+    values: params,
+  };
 }
 
 function toExportCase(r: ExportCaseRow): ExportCase {
