@@ -11,7 +11,7 @@ import {
   takeCallsPerMonth,
   takeOneCall,
 } from '../usage/usage-store.js';
-import { sql } from '../../db/sql.js';
+import { sql, type SqlFragment } from '../../db/sql.js';
 
 /**
  * The triage area's answers: `triage_results`, `triage_shadow_answers` and `triage_unanswered`
@@ -152,18 +152,6 @@ export async function recordTriages(db: Db, records: readonly SingleRecord[]): P
   const col = <T>(f: (r: SingleRecord, i: number) => T): T[] => records.map(f);
   const take = (r: SingleRecord) => ('take' in r.settle ? r.settle.take : null);
   const reservation = (r: SingleRecord) => ('reservationId' in r.settle ? r.settle.reservationId : null);
-  const ledger = records.flatMap((r, ord) => r.ledger.map((entry) => ({ ord, entry })));
-  const [
-    requestIds,
-    tiers,
-    catalogModels,
-    providerModels,
-    inputTokens,
-    outputTokens,
-    costMicros,
-    costPicos,
-    aiCalls,
-  ] = ledgerCallColumns(ledger.map((l) => l.entry));
   const settle = settleReservationsCtes(
     sql`SELECT reservation_id, count(*)::int FROM u WHERE reservation_id IS NOT NULL GROUP BY reservation_id`,
   );
@@ -191,22 +179,7 @@ WITH u AS (
   SELECT u.* FROM u
    WHERE u.take_limit IS NULL
       OR EXISTS (SELECT 1 FROM take t WHERE t.workspace_id = u.workspace_id AND t.month = u.take_month)
-), res AS (
-  INSERT INTO triage_results (id, workspace_id, key_id, batch_id, model, priority, response, hops, policy_changes, policy_version, created_at)
-  SELECT result_id, workspace_id, key_id, NULL, model, priority, response, hops, policy_changes, policy_version, at FROM done
-), led AS (
-  ${insertLedgerRowsFrom(sql`
-  SELECT d.workspace_id, d.key_id, l.request_id, l.tier, l.catalog_model, l.provider_model,
-         l.input_tokens, l.output_tokens, l.cost_micros, l.cost_picos, l.ai_call, d.at
-    FROM unnest(${ledger.map((l) => l.ord)}::int[], ${requestIds}::text[], ${tiers}::text[], ${catalogModels}::text[],
-                ${providerModels}::text[], ${inputTokens}::int[], ${outputTokens}::int[], ${costMicros}::bigint[],
-                ${costPicos}::bigint[], ${aiCalls}::boolean[])
-         AS l(ord, request_id, tier, catalog_model, provider_model, input_tokens, output_tokens, cost_micros, cost_picos, ai_call)
-    JOIN done d ON d.ord = l.ord`)}
-), sh AS (
-  INSERT INTO triage_shadow_answers (triage_result_id, engine, model_version, answer, agrees)
-  SELECT result_id, sh_engine, sh_version, sh_answer, sh_agrees FROM done WHERE sh_answer IS NOT NULL
-), ${settle}
+), ${answerRowsCtes(records, sql`NULL`)}, ${settle}
 SELECT ord FROM done`,
   });
   const recorded = new Set(res.rows.map((row) => row.ord));
@@ -290,18 +263,6 @@ export async function recordBatchItems(
 ): Promise<RecordOutcome[]> {
   if (records.length === 0) return [];
   const col = <T>(f: (r: BatchItemRecord, i: number) => T): T[] => records.map(f);
-  const ledger = records.flatMap((r, ord) => r.ledger.map((entry) => ({ ord, entry })));
-  const [
-    requestIds,
-    tiers,
-    catalogModels,
-    providerModels,
-    inputTokens,
-    outputTokens,
-    costMicros,
-    costPicos,
-    aiCalls,
-  ] = ledgerCallColumns(ledger.map((l) => l.entry));
   const res = await db.query<{
     ord: number;
     recorded: boolean;
@@ -335,22 +296,7 @@ WITH u AS (
     FROM (SELECT batch_id, count(*)::int AS n FROM done GROUP BY batch_id) c
    WHERE b.id = c.batch_id
   RETURNING b.id, b.completed, b.failed, b.total
-), res AS (
-  INSERT INTO triage_results (id, workspace_id, key_id, batch_id, model, priority, response, hops, policy_changes, policy_version, created_at)
-  SELECT result_id, workspace_id, key_id, batch_id, model, priority, response, hops, policy_changes, policy_version, at FROM done
-), led AS (
-  ${insertLedgerRowsFrom(sql`
-  SELECT d.workspace_id, d.key_id, l.request_id, l.tier, l.catalog_model, l.provider_model,
-         l.input_tokens, l.output_tokens, l.cost_micros, l.cost_picos, l.ai_call, d.at
-    FROM unnest(${ledger.map((l) => l.ord)}::int[], ${requestIds}::text[], ${tiers}::text[], ${catalogModels}::text[],
-                ${providerModels}::text[], ${inputTokens}::int[], ${outputTokens}::int[], ${costMicros}::bigint[],
-                ${costPicos}::bigint[], ${aiCalls}::boolean[])
-         AS l(ord, request_id, tier, catalog_model, provider_model, input_tokens, output_tokens, cost_micros, cost_picos, ai_call)
-    JOIN done d ON d.ord = l.ord`)}
-), sh AS (
-  INSERT INTO triage_shadow_answers (triage_result_id, engine, model_version, answer, agrees)
-  SELECT result_id, sh_engine, sh_version, sh_answer, sh_agrees FROM done WHERE sh_answer IS NOT NULL
-)
+), ${answerRowsCtes(records, sql`batch_id`)}
 SELECT u.ord, item.ord IS NOT NULL AS recorded, c.completed, c.failed, c.total
   FROM u LEFT JOIN item ON item.ord = u.ord LEFT JOIN counters c ON c.id = u.batch_id`,
   });
@@ -397,4 +343,40 @@ export async function recordUnanswered(db: Db, r: UnansweredRecord): Promise<voi
            VALUES (${randomUUID()}, ${r.workspaceId}, ${r.keyId}, ${r.requestId}, ${JSON.stringify(r.hops)}::jsonb,
                    ${input}, ${output}, ${r.at})`,
   });
+}
+
+/**
+ * The CTEs a group statement ends with, over its CTE `done` (the answers recorded now, with
+ * `ord` their index in `records`): their results (`batch` is `NULL` or the `batch_id` column),
+ * their ledger rows through the usage store, and their shadow answers.
+ */
+function answerRowsCtes(records: readonly TriageRecord[], batch: SqlFragment): SqlFragment {
+  const ledger = records.flatMap((r, ord) => r.ledger.map((entry) => ({ ord, entry })));
+  const [
+    requestIds,
+    tiers,
+    catalogModels,
+    providerModels,
+    inputTokens,
+    outputTokens,
+    costMicros,
+    costPicos,
+    aiCalls,
+  ] = ledgerCallColumns(ledger.map((l) => l.entry));
+  return sql`res AS (
+  INSERT INTO triage_results (id, workspace_id, key_id, batch_id, model, priority, response, hops, policy_changes, policy_version, created_at)
+  SELECT result_id, workspace_id, key_id, ${batch}, model, priority, response, hops, policy_changes, policy_version, at FROM done
+), led AS (
+  ${insertLedgerRowsFrom(sql`
+  SELECT d.workspace_id, d.key_id, l.request_id, l.tier, l.catalog_model, l.provider_model,
+         l.input_tokens, l.output_tokens, l.cost_micros, l.cost_picos, l.ai_call, d.at
+    FROM unnest(${ledger.map((l) => l.ord)}::int[], ${requestIds}::text[], ${tiers}::text[], ${catalogModels}::text[],
+                ${providerModels}::text[], ${inputTokens}::int[], ${outputTokens}::int[], ${costMicros}::bigint[],
+                ${costPicos}::bigint[], ${aiCalls}::boolean[])
+         AS l(ord, request_id, tier, catalog_model, provider_model, input_tokens, output_tokens, cost_micros, cost_picos, ai_call)
+    JOIN done d ON d.ord = l.ord`)}
+), sh AS (
+  INSERT INTO triage_shadow_answers (triage_result_id, engine, model_version, answer, agrees)
+  SELECT result_id, sh_engine, sh_version, sh_answer, sh_agrees FROM done WHERE sh_answer IS NOT NULL
+)`;
 }
