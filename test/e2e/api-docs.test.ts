@@ -1,13 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/start-test-server.js';
-import { CHROMIUM_PATH, hasChromium, openBrowser, screenshot, SLOW, type BrowserSession } from './support.js';
+import {
+  warnWithoutChromium,
+  hasChromium,
+  openBrowser,
+  screenshot,
+  SLOW,
+  type BrowserSession,
+} from './support.js';
 
-if (!hasChromium) {
-  console.warn(
-    `[e2e] SKIPPED: the API docs browser test needs Chromium at ${CHROMIUM_PATH} ` +
-      '(Debian: apt-get install -y chromium). Nothing in test/e2e/api-docs.test.ts ran.',
-  );
-}
+warnWithoutChromium('api-docs.test.ts', 'the API docs browser tests');
 
 /**
  * `/docs` in real Chromium (issue 15): Swagger UI renders the app's own OpenAPI document with

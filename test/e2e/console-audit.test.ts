@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '../helpers/start-test-server.js';
 import {
-  CHROMIUM_PATH,
+  warnWithoutChromium,
   expectStrictPageHeaders,
   hasChromium,
   KEY_SHAPE,
@@ -13,12 +13,7 @@ import {
   type BrowserSession,
 } from './support.js';
 
-if (!hasChromium) {
-  console.warn(
-    `[e2e] SKIPPED: the console browser tests need Chromium at ${CHROMIUM_PATH} ` +
-      '(Debian: apt-get install -y chromium). Nothing in test/e2e/console-audit.test.ts ran.',
-  );
-}
+warnWithoutChromium('console-audit.test.ts');
 
 /** A label that would run script if any page wrote it as markup. */
 const XSS_LABEL = '<img src=x onerror="window.__xss=1">"><script>window.__xss=2</script>';

@@ -8,7 +8,7 @@ import type { Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '../helpers/start-test-server.js';
 import { startProcessWorkers } from '../../src/app/workers.js';
 import {
-  CHROMIUM_PATH,
+  warnWithoutChromium,
   expectStrictPageHeaders,
   hasChromium,
   KEY_SHAPE,
@@ -18,12 +18,7 @@ import {
   type BrowserSession,
 } from './support.js';
 
-if (!hasChromium) {
-  console.warn(
-    `[e2e] SKIPPED: the console browser tests need Chromium at ${CHROMIUM_PATH} ` +
-      '(Debian: apt-get install -y chromium). Nothing in test/e2e/console-data.test.ts ran.',
-  );
-}
+warnWithoutChromium('console-data.test.ts');
 
 /** Text that would run script if any page wrote it as markup. */
 const XSS = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>';

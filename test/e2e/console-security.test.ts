@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/start-test-server.js';
 import {
-  CHROMIUM_PATH,
+  warnWithoutChromium,
   cookieHeader,
   hasChromium,
   KEY_SHAPE,
@@ -12,12 +12,7 @@ import {
   type BrowserSession,
 } from './support.js';
 
-if (!hasChromium) {
-  console.warn(
-    `[e2e] SKIPPED: the console security browser tests need Chromium at ${CHROMIUM_PATH} ` +
-      '(Debian: apt-get install -y chromium). Nothing in test/e2e/console-security.test.ts ran.',
-  );
-}
+warnWithoutChromium('console-security.test.ts', 'the console security browser tests');
 
 const MARKUP_NAME = `<img src=x onerror="window.__pwned=1"> & "Co" <script>window.__pwned=2</script>`;
 const CSRF_FAILED = {

@@ -9,7 +9,7 @@ import type { Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '../helpers/start-test-server.js';
 import { startProcessWorkers } from '../../src/app/workers.js';
 import {
-  CHROMIUM_PATH,
+  warnWithoutChromium,
   expectStrictPageHeaders,
   hasChromium,
   KEY_SHAPE,
@@ -19,12 +19,7 @@ import {
   type BrowserSession,
 } from './support.js';
 
-if (!hasChromium) {
-  console.warn(
-    `[e2e] SKIPPED: the console browser tests need Chromium at ${CHROMIUM_PATH} ` +
-      '(Debian: apt-get install -y chromium). Nothing in test/e2e/console-workflows.test.ts ran.',
-  );
-}
+warnWithoutChromium('console-workflows.test.ts');
 
 const XSS = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>';
 const PARSE = { timeout: 30_000, interval: 200 };

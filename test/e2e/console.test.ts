@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page, Response } from 'playwright-core';
 import { startTestServer, type TestServer } from '../helpers/start-test-server.js';
 import {
-  CHROMIUM_PATH,
+  warnWithoutChromium,
   expectStrictPageHeaders,
   hasChromium,
   KEY_SHAPE,
@@ -15,12 +15,7 @@ import {
   type BrowserSession,
 } from './support.js';
 
-if (!hasChromium) {
-  console.warn(
-    `[e2e] SKIPPED: the console browser tests need Chromium at ${CHROMIUM_PATH} ` +
-      '(Debian: apt-get install -y chromium). Nothing in test/e2e/console.test.ts ran.',
-  );
-}
+warnWithoutChromium('console.test.ts');
 
 /**
  * The console journey in real Chromium against the real service over real HTTP

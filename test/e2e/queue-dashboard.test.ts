@@ -2,14 +2,9 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/start-test-server.js';
 import { testRedisUrl } from '../helpers/db.js';
-import { CHROMIUM_PATH, hasChromium, launchChromium, screenshot, SLOW } from './support.js';
+import { warnWithoutChromium, hasChromium, launchChromium, screenshot, SLOW } from './support.js';
 
-if (!hasChromium) {
-  console.warn(
-    `[e2e] SKIPPED: the queue dashboard browser test needs Chromium at ${CHROMIUM_PATH} ` +
-      '(Debian: apt-get install -y chromium). Nothing in test/e2e/queue-dashboard.test.ts ran.',
-  );
-}
+warnWithoutChromium('queue-dashboard.test.ts', 'the queue dashboard browser tests');
 
 const ADMIN_TOKEN = 'admin-token-for-e2e-0123456789abcdef';
 

@@ -7,6 +7,15 @@ import { chromium, type Browser, type BrowserContext, type Page, type Response }
 export const CHROMIUM_PATH = '/usr/bin/chromium';
 export const hasChromium = existsSync(CHROMIUM_PATH);
 
+/** Says plainly, once per file, that `file`'s browser tests did not run (no Chromium here). */
+export function warnWithoutChromium(file: string, what = 'the console browser tests'): void {
+  if (hasChromium) return;
+  console.warn(
+    `[e2e] SKIPPED: ${what} need Chromium at ${CHROMIUM_PATH} ` +
+      `(Debian: apt-get install -y chromium). Nothing in test/e2e/${file} ran.`,
+  );
+}
+
 export const KEY_SHAPE = /^svc_[0-9A-Za-z]{38}$/;
 
 /** UI and cross-process changes are awaited, with room for a loaded CI machine. */
