@@ -1,6 +1,6 @@
 /* global document */
 import { $, api, clearAlert, count, h, show, time } from './console.js';
-import { report, startShell } from './shell.js';
+import { fillCaseTriageKeys, report, startShell } from './shell.js';
 
 /**
  * One case (issue 16): `/api/console/cases/:id` draws the facts, the CVEs with their KEV, EPSS
@@ -178,18 +178,7 @@ function drawTriage(c) {
 }
 
 async function initTriage() {
-  const keys = (await api('/keys')).data.filter(
-    (k) =>
-      (k.status === 'active' || k.status === 'rotating') &&
-      k.scopes.includes('triage:write') &&
-      k.scopes.includes('cases:write'),
-  );
-  const select = $('triage-key');
-  select.replaceChildren(...keys.map((k) => h('option', { value: k.id }, `${k.label} (${k.masked})`)));
-  if (keys.length === 0) {
-    select.append(h('option', { value: '' }, 'No key with cases:write and triage:write'));
-    $('triage-submit').disabled = true;
-  }
+  const select = await fillCaseTriageKeys($('triage-submit'));
   $('triage-form').addEventListener('submit', async (e) => {
     e.preventDefault();
     $('triage-submit').disabled = true;

@@ -1,6 +1,6 @@
 /* global document, location, URLSearchParams, setTimeout */
 import { $, api, clearAlert, count, h, show, time } from './console.js';
-import { queryOf, report, SEVERITIES, startShell } from './shell.js';
+import { fillCaseTriageKeys, queryOf, report, SEVERITIES, startShell } from './shell.js';
 
 /**
  * Cases (issue 16). The filter form is a GET form, so the URL is the state; this script fills the
@@ -310,18 +310,7 @@ function triageSelection() {
 }
 
 async function initTriage() {
-  const keys = (await api('/keys')).data.filter(
-    (k) =>
-      (k.status === 'active' || k.status === 'rotating') &&
-      k.scopes.includes('triage:write') &&
-      k.scopes.includes('cases:write'),
-  );
-  const select = $('triage-key');
-  select.replaceChildren(...keys.map((k) => h('option', { value: k.id }, `${k.label} (${k.masked})`)));
-  if (keys.length === 0) {
-    select.append(h('option', { value: '' }, 'No key with cases:write and triage:write'));
-    $('triage-check').disabled = true;
-  }
+  const select = await fillCaseTriageKeys($('triage-check'));
   const confirm = $('triage-confirm');
   const status = $('triage-status');
   let pending = null;

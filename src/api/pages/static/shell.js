@@ -1,5 +1,5 @@
 /* global location, URLSearchParams */
-import { $, api, handleSessionLoss, messageOf, session, showAlert } from './console.js';
+import { $, api, h, handleSessionLoss, messageOf, session, showAlert } from './console.js';
 
 /**
  * What every signed-in data page (Dashboard, Scans, Cases, Case) shares: the session, the
@@ -52,3 +52,23 @@ export function bytes(n) {
 }
 
 export const SEVERITIES = ['CRITICAL', 'HIGH', 'MEDIUM', 'LOW', 'INFO'];
+
+/**
+ * Fills the select `#triage-key` with the workspace's keys that may bill a case triage (usable,
+ * with `cases:write` and `triage:write`); with none, says so and disables `submit`.
+ */
+export async function fillCaseTriageKeys(submit) {
+  const keys = (await api('/keys')).data.filter(
+    (k) =>
+      (k.status === 'active' || k.status === 'rotating') &&
+      k.scopes.includes('triage:write') &&
+      k.scopes.includes('cases:write'),
+  );
+  const select = $('triage-key');
+  select.replaceChildren(...keys.map((k) => h('option', { value: k.id }, `${k.label} (${k.masked})`)));
+  if (keys.length === 0) {
+    select.append(h('option', { value: '' }, 'No key with cases:write and triage:write'));
+    submit.disabled = true;
+  }
+  return select;
+}
