@@ -5,15 +5,14 @@ import { isUuid } from '../../lib/ids.js';
 import { CASE_EPSS, caseOrder, type CaseSort } from './case-sort.js';
 import {
   listCaseTriageHistory,
-  type CaseTriageAction,
   type CaseTriageHistoryEntry,
-  type CaseTriagePriority,
+  type TriageColumns,
   viewTriage,
 } from './case-triage-store.js';
 import { filterSql, kevColumn, type ListFilters, VISIBLE_FINDINGS } from './list-filters.js';
 
-/** A case: one problem on one asset within a workspace (DECISIONS §10). */
-export interface CaseRow {
+/** A case: one problem on one asset within a workspace (DECISIONS §10), with its current triage (m011: all null when untriaged). */
+export interface CaseRow extends TriageColumns {
   id: string;
   seq: string;
   workspace_id: string;
@@ -43,15 +42,6 @@ export interface CaseRow {
   epss: number | null;
   created_at: Date;
   updated_at: Date;
-  // The current triage (m011): all null when untriaged.
-  priority: CaseTriagePriority | null;
-  recommended_action: CaseTriageAction | null;
-  reasoning: string | null;
-  confidence_score: number | null;
-  severity_override: CaseTriagePriority | null;
-  model: string | null;
-  triaged_at: Date | null;
-  policy_version: string | null;
   triage_stale: boolean;
 }
 
