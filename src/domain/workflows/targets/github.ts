@@ -1,7 +1,7 @@
 import type { DeliveryCase, GithubTarget, WorkflowFields } from '../types.js';
 import { renderLabels, renderSummary } from '../template.js';
 import { caseToMarkdown } from './adf.js';
-import { httpCall, type HttpCallOptions } from './http-call.js';
+import { jsonApi, type HttpCallOptions } from './http-call.js';
 import type { IssueAdapter } from './issue-adapter.js';
 import { failureOf, parseJson } from './target-result.js';
 
@@ -29,16 +29,7 @@ export function githubAdapter(
     'x-github-api-version': '2022-11-28',
     'content-type': 'application/json',
   };
-  const call = (method: 'GET' | 'POST' | 'PATCH', path: string, body?: unknown) =>
-    httpCall(
-      {
-        method,
-        url: `${base}${path}`,
-        headers,
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      },
-      http,
-    );
+  const call = jsonApi(base, headers, http);
   const content = (c: DeliveryCase, marker: string) => ({
     title: renderSummary(fields, c, GITHUB_TITLE_MAX),
     body: caseToMarkdown(c, marker),

@@ -96,3 +96,20 @@ export function httpCall(req: HttpRequest, options: HttpCallOptions = {}): Promi
     );
   });
 }
+
+/**
+ * A JSON API client of one tracker: `call(method, path, body?)` sends to `base + path` with the
+ * tracker's fixed headers, the body as JSON when there is one.
+ */
+export function jsonApi(base: string, headers: Record<string, string>, options: HttpCallOptions = {}) {
+  return (method: HttpRequest['method'], path: string, body?: unknown): Promise<HttpOutcome> =>
+    httpCall(
+      {
+        method,
+        url: `${base}${path}`,
+        headers,
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      },
+      options,
+    );
+}

@@ -1,7 +1,7 @@
 import type { DeliveryCase, JiraTarget, WorkflowFields } from '../types.js';
 import { mappedPriority, renderLabels, renderSummary } from '../template.js';
 import { caseToAdf } from './adf.js';
-import { httpCall, type HttpCallOptions } from './http-call.js';
+import { jsonApi, type HttpCallOptions } from './http-call.js';
 import type { ExternalIssue, IssueAdapter } from './issue-adapter.js';
 import { failureOf, parseJson, type TargetResult } from './target-result.js';
 
@@ -29,16 +29,7 @@ export function jiraAdapter(
     accept: 'application/json',
     'content-type': 'application/json',
   };
-  const call = (method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown) =>
-    httpCall(
-      {
-        method,
-        url: `${base}${path}`,
-        headers,
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      },
-      http,
-    );
+  const call = jsonApi(base, headers, http);
   const browse = (key: string) => `${base}/browse/${encodeURIComponent(key)}`;
   const issueFields = (c: DeliveryCase, marker: string) => {
     const priority = mappedPriority(fields, c);
