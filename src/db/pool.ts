@@ -35,6 +35,18 @@ export type Db = pg.Pool | pg.PoolClient;
 /** Clients inside a transaction of {@link withTransaction}, with their savepoint depth. */
 const open = new WeakMap<pg.PoolClient, number>();
 
+/** Options of {@link withTransaction}. */
+export interface TransactionOptions {
+  /**
+   * Statements sent with BEGIN (or SAVEPOINT) as one simple query: one round trip instead of one
+   * per statement, for a hot path that counts them (the scan writer). A simple query takes no
+   * parameters, so the caller puts only literals it has checked into it. The results of its
+   * statements reach `fn` as its second argument, in order. If it fails, the transaction is
+   * rolled back and the error rethrown, as for an error of `fn`.
+   */
+  prelude?: string;
+}
+
 /**
  * Runs `fn` in one transaction: COMMIT when it resolves, ROLLBACK when it throws (and the error
  * is rethrown). The one transaction idiom of the code base.
@@ -45,18 +57,24 @@ const open = new WeakMap<pg.PoolClient, number>();
  *   the owner.
  * - Given a client already inside `withTransaction`, the inner call is a SAVEPOINT: it rolls
  *   back alone, and the outer transaction decides the commit.
+ * - With `options.prelude`, those statements ride in the BEGIN's round trip (see
+ *   {@link TransactionOptions.prelude}); `fn` gets their results.
  */
-export async function withTransaction<T>(db: Db, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+export async function withTransaction<T>(
+  db: Db,
+  fn: (client: pg.PoolClient, prelude: pg.QueryResult[]) => Promise<T>,
+  options: TransactionOptions = {},
+): Promise<T> {
   if (!isClient(db)) {
     const client = await db.connect();
     let destroy = false;
     try {
-      return await transaction(client, fn, () => (destroy = true));
+      return await transaction(client, fn, options.prelude, () => (destroy = true));
     } finally {
       client.release(destroy || undefined);
     }
   }
-  return transaction(db, fn, () => undefined);
+  return transaction(db, fn, options.prelude, () => undefined);
 }
 
 function isClient(db: Db): db is pg.PoolClient {
@@ -65,19 +83,35 @@ function isClient(db: Db): db is pg.PoolClient {
 
 async function transaction<T>(
   client: pg.PoolClient,
-  fn: (client: pg.PoolClient) => Promise<T>,
+  fn: (client: pg.PoolClient, prelude: pg.QueryResult[]) => Promise<T>,
+  prelude: string | undefined,
   onBrokenRollback: () => void,
 ): Promise<T> {
   const depth = open.get(client);
   const savepoint = depth === undefined ? null : `tx_${depth + 1}`;
-  await client.query(savepoint ? `SAVEPOINT ${savepoint}` : 'BEGIN');
+  const begin = savepoint ? `SAVEPOINT ${savepoint}` : 'BEGIN';
+  const rollback = savepoint ? `ROLLBACK TO SAVEPOINT ${savepoint}` : 'ROLLBACK';
+  let started: pg.QueryResult[] = [];
+  if (prelude === undefined) await client.query(begin);
+  else {
+    try {
+      // Several statements in one simple query answer with one result each, BEGIN's first.
+      const results = (await client.query(`${begin}; ${prelude}`)) as unknown as
+        pg.QueryResult | pg.QueryResult[];
+      started = Array.isArray(results) ? results.slice(1) : [];
+    } catch (err) {
+      // BEGIN ran and a prelude statement failed: the transaction is open and aborted.
+      await client.query(rollback).catch(onBrokenRollback);
+      throw err;
+    }
+  }
   open.set(client, (depth ?? -1) + 1);
   try {
-    const result = await fn(client);
+    const result = await fn(client, started);
     await client.query(savepoint ? `RELEASE SAVEPOINT ${savepoint}` : 'COMMIT');
     return result;
   } catch (err) {
-    await client.query(savepoint ? `ROLLBACK TO SAVEPOINT ${savepoint}` : 'ROLLBACK').catch(onBrokenRollback);
+    await client.query(rollback).catch(onBrokenRollback);
     throw err;
   } finally {
     if (depth === undefined) open.delete(client);

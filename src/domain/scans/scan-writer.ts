@@ -125,39 +125,38 @@ export async function openScanWriter(
   async function commit(chunk: Encoded[]): Promise<void> {
     const last = chunk[chunk.length - 1]!;
     // Round trips are what a busy machine makes expensive (each waits for both processes to be
-    // scheduled), so a commit takes four: the transaction's start with its progress UPDATE (one
-    // simple query, its values literals checked above), one per COPY, and COMMIT. The COPY
-    // streams run on the writer's own connection: the transaction must be on it too.
+    // scheduled), so a commit takes four: BEGIN with its prelude (the progress UPDATE, one simple
+    // query, its values literals checked above), one per COPY, and COMMIT. The COPY streams run
+    // on the writer's own connection: the transaction must be on it too. On an error
+    // withTransaction rolls back, and the writer is broken from then on (its connection is
+    // discarded on close).
     // synchronous_commit off is safe: a commit lost to a database crash is a suffix the retried
     // job writes again, and completeScan's synchronous commit flushes all of them.
-    const started = (await client.query(
-      `BEGIN; SET LOCAL synchronous_commit = off;
+    const progress = `SET LOCAL synchronous_commit = off;
        UPDATE scans SET findings_count = greatest(findings_count, ${last.next}),
                         bytes_parsed = ${last.bytesRead === null ? 'bytes_parsed' : `least(bytes, greatest(bytes_parsed, ${last.bytesRead}))`}
-       WHERE id = '${scan.id}' AND status = 'parsing'`,
-    )) as unknown as pg.QueryResult[];
-    try {
-      // No foreign key checks the rows' scan (m017): the UPDATE holds the scan row until the
-      // commit, so a concurrent delete waits and then removes these rows with it, and a scan
-      // already deleted fails the batch (the retried job then finds nothing to parse).
-      if (started[2]!.rowCount === 0) {
-        const held = await client.query(`SELECT 1 FROM scans WHERE id = $1 FOR KEY SHARE`, [scan.id]);
-        if (held.rowCount === 0) throw new Error(`scan ${scan.id} no longer exists`);
-      }
-      await pipeline(
-        Readable.from(chunk.flatMap((c) => c.findings)),
-        client.query(copyFrom(`COPY findings (${FINDING_COPY_COLUMNS}) FROM STDIN`)),
-      );
-      await pipeline(
-        Readable.from(chunk.flatMap((c) => c.evidence)),
-        client.query(copyFrom(`COPY evidence (${EVIDENCE_COPY_COLUMNS}) FROM STDIN`)),
-      );
-      await client.query('COMMIT');
-    } catch (err) {
-      // The connection is discarded on close (the writer is broken from here on).
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    }
+       WHERE id = '${scan.id}' AND status = 'parsing'`;
+    await withTransaction(
+      client,
+      async (tx, [, updated]) => {
+        // No foreign key checks the rows' scan (m017): the UPDATE holds the scan row until the
+        // commit, so a concurrent delete waits and then removes these rows with it, and a scan
+        // already deleted fails the batch (the retried job then finds nothing to parse).
+        if (updated!.rowCount === 0) {
+          const held = await tx.query(`SELECT 1 FROM scans WHERE id = $1 FOR KEY SHARE`, [scan.id]);
+          if (held.rowCount === 0) throw new Error(`scan ${scan.id} no longer exists`);
+        }
+        await pipeline(
+          Readable.from(chunk.flatMap((c) => c.findings)),
+          tx.query(copyFrom(`COPY findings (${FINDING_COPY_COLUMNS}) FROM STDIN`)),
+        );
+        await pipeline(
+          Readable.from(chunk.flatMap((c) => c.evidence)),
+          tx.query(copyFrom(`COPY evidence (${EVIDENCE_COPY_COLUMNS}) FROM STDIN`)),
+        );
+      },
+      { prelude: progress },
+    );
     for (const c of chunk) stored += c.count;
   }
 

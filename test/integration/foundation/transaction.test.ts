@@ -105,4 +105,64 @@ describe('withTransaction', () => {
     ).rejects.toThrow('outer');
     expect(await values()).toEqual([]);
   });
+
+  it('sends a prelude with BEGIN and hands its results to the function', async () => {
+    await pool.query('TRUNCATE t');
+    await pool.query('INSERT INTO t VALUES (1), (2)');
+    const client = await pool.connect();
+    try {
+      const seen = await withTransaction(
+        client,
+        async (tx, prelude) => {
+          const { rows } = await tx.query<{ synchronous_commit: string }>('SHOW synchronous_commit');
+          return { setting: rows[0]!.synchronous_commit, counts: prelude.map((r) => r.rowCount) };
+        },
+        { prelude: 'SET LOCAL synchronous_commit = off; UPDATE t SET v = v + 10 WHERE v > 1' },
+      );
+      expect(seen).toEqual({ setting: 'off', counts: [null, 1] });
+      // SET LOCAL ended with the transaction.
+      const { rows } = await client.query<{ synchronous_commit: string }>('SHOW synchronous_commit');
+      expect(rows[0]!.synchronous_commit).toBe('on');
+    } finally {
+      client.release();
+    }
+    expect(await values()).toEqual([1, 12]);
+  });
+
+  it('rolls back the prelude with the function, and a failed prelude before the function runs', async () => {
+    await pool.query('TRUNCATE t');
+    await expect(
+      withTransaction(pool, async () => Promise.reject(new Error('undo')), {
+        prelude: 'INSERT INTO t VALUES (1)',
+      }),
+    ).rejects.toThrow('undo');
+    let ran = false;
+    await expect(
+      withTransaction(
+        pool,
+        async () => {
+          ran = true;
+        },
+        { prelude: 'INSERT INTO t VALUES (2); SELECT * FROM missing_table' },
+      ),
+    ).rejects.toThrow(/missing_table/);
+    expect(ran).toBe(false);
+    expect(await values()).toEqual([]);
+    // The client went back to the pool out of any transaction.
+    expect(pool.idleCount).toBe(pool.totalCount);
+    await withTransaction(pool, async (tx) => tx.query(sql`INSERT INTO t VALUES (${3})`));
+    expect(await values()).toEqual([3]);
+  });
+
+  it('sends a prelude after the SAVEPOINT of a nested call', async () => {
+    await pool.query('TRUNCATE t');
+    await withTransaction(pool, async (tx) => {
+      await tx.query(sql`INSERT INTO t VALUES (${1})`);
+      await withTransaction(tx, async () => Promise.reject(new Error('inner')), {
+        prelude: 'INSERT INTO t VALUES (2)',
+      }).catch(() => undefined);
+      await withTransaction(tx, async () => undefined, { prelude: 'INSERT INTO t VALUES (3)' });
+    });
+    expect(await values()).toEqual([1, 3]);
+  });
 });
