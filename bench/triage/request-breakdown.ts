@@ -5,7 +5,7 @@
  *
  * - framework + auth: `GET /api/v1/keys/me` with the same key (routing, key check, metering);
  * - the statement that stores the answer (result, ledger, AI call), timed around `pg`'s query;
- * - the provider call as the service's HTTP client saw it (`perf_hooks` `http` entries), and as
+ * - the provider call as the service's HTTP client saw it (undici's diagnostics channels), and as
  *   the fake provider measured it (request in to last byte out; it answers at once here);
  * - the rest: building the prompt, counting tokens, routing, the local engine or the answer's
  *   parsing and schema check, the safety policy, the in-house shadow, the response.
@@ -16,7 +16,7 @@
  * bench's overhead (`http-overhead.ts`), they do not replace it.
  */
 import path from 'node:path';
-import { PerformanceObserver } from 'node:perf_hooks';
+import diagnostics from 'node:diagnostics_channel';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { startOpenAiFake } from '../../test/helpers/fake-providers/openai-fake.js';
@@ -44,11 +44,16 @@ const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
   return query.apply(this, args);
 };
 
+/** The provider calls as the client saw them: undici's request created → its body read whole. */
 const providerClientMs: number[] = [];
-new PerformanceObserver((list) => {
-  if (!capture) return;
-  for (const e of list.getEntries()) if (e.name === 'HttpClient') providerClientMs.push(e.duration);
-}).observe({ entryTypes: ['http'] });
+const started = new WeakMap<object, number>();
+diagnostics.subscribe('undici:request:create', (m) => {
+  if (capture) started.set((m as { request: object }).request, performance.now());
+});
+diagnostics.subscribe('undici:request:trailers', (m) => {
+  const t = started.get((m as { request: object }).request);
+  if (t !== undefined) providerClientMs.push(performance.now() - t);
+});
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);

@@ -12,6 +12,7 @@
  * rate-limit headers pause the limiter before the provider starts answering 429.
  */
 import { Redis } from 'ioredis';
+import type { ResponseHeaders } from './pooled-post.js';
 import {
   createLocalWindow,
   createRedisWindow,
@@ -56,7 +57,7 @@ export interface ProviderLimiter {
   /** Runs `fn` once both a request slot and `tokens` tokens are available. */
   schedule<T>(tokens: number, fn: () => Promise<T>, signal?: AbortSignal): Promise<T>;
   /** Reads the provider's rate-limit headers from a response and pauses before it would answer 429. */
-  observe?(headers: Headers): void;
+  observe?(headers: ResponseHeaders): void;
   /** Releases Redis connections it created. */
   close(): Promise<void>;
 }
@@ -160,7 +161,7 @@ export function createProviderLimiter(options: ProviderLimiterOptions): Provider
  * with `-reset` (RFC 3339). When requests or tokens left reach zero, pause until the reset
  * (at most one window); 0 when there is nothing to wait for.
  */
-export function pauseFromHeaders(headers: Headers, now: number, maxMs: number): number {
+export function pauseFromHeaders(headers: ResponseHeaders, now: number, maxMs: number): number {
   let until = 0;
   for (const kind of ['requests', 'tokens', 'input-tokens', 'output-tokens']) {
     const pairs: [string, string][] = [

@@ -2,6 +2,9 @@ import http from 'node:http';
 import https from 'node:https';
 
 /**
+ * The provider client's transport before undici (`src/.../providers/keep-alive-fetch.ts` until
+ * issue 17), kept as the baseline of `provider-client.ts`.
+ *
  * The subset of `fetch` the provider client uses (a POST with headers, a string body and an
  * abort signal, answered with a `Response`), over `node:http`/`node:https` with keep-alive
  * agents. Measured on this machine (loopback, 1.5 KB request, small JSON answer, sequential):
@@ -14,13 +17,13 @@ const agents = {
   'https:': new https.Agent({ keepAlive: true, maxSockets: 256 }),
 };
 
-export const keepAliveFetch: typeof fetch = (input, init = {}) => {
+export const nodeHttpFetch: typeof fetch = (input, init = {}) => {
   const url = new URL(input instanceof Request ? input.url : String(input));
   const protocol = url.protocol === 'https:' ? 'https:' : url.protocol === 'http:' ? 'http:' : null;
   if (protocol === null) return Promise.reject(new TypeError(`unsupported protocol ${url.protocol}`));
   const headers = new Headers(init.headers);
   const body = typeof init.body === 'string' ? init.body : init.body == null ? undefined : null;
-  if (body === null) return Promise.reject(new TypeError('keepAliveFetch sends string bodies only'));
+  if (body === null) return Promise.reject(new TypeError('nodeHttpFetch sends string bodies only'));
   const outgoing: Record<string, string> = {};
   headers.forEach((value, key) => (outgoing[key] = value));
   if (body !== undefined) outgoing['content-length'] = String(Buffer.byteLength(body));
