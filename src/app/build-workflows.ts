@@ -1,7 +1,9 @@
 import type { Config } from '../lib/config.js';
+import type { Logger } from '../lib/logger.js';
 import type { Infrastructure } from './infrastructure.js';
 import type { DeliveryDeps } from '../domain/workflows/deliver.js';
 import type { InboundDeps } from '../domain/workflows/inbound.js';
+import { localPacer, redisPacer } from '../domain/workflows/rate-limit.js';
 import { createWorkflowTrigger, type WorkflowTrigger } from '../domain/workflows/trigger.js';
 import { createWorkflowService, type WorkflowService } from '../domain/workflows/workflow-service.js';
 import { DELIVERY_QUEUE, enqueueDeliveries, type DeliveryPayload } from '../jobs/workflow-delivery.js';
@@ -18,10 +20,16 @@ export interface Workflows {
 
 /**
  * Wires workflows from the process's infrastructure: outbound calls follow the batch-webhook
- * URL rule and its settings (WEBHOOK_ALLOW_PRIVATE_HOSTS, WEBHOOK_ALLOW_LOOPBACK_HTTP); the
- * `deliveries` queue is the kit's own, opened on the first delivery.
+ * URL rule and its settings (WEBHOOK_ALLOW_PRIVATE_HOSTS, WEBHOOK_ALLOW_LOOPBACK_HTTP) and each
+ * workflow's rate limit, paced in Redis (shared by every process) when there is one, else in
+ * this process; the `deliveries` queue is the kit's own, opened on the first delivery.
  */
-export function buildWorkflows(config: Config, infra: Infrastructure, clock: () => Date): Workflows {
+export function buildWorkflows(
+  config: Config,
+  infra: Infrastructure,
+  clock: () => Date,
+  log?: Logger,
+): Workflows {
   const outbound = {
     allowPrivateHosts: config.webhookAllowPrivateHosts,
     allowLoopbackHttp: config.webhookAllowLoopbackHttp,
@@ -32,6 +40,12 @@ export function buildWorkflows(config: Config, infra: Infrastructure, clock: () 
     clock,
     baseUrl: config.publicBaseUrl,
     http: outbound,
+    pacer: infra.redis
+      ? redisPacer(infra.redis, config.redisPrefix, {
+          onStoreError: (err) =>
+            log?.warn({ err: err.message }, 'workflow rate limit paced in process: Redis did not answer'),
+        })
+      : localPacer(),
   };
   const trigger = createWorkflowTrigger({
     pool: infra.pool,

@@ -72,7 +72,7 @@ export async function buildServices(
   const keys = createKeyService({ orm: infra.orm, pepper: infra.pepper, bus: infra.bus, clock });
   const meter = createRequestMeter(infra.pool);
   const quota = createQuotaService(infra.pool, clock, { reserveDb: infra.relaxedPool });
-  const workflows = buildWorkflows(config, infra, clock);
+  const workflows = buildWorkflows(config, infra, clock, logger);
   const triage = await buildTriage({
     config,
     pool: infra.pool,

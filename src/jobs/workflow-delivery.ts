@@ -1,5 +1,10 @@
-import { UnrecoverableError, type Job } from 'bullmq';
-import { attemptDelivery, recordAttemptOutcome, type DeliveryDeps } from '../domain/workflows/deliver.js';
+import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
+import {
+  attemptDelivery,
+  recordAttemptOutcome,
+  recordThrottled,
+  type DeliveryDeps,
+} from '../domain/workflows/deliver.js';
 import { DELIVERY_ATTEMPTS, deliveryBackoffMs, type BackoffOptions } from '../domain/workflows/backoff.js';
 import type { QueueHandle } from './queue-kit.js';
 
@@ -61,9 +66,11 @@ export function deliveryBackoffStrategy(o: BackoffOptions = {}) {
 /**
  * The processor: one attempt, its outcome stored; a retryable failure is rethrown (attempts
  * and backoff apply, the target's Retry-After honoured), a final one is UnrecoverableError.
+ * An attempt the workflow's own rate limit held back is no failure: the job is delayed until
+ * the limit has room (`DelayedError`: no attempt spent, the worker slot freed meanwhile).
  */
 export function deliveryProcessor(deps: DeliveryDeps, backoff: BackoffOptions = {}) {
-  return async (job: Job<DeliveryPayload>): Promise<string> => {
+  return async (job: Job<DeliveryPayload>, token?: string): Promise<string> => {
     const { deliveryId, workflowId } = job.data;
     if (typeof deliveryId !== 'string' || typeof workflowId !== 'string')
       throw new UnrecoverableError('delivery job without its ids');
@@ -72,6 +79,12 @@ export function deliveryProcessor(deps: DeliveryDeps, backoff: BackoffOptions = 
     if (out.kind === 'delivered') {
       await recordAttemptOutcome(deps.pool, workflowId, out, null);
       return 'delivered';
+    }
+    if (out.kind === 'retry' && out.failure.throttled) {
+      const at = Date.now() + (out.failure.retryAfterMs ?? 1_000);
+      await recordThrottled(deps.pool, out.ids, new Date(at));
+      await job.moveToDelayed(at, token);
+      throw new DelayedError();
     }
     const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     if (out.kind === 'failed' || last) {

@@ -1,6 +1,6 @@
 import { CASE_STATUSES } from '../../domain/scans/case-status.js';
 import { isoDateTime, nullableDateTime, nullableInteger, nullableString } from './responses.js';
-import { fieldsSchema, ruleSchema } from './workflows.js';
+import { fieldsSchema, rateLimitSchema, ruleSchema } from './workflows.js';
 
 /** Response shapes of the workflow routes (issue 14). No credential or secret but the 201's `secret`. */
 
@@ -20,6 +20,10 @@ const targetView = {
     apiUrl: { type: 'string' },
     url: { type: 'string' },
     credential: { type: 'string', description: 'Masked: `…` and the last four characters.' },
+    rateLimit: {
+      ...rateLimitSchema,
+      description: "The rate limit in force (the kind's default when none was set).",
+    },
   },
 } as const;
 

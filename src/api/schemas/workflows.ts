@@ -67,6 +67,22 @@ export const statusMapSchema = {
 
 const url = { type: 'string', minLength: 1, maxLength: 2048 } as const;
 
+/** A target's proactive rate limit (`domain/workflows/rate-limit.ts`). */
+export const rateLimitSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['requests', 'perSeconds'],
+  description:
+    'At most `requests` calls to the target in any `perSeconds` seconds, spaced evenly and shared by ' +
+    'every worker process; a delivery over it waits (its job is delayed), it never fails for it. ' +
+    'Defaults: Jira 10 per 1 s, GitHub 60 per 60 s, webhook 20 per 1 s.',
+  properties: {
+    requests: { type: 'integer', minimum: 1, maximum: 1000 },
+    perSeconds: { type: 'integer', minimum: 1, maximum: 3600 },
+  },
+  examples: [{ requests: 10, perSeconds: 1 }],
+} as const;
+
 const jiraTarget = {
   type: 'object',
   additionalProperties: false,
@@ -90,6 +106,7 @@ const jiraTarget = {
       additionalProperties: false,
       properties: { done: text(100), reopen: text(100) },
     },
+    rateLimit: rateLimitSchema,
   },
 } as const;
 
@@ -109,6 +126,7 @@ const githubTarget = {
     },
     token: text(2000),
     apiUrl: url,
+    rateLimit: rateLimitSchema,
   },
 } as const;
 
@@ -116,7 +134,7 @@ const webhookTarget = {
   type: 'object',
   additionalProperties: false,
   required: ['kind', 'url'],
-  properties: { kind: { const: 'webhook' }, url },
+  properties: { kind: { const: 'webhook' }, url, rateLimit: rateLimitSchema },
 } as const;
 
 /** Picks the kind's schema with if/then, so errors name the kind's own fields (not a oneOf). */
@@ -156,6 +174,7 @@ export const patchWorkflowBody = {
     fields: fieldsSchema,
     statusMap: statusMapSchema,
     credential: text(2000),
+    rateLimit: rateLimitSchema,
   },
 } as const;
 

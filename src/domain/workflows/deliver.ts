@@ -6,6 +6,7 @@ import { jiraAdapter } from './targets/jira.js';
 import type { TargetFailure } from './targets/target-result.js';
 import { sendWebhookEvent } from './targets/webhook-target.js';
 import { unsealWorkflowSecret } from './sealing.js';
+import { rateLimitOf, workflowGate, type Pacer } from './rate-limit.js';
 import { CLOSED_STATUSES, type DeliveryCase, type Workflow } from './types.js';
 import {
   countCreateAttempt,
@@ -15,6 +16,7 @@ import {
   loadDeliveryCase,
   pendingDeliveriesUpTo,
   recordAttempt,
+  setNextAttempt,
   updateLink,
   withLinkLock,
   type DeliveryRow,
@@ -29,6 +31,16 @@ export interface DeliveryDeps {
   /** The public base URL of this service (the link back from an issue). */
   baseUrl: string;
   http: HttpCallOptions;
+  /**
+   * Where the workflows' rate-limit schedules live (Redis for every process, else this one);
+   * absent: no proactive limit, only the target's own 429s.
+   */
+  pacer?: Pacer;
+  /**
+   * Longest a call waits in process for its rate-limit slot; a later slot delays the job instead.
+   * @defaultValue {@link RATE_WAIT_MS}
+   */
+  rateWaitMs?: number;
   /**
    * Test hook: runs after a remote issue was created and before it is stored locally. A test
    * throws here to stand for a worker killed at exactly that moment.
@@ -49,17 +61,33 @@ export type AttemptOutcome =
   | { kind: 'failed'; ids: string[]; failure: TargetFailure }
   | { kind: 'skipped'; ids: string[]; reason: string };
 
+/** The default of {@link DeliveryDeps.rateWaitMs}. */
+export const RATE_WAIT_MS = 1_000;
+
+/** The outbound call settings of one workflow: the operator's URL rules and its rate limit. */
+export function httpOf(
+  w: Workflow,
+  deps: Pick<DeliveryDeps, 'http' | 'pacer' | 'rateWaitMs'>,
+): HttpCallOptions {
+  if (!deps.pacer) return deps.http;
+  return {
+    ...deps.http,
+    gate: workflowGate(deps.pacer, w.id, rateLimitOf(w.target), deps.rateWaitMs ?? RATE_WAIT_MS),
+  };
+}
+
 /** The issue adapter of an issue workflow, its credential opened in memory for this attempt. */
 export function issueAdapterOf(
   w: Workflow,
-  deps: Pick<DeliveryDeps, 'pepper' | 'http'>,
+  deps: Pick<DeliveryDeps, 'pepper' | 'http' | 'pacer' | 'rateWaitMs'>,
 ): IssueAdapter | null {
   if (w.kind === 'webhook' || !w.credentialSealed) return null;
   const credential = unsealWorkflowSecret(deps.pepper, w.id, w.credentialSealed);
+  const http = httpOf(w, deps);
   return w.target.kind === 'jira'
-    ? jiraAdapter(w.target, credential, w.fields, deps.http)
+    ? jiraAdapter(w.target, credential, w.fields, http)
     : w.target.kind === 'github'
-      ? githubAdapter(w.target, credential, w.fields, deps.http)
+      ? githubAdapter(w.target, credential, w.fields, http)
       : null;
 }
 
@@ -100,6 +128,7 @@ async function webhookDelivery(
 ): Promise<AttemptOutcome> {
   if (w.target.kind !== 'webhook') return { kind: 'failed', ids: [d.id], failure: failure('not a webhook') };
   const secret = unsealWorkflowSecret(deps.pepper, w.id, w.secretSealed);
+  const http = httpOf(w, deps);
   for (const p of await pendingDeliveriesUpTo(db, d)) {
     const res = await sendWebhookEvent(
       w.target.url,
@@ -107,7 +136,7 @@ async function webhookDelivery(
       p.id,
       eventPayload(p, c, deps.clock()),
       deps.clock(),
-      deps.http,
+      http,
     );
     if (!res.ok) return { kind: res.retryable ? 'retry' : 'failed', ids: [p.id], failure: res };
     // Recorded while the case's lock is held: an attempt for a later event of this case, waiting
@@ -183,6 +212,8 @@ async function issueDelivery(
   if (!externalId) {
     await countCreateAttempt(db, link);
     const made = await adapter.create(c, link.marker);
+    // Held back by the rate limit, the create was never sent: nothing for a retry to search for.
+    if (!made.ok && made.throttled) await countCreateAttempt(db, link, -1);
     if (!made.ok) return { kind: made.retryable ? 'retry' : 'failed', ids, failure: made };
     await deps.afterRemoteCreate?.();
     externalId = made.issue.externalId;
@@ -213,7 +244,7 @@ async function testDelivery(deps: DeliveryDeps, w: Workflow, d: DeliveryRow): Pr
       d.id,
       eventPayload(d, null, deps.clock()),
       deps.clock(),
-      deps.http,
+      httpOf(w, deps),
     );
     return res.ok
       ? { kind: 'delivered', ids: [d.id], status: res.status }
@@ -257,4 +288,12 @@ export async function recordAttemptOutcome(
     error: out.failure.message,
     nextAttemptAt,
   });
+}
+
+/**
+ * An attempt the workflow's rate limit held back: the deliveries stay pending, their attempts
+ * unchanged, showing when they go next.
+ */
+export async function recordThrottled(pool: Pool, ids: string[], nextAttemptAt: Date): Promise<void> {
+  if (ids.length > 0) await setNextAttempt(pool, ids, nextAttemptAt);
 }

@@ -48,8 +48,18 @@ export interface WorkflowFields {
   labels?: string[];
 }
 
+/**
+ * The target's proactive rate limit (`rate-limit.ts`): at most `requests` calls in any
+ * `perSeconds` seconds. Absent on a workflow stored before it existed: the kind's default.
+ */
+export interface TargetRateLimit {
+  requests: number;
+  perSeconds: number;
+}
+
 export interface JiraTarget {
   kind: 'jira';
+  rateLimit?: TargetRateLimit;
   baseUrl: string;
   email: string;
   projectKey: string;
@@ -60,6 +70,7 @@ export interface JiraTarget {
 
 export interface GithubTarget {
   kind: 'github';
+  rateLimit?: TargetRateLimit;
   owner: string;
   repo: string;
   apiUrl: string;
@@ -67,6 +78,7 @@ export interface GithubTarget {
 
 export interface WebhookTarget {
   kind: 'webhook';
+  rateLimit?: TargetRateLimit;
   url: string;
 }
 

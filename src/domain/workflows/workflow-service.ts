@@ -10,7 +10,8 @@ import { newWorkflowSecret } from './signing.js';
 import { GITHUB_TITLE_MAX } from './targets/github.js';
 import { JIRA_SUMMARY_MAX } from './targets/jira.js';
 import { mappingErrors } from './template.js';
-import type { Workflow, WorkflowFields, WorkflowRule, WorkflowTarget } from './types.js';
+import { DEFAULT_RATE_LIMITS, rateLimitOf } from './rate-limit.js';
+import type { TargetRateLimit, Workflow, WorkflowFields, WorkflowRule, WorkflowTarget } from './types.js';
 import {
   caseLinks,
   deleteWorkflow,
@@ -33,9 +34,17 @@ export type TargetInput =
       projectKey: string;
       issueType?: string;
       transitions?: { done?: string; reopen?: string };
+      rateLimit?: TargetRateLimit;
     }
-  | { kind: 'github'; owner: string; repo: string; token: string; apiUrl?: string }
-  | { kind: 'webhook'; url: string };
+  | {
+      kind: 'github';
+      owner: string;
+      repo: string;
+      token: string;
+      apiUrl?: string;
+      rateLimit?: TargetRateLimit;
+    }
+  | { kind: 'webhook'; url: string; rateLimit?: TargetRateLimit };
 
 export interface WorkflowInput {
   name: string;
@@ -54,6 +63,8 @@ export interface WorkflowPatchInput {
   statusMap?: Record<string, CaseStatus>;
   /** A new Jira API token or GitHub token (the old one is replaced, never shown). */
   credential?: string;
+  /** The target's new rate limit. */
+  rateLimit?: TargetRateLimit;
 }
 
 export interface WorkflowServiceDeps {
@@ -80,6 +91,7 @@ export function createWorkflowService(deps: WorkflowServiceDeps) {
     errors: FieldError[];
   } {
     const errors: FieldError[] = [];
+    const rateLimit = t.rateLimit ?? DEFAULT_RATE_LIMITS[t.kind];
     const url = (value: string, path: string) => {
       const problem = outboundUrlProblem(value, deps.outbound);
       if (problem) errors.push({ path, message: problem });
@@ -94,6 +106,7 @@ export function createWorkflowService(deps: WorkflowServiceDeps) {
           projectKey: t.projectKey,
           issueType: t.issueType ?? 'Bug',
           transitions: { done: t.transitions?.done ?? 'Done', reopen: t.transitions?.reopen ?? 'To Do' },
+          rateLimit,
         },
         credential: t.apiToken,
         errors,
@@ -103,13 +116,19 @@ export function createWorkflowService(deps: WorkflowServiceDeps) {
       const apiUrl = t.apiUrl ?? 'https://api.github.com';
       url(apiUrl, '/target/apiUrl');
       return {
-        target: { kind: 'github', owner: t.owner, repo: t.repo, apiUrl: apiUrl.replace(/\/+$/, '') },
+        target: {
+          kind: 'github',
+          owner: t.owner,
+          repo: t.repo,
+          apiUrl: apiUrl.replace(/\/+$/, ''),
+          rateLimit,
+        },
         credential: t.token,
         errors,
       };
     }
     url(t.url, '/target/url');
-    return { target: { kind: 'webhook', url: t.url }, credential: null, errors };
+    return { target: { kind: 'webhook', url: t.url, rateLimit }, credential: null, errors };
   }
 
   function view(w: Workflow) {
@@ -120,7 +139,11 @@ export function createWorkflowService(deps: WorkflowServiceDeps) {
       name: w.name,
       kind: w.kind,
       enabled: w.enabled,
-      target: { ...target, ...(w.credentialHint ? { credential: w.credentialHint } : {}) },
+      target: {
+        ...target,
+        rateLimit: rateLimitOf(target),
+        ...(w.credentialHint ? { credential: w.credentialHint } : {}),
+      },
       rule: w.rule,
       fields: w.fields,
       statusMap: w.statusMap,
@@ -189,6 +212,9 @@ export function createWorkflowService(deps: WorkflowServiceDeps) {
         rule: patch.rule,
         fields: patch.fields,
         statusMap: patch.statusMap,
+        ...(patch.rateLimit !== undefined
+          ? { target: { ...existing.target, rateLimit: patch.rateLimit } }
+          : {}),
         ...(patch.credential !== undefined
           ? {
               credentialSealed: sealWorkflowSecret(deps.pepper, id, patch.credential),

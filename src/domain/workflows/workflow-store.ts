@@ -309,6 +309,14 @@ export async function recordAttempt(
   );
 }
 
+/** A pending delivery's next try, without counting an attempt (the rate limit held it back). */
+export async function setNextAttempt(db: Queryable, ids: string[], at: Date): Promise<void> {
+  await db.query(
+    `UPDATE workflow_deliveries SET next_attempt_at = $2 WHERE id = ANY($1::uuid[]) AND status = 'pending'`,
+    [ids, at],
+  );
+}
+
 export interface LinkRow {
   workflow_id: string;
   case_id: string;
@@ -340,11 +348,15 @@ export async function ensureLink(
   return rows[0]!;
 }
 
-/** Written before a remote create: a later attempt that finds no external id searches first. */
-export async function countCreateAttempt(db: Queryable, l: LinkRow): Promise<void> {
+/**
+ * Written before a remote create: a later attempt that finds no external id searches first.
+ * `by` -1 takes back a count whose create was never sent (held back by the rate limit).
+ */
+export async function countCreateAttempt(db: Queryable, l: LinkRow, by: 1 | -1 = 1): Promise<void> {
   await db.query(
-    `UPDATE workflow_links SET create_attempts = create_attempts + 1 WHERE workflow_id = $1 AND case_id = $2`,
-    [l.workflow_id, l.case_id],
+    `UPDATE workflow_links SET create_attempts = greatest(0, create_attempts + $3)
+     WHERE workflow_id = $1 AND case_id = $2`,
+    [l.workflow_id, l.case_id, by],
   );
 }
 

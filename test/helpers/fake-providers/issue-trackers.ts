@@ -20,6 +20,18 @@ export interface FakeRequest {
   path: string;
   headers: IncomingHttpHeaders;
   body: unknown;
+  /** When the request arrived (epoch ms, the fake's clock), as a target counts it for its limits. */
+  at: number;
+}
+
+/** The most requests `requests` has in any one second of the clock (a target's per-second count). */
+export function maxPerSecond(requests: FakeRequest[]): number {
+  const perSecond = new Map<number, number>();
+  for (const r of requests) {
+    const s = Math.floor(r.at / 1000);
+    perSecond.set(s, (perSecond.get(s) ?? 0) + 1);
+  }
+  return Math.max(0, ...perSecond.values());
 }
 
 export interface FakeIssue {
@@ -71,6 +83,7 @@ async function startTracker(handle: Handler): Promise<FakeTracker> {
       return;
     }
     const chunks: Buffer[] = [];
+    const at = Date.now();
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const text = Buffer.concat(chunks).toString('utf8');
@@ -85,6 +98,7 @@ async function startTracker(handle: Handler): Promise<FakeTracker> {
         path: req.url ?? '/',
         headers: req.headers,
         body,
+        at,
       };
       tracker.requests.push(r);
       const i = queue.findIndex((q) => !q.path || q.path.test(r.path));

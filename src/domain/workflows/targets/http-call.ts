@@ -24,6 +24,11 @@ export interface HttpCallOptions extends OutboundUrlOptions {
   /** @defaultValue 262_144 */
   maxResponseBytes?: number;
   resolve?: ResolveHost;
+  /**
+   * The workflow's rate limit (`rate-limit.ts`): awaited before the request; null lets it go
+   * (after any short wait for its slot), a number refuses it for that many milliseconds.
+   */
+  gate?: () => Promise<number | null>;
 }
 
 export interface HttpRequest {
@@ -35,11 +40,18 @@ export interface HttpRequest {
 
 export type HttpOutcome =
   | { ok: true; status: number; headers: http.IncomingHttpHeaders; body: string }
-  | { ok: false; reason: 'timeout' | 'network_error' | 'dns_error' | 'refused_address' | 'refused_url' };
+  | { ok: false; reason: 'timeout' | 'network_error' | 'dns_error' | 'refused_address' | 'refused_url' }
+  /** Not sent: the workflow's own rate limit has no slot for `retryAfterMs`. */
+  | { ok: false; reason: 'rate_limited'; retryAfterMs: number };
 
-export function httpCall(req: HttpRequest, options: HttpCallOptions = {}): Promise<HttpOutcome> {
-  if (outboundUrlProblem(req.url, options) !== null)
-    return Promise.resolve({ ok: false, reason: 'refused_url' });
+export async function httpCall(req: HttpRequest, options: HttpCallOptions = {}): Promise<HttpOutcome> {
+  if (outboundUrlProblem(req.url, options) !== null) return { ok: false, reason: 'refused_url' };
+  const refusedFor = options.gate ? await options.gate() : null;
+  if (refusedFor !== null) return { ok: false, reason: 'rate_limited', retryAfterMs: refusedFor };
+  return send(req, options);
+}
+
+function send(req: HttpRequest, options: HttpCallOptions): Promise<HttpOutcome> {
   const target = new URL(req.url);
   const maxBytes = options.maxResponseBytes ?? 262_144;
   return new Promise((resolve) => {

@@ -15,6 +15,11 @@ export type TargetFailure = {
   message: string;
   /** How long the target asked us to wait, when it said. */
   retryAfterMs?: number;
+  /**
+   * Not sent at all: the workflow's own rate limit had no slot yet (`retryAfterMs` says when).
+   * The delivery waits for it without spending an attempt.
+   */
+  throttled?: true;
 };
 
 export type TargetResult<T> = ({ ok: true; status: number } & T) | TargetFailure;
@@ -70,6 +75,15 @@ export function targetMessage(status: number, body: string): string {
 
 /** A non-2xx answer or no answer as a failure; null for a 2xx. */
 export function failureOf(outcome: HttpOutcome): TargetFailure | null {
+  if (!outcome.ok && outcome.reason === 'rate_limited')
+    return {
+      ok: false,
+      retryable: true,
+      status: null,
+      message: "held back by the workflow's rate limit",
+      retryAfterMs: outcome.retryAfterMs,
+      throttled: true,
+    };
   if (!outcome.ok) {
     const retryable =
       outcome.reason === 'timeout' || outcome.reason === 'network_error' || outcome.reason === 'dns_error';
