@@ -14,7 +14,7 @@ import { loadavg } from 'node:os';
 import { createBenchDatabase } from '../lib/bench-db.js';
 import { createOrm, migrate } from '../../src/db/orm.js';
 import { createPool } from '../../src/db/pool.js';
-import { listCases } from '../../src/domain/scans/case-queries.js';
+import { listCases } from '../../src/domain/scans/case-store.js';
 import { markStaleForCves } from '../../src/domain/scans/case-triage-store.js';
 import type { CaseSort } from '../../src/domain/scans/case-sort.js';
 

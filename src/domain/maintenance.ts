@@ -6,7 +6,7 @@ import type { QuotaService } from './usage/quota.js';
 import { failStuckScans, type StuckScanSweepDeps } from './scans/scan-failure.js';
 import { sweepStorage, type StorageSweepReport } from './scans/storage-sweep.js';
 import type { ScanStorage } from './scans/scan-storage.js';
-import { existingScanIds } from './scans/scan-records.js';
+import { existingScanIds } from './scans/scan-store.js';
 import { existingExportIds } from './exports/export-store.js';
 import { failStuckBatches, type BatchSweepReport, type StuckBatchSweepDeps } from './triage/batch-sweep.js';
 

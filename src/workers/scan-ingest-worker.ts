@@ -8,9 +8,10 @@ import { SCAN_INGEST_QUEUE, type ScanIngestPayload } from '../jobs/scan-ingest.j
 import { isParseErrorLike } from '../parsers/index.js';
 import { createParserPool, parseFileInPool, type ParserPool } from './parser-pool.js';
 import { createLocalScanStorage, type ScanStorage } from '../domain/scans/scan-storage.js';
-import { completeScan, startParsing } from '../domain/scans/findings-store.js';
+import { completeScan } from '../domain/scans/ingest-store.js';
+import { startParsing } from '../domain/scans/scan-store.js';
 import { openScanWriter } from '../domain/scans/scan-writer.js';
-import type { ScanError } from '../domain/scans/scan-records.js';
+import type { ScanError } from '../domain/scans/scan-store.js';
 import {
   INGEST_GAVE_UP,
   INGEST_STALLED,

@@ -19,8 +19,8 @@ import { casePage, caseNotFoundPage } from './templates/case-page.js';
 import { dashboardPage } from './templates/dashboard-page.js';
 import { workflowsPage } from './templates/workflows-page.js';
 import type { Session } from '../../domain/workspaces/sessions.js';
-import { getCase } from '../../domain/scans/case-queries.js';
-import { caseDashboard } from '../../domain/scans/case-stats.js';
+import { getCase } from '../../domain/scans/case-store.js';
+import { caseDashboard } from '../../domain/scans/case-store.js';
 import { monthOf, nextMonthStart } from '../../domain/plans/plans.js';
 import { monthlyStatement } from '../../domain/usage/usage-report.js';
 

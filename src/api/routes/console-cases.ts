@@ -5,15 +5,15 @@ import { monthOf, nextMonthStart } from '../../domain/plans/plans.js';
 import { monthlyStatement } from '../../domain/usage/usage-report.js';
 import { lookupEnrichment } from '../../domain/enrichment/index.js';
 import {
+  caseDashboard,
   caseDetail,
+  countCases,
   getCase,
   listCaseEvidence,
   listCases,
-  viewCase,
-  viewCaseDetail,
-  viewEvidence,
-} from '../../domain/scans/case-queries.js';
-import { caseDashboard, changeStatusOfCases, countCases } from '../../domain/scans/case-stats.js';
+} from '../../domain/scans/case-store.js';
+import { changeStatusOfCases } from '../../domain/scans/case-service.js';
+import { viewCase, viewCaseDetail, viewEvidence } from '../../domain/scans/views.js';
 import type { ListFilters } from '../../domain/scans/list-filters.js';
 import type { ExportStream } from '../../domain/exports/export-service.js';
 import type { ExportFormat } from '../../domain/exports/formats.js';
@@ -141,7 +141,7 @@ export function consoleCaseRoutes(
     if (!c) throw notFound('case');
     const [detail, enrichment] = await Promise.all([
       caseDetail(deps.pool, c, 20, 20),
-      lookupEnrichment(deps.pool, c.cve_ids),
+      lookupEnrichment(deps.pool, c.cveIds),
     ]);
     return {
       ...viewCaseDetail(c, detail),

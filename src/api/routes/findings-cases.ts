@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Pool } from '../../db/pool.js';
 import { notFound } from '../../lib/errors.js';
-import { getFinding, listFindings, viewFinding } from '../../domain/scans/finding-queries.js';
+import { getFinding, listFindings } from '../../domain/scans/finding-store.js';
 import { listCaseTriageHistory } from '../../domain/scans/case-triage-store.js';
 import {
   caseDetail,
@@ -9,10 +9,8 @@ import {
   getCase,
   listCaseEvidence,
   listCases,
-  viewCase,
-  viewCaseDetail,
-  viewEvidence,
-} from '../../domain/scans/case-queries.js';
+} from '../../domain/scans/case-store.js';
+import { viewCase, viewCaseDetail, viewEvidence, viewFinding } from '../../domain/scans/views.js';
 import {
   DEFAULT_LIMIT,
   idParams,
@@ -183,7 +181,7 @@ export function registerFindingCaseRoutes(
         actor: `key:${req.apiKey.id}`,
       });
       if (!updated) throw notFound('case');
-      await deps.workflows?.statusChanged(updated.workspace_id, updated.id);
+      await deps.workflows?.statusChanged(updated.workspaceId, updated.id);
       return {
         ...viewCaseDetail(updated, await caseDetail(deps.pool, updated)),
         links: await links(updated.id),

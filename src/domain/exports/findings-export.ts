@@ -1,7 +1,8 @@
 import { pipeline, Readable } from 'node:stream';
 import { stringify } from 'csv-stringify';
 import type { Db } from '../../db/pool.js';
-import { listFindings, viewFinding } from '../scans/finding-queries.js';
+import { listFindings } from '../scans/finding-store.js';
+import { viewFinding } from '../scans/views.js';
 import type { ListFilters } from '../scans/list-filters.js';
 import { neutraliseCell } from './csv-export.js';
 

@@ -13,7 +13,7 @@ import {
   type AssetContext,
   type Scan,
   type ScanTriageMode,
-} from './scan-records.js';
+} from './scan-store.js';
 
 export interface AcceptScanDeps {
   pool: Pool;

@@ -139,8 +139,23 @@ WHERE c.triaged_at IS NOT NULL AND NOT c.triage_stale AND c.cve_ids <> '{}' ${am
   return res.rowCount ?? 0;
 }
 
-/** The current-triage columns of `cases` (m011), as a row read them. */
-export interface TriageColumns {
+/** A case's current triage (m011): the answer it holds, as the domain sees it. */
+export interface CaseTriage {
+  priority: CaseTriagePriority;
+  recommendedAction: CaseTriageAction;
+  reasoning: string;
+  confidenceScore: number;
+  severityOverride: CaseTriagePriority | null;
+  model: string;
+  triagedAt: Date;
+  policyVersion: string;
+}
+
+/**
+ * The current-triage columns of `cases` (m011) as a statement selects them: for the row mappers
+ * of the scans stores (`case-store.ts`, `finding-store.ts`) only, never past them.
+ */
+export interface TriageColumnsRow {
   priority: CaseTriagePriority | null;
   recommended_action: CaseTriageAction | null;
   reasoning: string | null;
@@ -151,19 +166,19 @@ export interface TriageColumns {
   policy_version: string | null;
 }
 
-/** A case's current triage as the API shows it (DECISIONS §6 fields plus `policyVersion`), or null. */
-export function viewTriage(c: TriageColumns) {
-  if (c.triaged_at === null) return null;
+/** A row's current triage, or null when the case is untriaged. */
+export function toCaseTriage(r: TriageColumnsRow): CaseTriage | null {
+  if (r.triaged_at === null) return null;
   // m011's CHECK keeps these set whenever triaged_at is.
   return {
-    priority: c.priority!,
-    recommendedAction: c.recommended_action!,
-    reasoning: c.reasoning!,
-    confidenceScore: c.confidence_score!,
-    severityOverride: c.severity_override,
-    model: c.model!,
-    triagedAt: c.triaged_at.toISOString(),
-    policyVersion: c.policy_version!,
+    priority: r.priority!,
+    recommendedAction: r.recommended_action!,
+    reasoning: r.reasoning!,
+    confidenceScore: r.confidence_score!,
+    severityOverride: r.severity_override,
+    model: r.model!,
+    triagedAt: r.triaged_at,
+    policyVersion: r.policy_version!,
   };
 }
 

@@ -1,9 +1,9 @@
 import type { Pool } from '../../db/pool.js';
 import { jobIsOver, type JobStateProbe } from '../../lib/job-state.js';
 import { withTransaction } from '../../db/pool.js';
-import { lockScan, markScanFailed, unfinishedScanIds, type ScanError } from './scan-records.js';
+import { lockScan, markScanFailed, unfinishedScanIds, type ScanError } from './scan-store.js';
 import type { ScanStorage } from './scan-storage.js';
-import { deleteStoredRows } from './findings-store.js';
+import { deleteStoredRows } from './ingest-store.js';
 
 /**
  * How a scan ends `failed` when its file is not to blame (DECISIONS §8: no scan stays `queued`

@@ -13,7 +13,7 @@ import {
   uuidV7,
   type RowScan,
 } from './finding-copy.js';
-import { deleteStoredRows, storedRecordRange } from './findings-store.js';
+import { deleteStoredRows, storedRecordRange } from './ingest-store.js';
 
 /** Options of {@link openScanWriter}. */
 export interface ScanWriterOptions {

@@ -2,7 +2,7 @@ import { withTransaction, type Db, type Pool } from '../../db/pool.js';
 import type { PlanName } from '../../db/entities/index.js';
 import { isUuid } from '../../lib/ids.js';
 import { filterSql, type ListFilters } from '../scans/list-filters.js';
-import type { ScanTriageMode } from '../scans/scan-records.js';
+import type { ScanTriageMode } from '../scans/scan-store.js';
 import type { Priority, TriageRequest } from '../triage-engine/types.js';
 import type { CaseRisk } from './case-risk.js';
 import type { CaseTriageSource } from './case-triage-request.js';

@@ -8,8 +8,8 @@ import { queueBackends } from '../../helpers/db.js';
 import { signUp } from '../../helpers/test-app.js';
 import { startScanApp, waitForScan, type ScanTestApp } from '../../helpers/scan-app.js';
 import { parseScanToArray, type Finding } from '../../../src/parsers/index.js';
-import { insertScan } from '../../../src/domain/scans/scan-records.js';
-import { completeScan, startParsing } from '../../../src/domain/scans/findings-store.js';
+import { insertScan, startParsing } from '../../../src/domain/scans/scan-store.js';
+import { completeScan } from '../../../src/domain/scans/ingest-store.js';
 import { openScanWriter } from '../../../src/domain/scans/scan-writer.js';
 import {
   INGEST_ABANDONED,

@@ -10,7 +10,7 @@ import { queueBackends } from '../../helpers/db.js';
 import { signUp } from '../../helpers/test-app.js';
 import { startScanApp, type ScanTestApp } from '../../helpers/scan-app.js';
 import { acceptScan } from '../../../src/domain/scans/accept-scan.js';
-import { startParsing } from '../../../src/domain/scans/findings-store.js';
+import { startParsing } from '../../../src/domain/scans/scan-store.js';
 import { problemDocument } from '../../helpers/problem.js';
 
 const backends = queueBackends('scans/upload-refusals');

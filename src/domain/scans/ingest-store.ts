@@ -1,10 +1,10 @@
 import type { Db, Pool } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
 import { sql } from '../../db/sql.js';
-import { toScan, type Scan } from './scan-records.js';
 
 /**
- * Persistence of a scan's findings (DECISIONS §8, §10), in three set-based steps:
+ * The ingest's writes: persistence of a scan's findings (DECISIONS §8, §10), in three set-based
+ * steps after `startParsing` (`scan-store.ts`) claimed the scan:
  *
  * 1. While parsing, a {@link openScanWriter | scan writer} COPYs each batch into findings and
  *    evidence and records progress, one transaction per commit. Stored rows are always a prefix
@@ -19,16 +19,6 @@ import { toScan, type Scan } from './scan-records.js';
  *
  * Readers only show findings and evidence of completed scans.
  */
-
-/** Claims a scan for parsing; null when it is already completed or failed (nothing to do). */
-export async function startParsing(db: Db, scanId: string): Promise<Scan | null> {
-  const { rows } = await db.query<Parameters<typeof toScan>[0]>(
-    `UPDATE scans SET status = 'parsing', started_at = coalesce(started_at, now()), attempts = attempts + 1
-     WHERE id = $1 AND status IN ('queued', 'parsing') RETURNING *`,
-    [scanId],
-  );
-  return rows[0] ? toScan(rows[0]) : null;
-}
 
 /**
  * The final step: cases and counters derived from the scan's stored findings,

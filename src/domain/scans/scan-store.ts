@@ -5,6 +5,9 @@ import { seqCursor, seqPage, type Page } from '../../lib/cursor.js';
 import { isUuid } from '../../lib/ids.js';
 
 /**
+ * The way to the `scans` table: a scan's row from upload to its end, mapped to camelCase here.
+ * The ingest's set-based writes (findings, evidence, cases, counters) are in `ingest-store.ts`.
+ *
  * Glossary:
  * - scan: one uploaded file and the state of its ingestion (`queued` → `parsing` → `completed`
  *   or `failed`).
@@ -90,7 +93,7 @@ export interface Scan {
 }
 
 /** Maps a `scans` row (`RETURNING *` or `SELECT *`) to a {@link Scan}. */
-export function toScan(r: ScanRow): Scan {
+function toScan(r: ScanRow): Scan {
   return {
     id: r.id,
     seq: r.seq,
@@ -145,6 +148,16 @@ export interface NewScan {
   asset: AssetContext;
   /** @defaultValue `none` */
   triage?: ScanTriageMode;
+}
+
+/** Claims a scan for parsing; null when it is already completed or failed (nothing to do). */
+export async function startParsing(db: Db, scanId: string): Promise<Scan | null> {
+  const { rows } = await db.query<ScanRow>(
+    `UPDATE scans SET status = 'parsing', started_at = coalesce(started_at, now()), attempts = attempts + 1
+     WHERE id = $1 AND status IN ('queued', 'parsing') RETURNING *`,
+    [scanId],
+  );
+  return rows[0] ? toScan(rows[0]) : null;
 }
 
 /** Inserts a scan; returns null when the workspace already used `idempotencyKey`. */
@@ -228,41 +241,6 @@ export async function listScans(
     params,
   );
   return seqPage(rows.map(toScan), q.limit);
-}
-
-/** The public shape of a scan (`GET /api/pipeline/scan/:id`, `GET /api/v1/scans`). */
-export function viewScan(s: Scan) {
-  const bytes = Number(s.bytes);
-  const bytesParsed = Number(s.bytesParsed);
-  return {
-    object: 'scan' as const,
-    id: s.id,
-    scanId: s.id,
-    name: s.name,
-    status: s.status,
-    format: s.format,
-    bytes,
-    bytesParsed,
-    progress:
-      s.status === 'completed'
-        ? 1
-        : bytes > 0
-          ? Math.min(1, Math.round((bytesParsed / bytes) * 1000) / 1000)
-          : 0,
-    sha256: s.sha256,
-    asset: { ...s.asset },
-    counts: {
-      findings: s.findingsCount,
-      new: s.newCases,
-      duplicate: s.duplicates,
-      bySeverity: { CRITICAL: 0, HIGH: 0, MEDIUM: 0, LOW: 0, INFO: 0, ...s.bySeverity },
-    },
-    notes: s.notes,
-    error: s.error,
-    createdAt: s.createdAt.toISOString(),
-    startedAt: s.startedAt?.toISOString() ?? null,
-    finishedAt: s.finishedAt?.toISOString() ?? null,
-  };
 }
 
 /** Which of `ids` name a scan row (any status): the owners of stored files (`storage-sweep.ts`). */

@@ -1,0 +1,360 @@
+import type { Db, Pool } from '../../db/pool.js';
+import { withTransaction } from '../../db/pool.js';
+import { seqCursor, seqPage, sortedPage, type Page } from '../../lib/cursor.js';
+import { isUuid } from '../../lib/ids.js';
+import { CASE_EPSS, caseOrder, type CaseSort } from './case-sort.js';
+import {
+  listCaseTriageHistory,
+  toCaseTriage,
+  type CaseTriage,
+  type CaseTriageHistoryEntry,
+  type TriageColumnsRow,
+} from './case-triage-store.js';
+import { filterSql, kevColumn, type ListFilters, VISIBLE_FINDINGS } from './list-filters.js';
+
+/**
+ * The way to the `cases` table and `case_status_history` (DECISIONS §10): the case list, one
+ * case, its sightings (findings of completed scans and their evidence), status changes, and the
+ * counts of the Cases page and the dashboard. Rows are mapped to camelCase here, once. Reads show
+ * KEV and EPSS from the enrichment tables. Elsewhere: a case's triage (its triage columns and
+ * `case_triage_history`) in `case-triage-store.ts`; cases are created and reopened by a scan's
+ * completion (`completeScan` of `ingest-store.ts`).
+ */
+
+/** A case: one problem on one asset within a workspace (DECISIONS §10), with its current triage. */
+export interface Case {
+  id: string;
+  /** The insertion sequence (bigint as text): the keyset of {@link listCases}. */
+  seq: string;
+  workspaceId: string;
+  fingerprint: string;
+  title: string;
+  severity: string;
+  status: string;
+  scanner: string;
+  ruleId: string | null;
+  cveIds: string[];
+  cweIds: string[];
+  cvssScore: number | null;
+  asset: CaseAsset;
+  port: number | null;
+  protocol: string | null;
+  firstScanId: string;
+  lastScanId: string;
+  firstSeen: Date;
+  lastSeen: Date;
+  sightings: number;
+  /** Any of its CVEs is in CISA's KEV catalog. */
+  kev: boolean;
+  /** The highest EPSS of its CVEs, null without one. */
+  epss: number | null;
+  /** Its current triage (m011), null when untriaged. */
+  triage: CaseTriage | null;
+  /** Its enrichment changed since it was triaged. */
+  triageStale: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface CaseAsset {
+  name: string | null;
+  host: string | null;
+  ip: string | null;
+  fqdn: string | null;
+  component: string | null;
+}
+
+/** One sighting of a case: a finding's evidence. */
+export interface Evidence {
+  id: string;
+  scanId: string;
+  findingId: string;
+  rawExcerpt: string;
+  scannerOutput: string | null;
+  seenAt: Date;
+}
+
+/** One entry of a case's status history. */
+export interface StatusChange {
+  from: string | null;
+  to: string;
+  actor: string;
+  note: string | null;
+  at: Date;
+}
+
+export interface CaseDetail {
+  evidence: Page<Evidence>;
+  history: StatusChange[];
+  triageHistory: Page<CaseTriageHistoryEntry>;
+}
+
+/** What the counts above the cases table and the dashboard's tiles say about a set of cases. */
+export interface CaseCounts {
+  total: number;
+  bySeverity: Record<string, number>;
+  /** By the current triage's priority; `UNTRIAGED` counts the cases without one. */
+  byPriority: Record<string, number>;
+}
+
+export interface CaseDashboard {
+  /** Open (or in progress) cases by severity and by triage priority. */
+  open: CaseCounts;
+  /** Open cases with a CVE in CISA's KEV catalog. */
+  kevOpen: number;
+  /** New cases per UTC day, oldest first, `days` entries ending today (zeros included). */
+  newPerDay: { day: string; count: number }[];
+}
+
+/** Statuses in which a case still needs someone's attention (the dashboard's "open"). */
+export const OPEN_STATUSES = ['open', 'in_progress'] as const;
+
+/** A `cases` row as a case read selects it (`c.*`, KEV, EPSS): private to this store. */
+interface CaseRow extends TriageColumnsRow {
+  id: string;
+  seq: string;
+  workspace_id: string;
+  fingerprint: string;
+  title: string;
+  severity: string;
+  status: string;
+  scanner: string;
+  rule_id: string | null;
+  cve_ids: string[];
+  cwe_ids: string[];
+  cvss_score: string | null;
+  asset: string | null;
+  host: string | null;
+  ip: string | null;
+  fqdn: string | null;
+  component: string | null;
+  port: number | null;
+  protocol: string | null;
+  first_scan_id: string;
+  last_scan_id: string;
+  first_seen: Date;
+  last_seen: Date;
+  sightings: number;
+  kev: boolean;
+  epss: number | null;
+  created_at: Date;
+  updated_at: Date;
+  triage_stale: boolean;
+}
+
+function toCase(r: CaseRow): Case {
+  return {
+    id: r.id,
+    seq: r.seq,
+    workspaceId: r.workspace_id,
+    fingerprint: r.fingerprint,
+    title: r.title,
+    severity: r.severity,
+    status: r.status,
+    scanner: r.scanner,
+    ruleId: r.rule_id,
+    cveIds: r.cve_ids,
+    cweIds: r.cwe_ids,
+    cvssScore: r.cvss_score === null ? null : Number(r.cvss_score),
+    asset: { name: r.asset, host: r.host, ip: r.ip, fqdn: r.fqdn, component: r.component },
+    port: r.port,
+    protocol: r.protocol,
+    firstScanId: r.first_scan_id,
+    lastScanId: r.last_scan_id,
+    firstSeen: r.first_seen,
+    lastSeen: r.last_seen,
+    sightings: r.sightings,
+    kev: r.kev,
+    epss: r.epss,
+    triage: toCaseTriage(r),
+    triageStale: r.triage_stale,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+/** What a case read selects: the row, its KEV flag and its EPSS. */
+const CASE_COLUMNS = `c.*, ${kevColumn('c')}, ${CASE_EPSS} AS epss`;
+
+/**
+ * A page of the workspace's cases matching `q`, in the order `q.sort` names (newest first
+ * without one), keyset-paged: the cursor carries the sort key and the sequence (`case-sort.ts`).
+ */
+export async function listCases(
+  db: Db,
+  workspaceId: string,
+  q: ListFilters & { limit: number; cursor?: string; sort?: CaseSort },
+): Promise<Page<Case>> {
+  const params: unknown[] = [workspaceId];
+  const where = ['c.workspace_id = $1', ...filterSql('c', q, params, 'cases')];
+  const order = caseOrder(q.sort, q.cursor, params);
+  if (order.after) where.push(order.after);
+  params.push(q.limit + 1);
+  const { rows } = await db.query<CaseRow & { sort_v: string | number }>(
+    `SELECT ${CASE_COLUMNS}, ${order.column} FROM cases c ${order.join} WHERE ${where.join(' AND ')}
+     ORDER BY ${order.orderBy} LIMIT $${params.length}`,
+    params,
+  );
+  const page = q.sort ? sortedPage(rows, q.limit, q.sort) : seqPage(rows, q.limit);
+  return { data: page.data.map(toCase), nextCursor: page.nextCursor };
+}
+
+export async function getCase(db: Db, workspaceId: string, id: string): Promise<Case | null> {
+  if (!isUuid(id)) return null;
+  const { rows } = await db.query<CaseRow>(
+    `SELECT ${CASE_COLUMNS} FROM cases c WHERE c.id = $1 AND c.workspace_id = $2`,
+    [id, workspaceId],
+  );
+  return rows[0] ? toCase(rows[0]) : null;
+}
+
+/** The status of a case of the workspace, null when it has none there. */
+export async function caseStatus(db: Db, workspaceId: string, caseId: string): Promise<string | null> {
+  if (!isUuid(caseId)) return null;
+  const { rows } = await db.query<{ status: string }>(
+    `SELECT status FROM cases WHERE id = $1 AND workspace_id = $2`,
+    [caseId, workspaceId],
+  );
+  return rows[0]?.status ?? null;
+}
+
+/**
+ * A case's sightings, newest first, a page at a time: each finding of the case's fingerprint in a
+ * completed scan with its evidence, paged on the finding's insertion sequence.
+ */
+export async function listCaseEvidence(
+  db: Db,
+  c: Pick<Case, 'workspaceId' | 'fingerprint'>,
+  q: { limit: number; cursor?: string },
+): Promise<Page<Evidence>> {
+  const params: unknown[] = [c.workspaceId, c.fingerprint];
+  let after = '';
+  if (q.cursor) {
+    params.push(seqCursor(q.cursor));
+    after = `AND f.seq < $${params.length}::bigint`;
+  }
+  params.push(q.limit + 1);
+  const { rows } = await db.query<Evidence & { seq: string }>(
+    `SELECT e.id, e.scan_id AS "scanId", e.finding_id AS "findingId", e.raw_excerpt AS "rawExcerpt",
+            e.scanner_output AS "scannerOutput", e.seen_at AS "seenAt", f.seq
+     FROM findings f ${VISIBLE_FINDINGS}
+     JOIN evidence e ON e.finding_id = f.id
+     WHERE f.workspace_id = $1 AND f.fingerprint = $2 ${after}
+     ORDER BY f.seq DESC LIMIT $${params.length}`,
+    params,
+  );
+  const page = seqPage(rows, q.limit);
+  return { data: page.data.map(({ seq: _seq, ...e }) => e), nextCursor: page.nextCursor };
+}
+
+/**
+ * The first page of a case's sightings (the rest through `listCaseEvidence`), its whole status
+ * history, and the first page of its triage history (the rest through `listCaseTriageHistory`).
+ */
+export async function caseDetail(
+  db: Db,
+  c: Pick<Case, 'id' | 'workspaceId' | 'fingerprint'>,
+  evidenceLimit = 50,
+  triageHistoryLimit = 10,
+): Promise<CaseDetail> {
+  const [evidence, history, triageHistory] = await Promise.all([
+    listCaseEvidence(db, c, { limit: evidenceLimit }),
+    db.query<StatusChange>(
+      `SELECT from_status AS "from", to_status AS "to", actor, note, at FROM case_status_history
+        WHERE case_id = $1 ORDER BY id`,
+      [c.id],
+    ),
+    listCaseTriageHistory(db, { workspaceId: c.workspaceId, caseId: c.id }, { limit: triageHistoryLimit }),
+  ]);
+  return { evidence, history: history.rows, triageHistory };
+}
+
+/**
+ * Changes a case's status and records who did it, from what, and why. Setting the status it
+ * already has changes nothing and writes no history. Null when the case is not in the workspace.
+ */
+export async function changeCaseStatus(
+  pool: Pool,
+  input: { workspaceId: string; caseId: string; status: string; note: string | null; actor: string },
+): Promise<Case | null> {
+  if (!isUuid(input.caseId)) return null;
+  const changed = await withTransaction(pool, async (tx) => {
+    const { rows } = await tx.query<{ status: string }>(
+      `SELECT status FROM cases WHERE id = $1 AND workspace_id = $2 FOR UPDATE`,
+      [input.caseId, input.workspaceId],
+    );
+    const from = rows[0]?.status;
+    if (from === undefined) return false;
+    if (from === input.status) return true;
+    await tx.query(`UPDATE cases SET status = $2, updated_at = now() WHERE id = $1`, [
+      input.caseId,
+      input.status,
+    ]);
+    await tx.query(
+      `INSERT INTO case_status_history (case_id, from_status, to_status, actor, note) VALUES ($1, $2, $3, $4, $5)`,
+      [input.caseId, from, input.status, input.actor, input.note],
+    );
+    return true;
+  });
+  return changed ? getCase(pool, input.workspaceId, input.caseId) : null;
+}
+
+/**
+ * How many cases of a filter have each severity and each triage priority, over the same filter
+ * SQL as the list (so the counts and the list can never disagree).
+ */
+export async function countCases(db: Db, workspaceId: string, filter: ListFilters): Promise<CaseCounts> {
+  const params: unknown[] = [workspaceId];
+  const where = ['c.workspace_id = $1', ...filterSql('c', filter, params, 'cases')];
+  const { rows } = await db.query<{ severity: string; priority: string | null; n: string }>(
+    `SELECT c.severity, c.priority, count(*) AS n FROM cases c WHERE ${where.join(' AND ')}
+     GROUP BY c.severity, c.priority`,
+    params,
+  );
+  const bySeverity: Record<string, number> = { CRITICAL: 0, HIGH: 0, MEDIUM: 0, LOW: 0, INFO: 0 };
+  const byPriority: Record<string, number> = {
+    CRITICAL: 0,
+    HIGH: 0,
+    MEDIUM: 0,
+    LOW: 0,
+    INFO: 0,
+    UNTRIAGED: 0,
+  };
+  let total = 0;
+  for (const r of rows) {
+    const n = Number(r.n);
+    bySeverity[r.severity] = (bySeverity[r.severity] ?? 0) + n;
+    const p = r.priority ?? 'UNTRIAGED';
+    byPriority[p] = (byPriority[p] ?? 0) + n;
+    total += n;
+  }
+  return { total, bySeverity, byPriority };
+}
+
+/** The landing page's figures for one workspace. */
+export async function caseDashboard(
+  db: Db,
+  workspaceId: string,
+  now: Date,
+  days: number,
+): Promise<CaseDashboard> {
+  const open = { status: [...OPEN_STATUSES] };
+  const [byOpen, kev, perDay] = await Promise.all([
+    countCases(db, workspaceId, open),
+    countCases(db, workspaceId, { ...open, kev: true }),
+    db.query<{ day: string; n: string }>(
+      `SELECT to_char(d.day, 'YYYY-MM-DD') AS day, count(c.id) AS n
+       FROM generate_series(date_trunc('day', $2::timestamptz AT TIME ZONE 'UTC') - ($3::int - 1) * interval '1 day',
+                            date_trunc('day', $2::timestamptz AT TIME ZONE 'UTC'), interval '1 day') AS d(day)
+       LEFT JOIN cases c ON c.workspace_id = $1
+        AND c.created_at >= d.day AT TIME ZONE 'UTC' AND c.created_at < (d.day + interval '1 day') AT TIME ZONE 'UTC'
+       GROUP BY d.day ORDER BY d.day`,
+      [workspaceId, now.toISOString(), days],
+    ),
+  ]);
+  return {
+    open: byOpen,
+    kevOpen: kev.total,
+    newPerDay: perDay.rows.map((r) => ({ day: r.day, count: Number(r.n) })),
+  };
+}
