@@ -1,4 +1,5 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { actorFrom } from './key-management.js';
 import type { AppDeps } from '../app-deps.js';
 import { invalidRequest, notFound } from '../../lib/errors.js';
 import type { WorkflowInput, WorkflowPatchInput } from '../../domain/workflows/workflow-service.js';
@@ -63,6 +64,8 @@ export function consoleWorkflowRoutes(
 ): void {
   const svc = deps.workflows.service;
   const id = (req: { params: unknown }) => (req.params as { id: string }).id;
+  /** Who changes a workflow, for the audit log: the signed-in user. */
+  const actor = (req: FastifyRequest) => actorFrom(req, `user:${req.session.userId}`);
 
   app.get(
     '/workflows',
@@ -91,7 +94,7 @@ export function consoleWorkflowRoutes(
       },
     },
     async (req, reply) => {
-      const created = await svc.create(req.session.workspaceId, req.body as WorkflowInput);
+      const created = await svc.create(req.session.workspaceId, req.body as WorkflowInput, actor(req));
       return reply.code(201).header('Cache-Control', 'no-store').send(created);
     },
   );
@@ -144,7 +147,7 @@ export function consoleWorkflowRoutes(
         response: responses({ 200: workflowView }, [...withId, 413]),
       },
     },
-    async (req) => svc.update(req.session.workspaceId, id(req), req.body as WorkflowPatchInput),
+    async (req) => svc.update(req.session.workspaceId, id(req), req.body as WorkflowPatchInput, actor(req)),
   );
 
   app.delete(
@@ -157,7 +160,7 @@ export function consoleWorkflowRoutes(
       },
     },
     async (req, reply) => {
-      await svc.remove(req.session.workspaceId, id(req));
+      await svc.remove(req.session.workspaceId, id(req), actor(req));
       return reply.code(204).send();
     },
   );

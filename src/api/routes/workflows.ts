@@ -1,4 +1,5 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { actorFrom } from './key-management.js';
 import type {
   WorkflowInput,
   WorkflowPatchInput,
@@ -29,6 +30,8 @@ export function registerWorkflowRoutes(
   const read = { scope: 'scans:read' as const };
   const write = { scope: 'workflows:write' as const };
   const id = (req: { params: unknown }) => (req.params as { id: string }).id;
+  /** Who changes a workflow, for the audit log: the calling key. */
+  const actor = (req: FastifyRequest) => actorFrom(req, `key:${req.apiKey.id}`);
 
   const errors = KEY_ROUTE_ERRORS;
   const withId = [...KEY_ROUTE_ERRORS, 404];
@@ -57,7 +60,7 @@ export function registerWorkflowRoutes(
       },
     },
     async (req, reply) => {
-      const created = await svc.create(req.apiKey.workspace.id, req.body as WorkflowInput);
+      const created = await svc.create(req.apiKey.workspace.id, req.body as WorkflowInput, actor(req));
       void reply.code(201).header('Cache-Control', 'no-store');
       return created;
     },
@@ -84,7 +87,7 @@ export function registerWorkflowRoutes(
         response: responses({ 200: workflowView }, [...withId, 413]),
       },
     },
-    async (req) => svc.update(req.apiKey.workspace.id, id(req), req.body as WorkflowPatchInput),
+    async (req) => svc.update(req.apiKey.workspace.id, id(req), req.body as WorkflowPatchInput, actor(req)),
   );
 
   app.delete(
@@ -98,7 +101,7 @@ export function registerWorkflowRoutes(
       },
     },
     async (req, reply) => {
-      await svc.remove(req.apiKey.workspace.id, id(req));
+      await svc.remove(req.apiKey.workspace.id, id(req), actor(req));
       return reply.code(204).send();
     },
   );

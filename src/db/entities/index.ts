@@ -49,8 +49,23 @@ export interface ApiKey {
   revokedAt: Date | null;
 }
 
-/** What an audit event records (DECISIONS §4, §10); `plan_change` events carry no key. */
-export const AUDIT_ACTIONS = ['create', 'reveal', 'rotate', 'revoke', 'expire', 'plan_change'] as const;
+/**
+ * What an audit event records (DECISIONS §4, §10); `plan_change` and `workflow_*` events carry
+ * no key (a workflow event names its workflow in `details`).
+ */
+export const AUDIT_ACTIONS = [
+  'create',
+  'reveal',
+  'rotate',
+  'revoke',
+  'expire',
+  'plan_change',
+  'workflow_create',
+  'workflow_update',
+  'workflow_enable',
+  'workflow_disable',
+  'workflow_delete',
+] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 export interface KeyAuditEvent {

@@ -13,6 +13,7 @@ import { M011CaseTriage } from './m011-case-triage.js';
 import { M012CasesWriteScope } from './m012-cases-write-scope.js';
 import { M017IngestCascades } from './m017-ingest-cascades.js';
 import { M013Workflows } from './m013-workflows.js';
+import { M018WorkflowAudit } from './m018-workflow-audit.js';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list runs from
@@ -33,4 +34,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'm012-cases-write-scope', class: M012CasesWriteScope },
   { name: 'm017-ingest-cascades', class: M017IngestCascades },
   { name: 'm013-workflows', class: M013Workflows },
+  { name: 'm018-workflow-audit', class: M018WorkflowAudit },
 ];

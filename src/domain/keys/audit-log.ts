@@ -1,8 +1,9 @@
-import type { Db } from '../../db/pool.js';
+import type { Db, Queryable } from '../../db/pool.js';
 import type { AuditAction } from '../../db/entities/index.js';
 import { invalidRequest, type FieldError } from '../../lib/errors.js';
 import { seqCursor, seqPage, type Page } from '../../lib/cursor.js';
-import { selectAuditEvents, type AuditEventRow } from './keys-store.js';
+import { insertAuditEvent, selectAuditEvents, type AuditEventRow } from './keys-store.js';
+import type { Actor } from './key-service.js';
 
 /**
  * The audit log read back (DECISIONS §10): key create, reveal, rotate, revoke, expiry and plan
@@ -109,4 +110,19 @@ export async function listAuditEvents(
     limit,
   );
   return { data: page.data.map((p) => view(p.row)), nextCursor: page.nextCursor };
+}
+
+/**
+ * Records a change to something other than a key (a workflow) in the audit log, on `db` (a
+ * transaction client, so the event commits or rolls back with the change). `details` must never
+ * hold a credential or secret: callers pass ids, names and the names of changed parts.
+ */
+export async function recordAuditEvent(
+  db: Queryable,
+  workspaceId: string,
+  action: AuditAction,
+  actor: Actor,
+  details: Record<string, unknown>,
+): Promise<void> {
+  await insertAuditEvent(db, { workspaceId, keyId: null, action, ...actor, details });
 }

@@ -189,6 +189,18 @@ export async function readKeyVersion(db: Db): Promise<string> {
   return res.rows[0]?.version ?? '0';
 }
 
+/**
+ * Appends one audit event with a statement of its own (for areas that do not use the entity
+ * manager, e.g. workflows): on a transaction client it commits with the change it records.
+ */
+export async function insertAuditEvent(db: Queryable, e: Omit<KeyAuditEvent, 'id' | 'at'>): Promise<void> {
+  await db.query(
+    `INSERT INTO key_audit_events (workspace_id, key_id, action, actor, ip, user_agent, details, at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, now())`,
+    [e.workspaceId, e.keyId, e.action, e.actor, e.ip, e.userAgent, JSON.stringify(e.details)],
+  );
+}
+
 // The audit log read back (DECISIONS §10): the only query that reads `key_audit_events`.
 
 export interface AuditEventRow {

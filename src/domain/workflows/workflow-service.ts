@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { Pool } from '../../db/pool.js';
+import { withTransaction, type Pool } from '../../db/pool.js';
 import { seqCursor, seqPage } from '../../lib/cursor.js';
 import { AppError, invalidRequest, notFound, type FieldError } from '../../lib/errors.js';
 import { outboundUrlProblem, type OutboundUrlOptions } from '../../lib/outbound-url.js';
 import type { CaseStatus } from '../scans/case-status.js';
+import { recordAuditEvent } from '../keys/audit-log.js';
+import type { Actor } from '../keys/key-service.js';
 import { attemptDelivery, recordAttemptOutcome, type DeliveryDeps } from './deliver.js';
 import { credentialHint, sealWorkflowSecret } from './sealing.js';
 import { newWorkflowSecret } from './signing.js';
@@ -163,26 +165,31 @@ export function createWorkflowService(deps: WorkflowServiceDeps) {
     /** A case's external issues (`links` of `GET /api/v1/cases/:id`). */
     links: (caseId: string) => caseLinks(deps.pool, caseId),
 
-    async create(workspaceId: string, input: WorkflowInput) {
+    /** Creates a workflow and records `workflow_create` (as `actor`) in the same transaction. */
+    async create(workspaceId: string, input: WorkflowInput, actor: Actor) {
       const { target, credential, errors } = targetOf(input.target);
       const fields = input.fields ?? {};
       errors.push(...mappingErrors(fields, { summary: limitOf(target.kind) }));
       if (errors.length > 0) throw invalidRequest(errors);
       const id = randomUUID();
       const secret = newWorkflowSecret();
-      const w = await insertWorkflow(deps.pool, {
-        id,
-        workspaceId,
-        name: input.name,
-        kind: target.kind,
-        enabled: input.enabled ?? true,
-        target,
-        credentialSealed: credential === null ? null : sealWorkflowSecret(deps.pepper, id, credential),
-        credentialHint: credential === null ? null : credentialHint(credential),
-        secretSealed: sealWorkflowSecret(deps.pepper, id, secret),
-        rule: input.rule ?? {},
-        fields,
-        statusMap: input.statusMap ?? {},
+      const w = await withTransaction(deps.pool, async (tx) => {
+        const made = await insertWorkflow(tx, {
+          id,
+          workspaceId,
+          name: input.name,
+          kind: target.kind,
+          enabled: input.enabled ?? true,
+          target,
+          credentialSealed: credential === null ? null : sealWorkflowSecret(deps.pepper, id, credential),
+          credentialHint: credential === null ? null : credentialHint(credential),
+          secretSealed: sealWorkflowSecret(deps.pepper, id, secret),
+          rule: input.rule ?? {},
+          fields,
+          statusMap: input.statusMap ?? {},
+        });
+        await recordAuditEvent(tx, workspaceId, 'workflow_create', actor, auditDetails(made));
+        return made;
       });
       return { ...view(w), secret };
     },
@@ -197,7 +204,12 @@ export function createWorkflowService(deps: WorkflowServiceDeps) {
       return view(w);
     },
 
-    async update(workspaceId: string, id: string, patch: WorkflowPatchInput) {
+    /**
+     * Changes a workflow and records it (as `actor`) in the same transaction: `workflow_enable`
+     * or `workflow_disable` when only `enabled` was given, else `workflow_update` naming the
+     * changed parts (a new credential as `credential`, never its value).
+     */
+    async update(workspaceId: string, id: string, patch: WorkflowPatchInput, actor: Actor) {
       const existing = await getWorkflow(deps.pool, workspaceId, id);
       if (!existing) throw notFound('workflow');
       if (patch.fields) {
@@ -206,28 +218,47 @@ export function createWorkflowService(deps: WorkflowServiceDeps) {
       }
       if (patch.credential !== undefined && existing.kind === 'webhook')
         throw invalidRequest([{ path: '/credential', message: 'a webhook workflow has no credential' }]);
-      const w = await updateWorkflow(deps.pool, workspaceId, id, {
-        name: patch.name,
-        enabled: patch.enabled,
-        rule: patch.rule,
-        fields: patch.fields,
-        statusMap: patch.statusMap,
-        ...(patch.rateLimit !== undefined
-          ? { target: { ...existing.target, rateLimit: patch.rateLimit } }
-          : {}),
-        ...(patch.credential !== undefined
-          ? {
-              credentialSealed: sealWorkflowSecret(deps.pepper, id, patch.credential),
-              credentialHint: credentialHint(patch.credential),
-            }
-          : {}),
+      const w = await withTransaction(deps.pool, async (tx) => {
+        const changed = await updateWorkflow(tx, workspaceId, id, {
+          name: patch.name,
+          enabled: patch.enabled,
+          rule: patch.rule,
+          fields: patch.fields,
+          statusMap: patch.statusMap,
+          ...(patch.rateLimit !== undefined
+            ? { target: { ...existing.target, rateLimit: patch.rateLimit } }
+            : {}),
+          ...(patch.credential !== undefined
+            ? {
+                credentialSealed: sealWorkflowSecret(deps.pepper, id, patch.credential),
+                credentialHint: credentialHint(patch.credential),
+              }
+            : {}),
+        });
+        if (!changed) throw notFound('workflow');
+        const parts = PATCH_PARTS.filter((k) => patch[k] !== undefined);
+        const action =
+          parts.length === 1 && parts[0] === 'enabled'
+            ? patch.enabled
+              ? 'workflow_enable'
+              : 'workflow_disable'
+            : 'workflow_update';
+        await recordAuditEvent(tx, workspaceId, action, actor, {
+          ...auditDetails(changed),
+          ...(action === 'workflow_update' ? { changed: parts } : {}),
+        });
+        return changed;
       });
-      if (!w) throw notFound('workflow');
       return view(w);
     },
 
-    async remove(workspaceId: string, id: string): Promise<void> {
-      if (!(await deleteWorkflow(deps.pool, workspaceId, id))) throw notFound('workflow');
+    /** Deletes a workflow and records `workflow_delete` (as `actor`) in the same transaction. */
+    async remove(workspaceId: string, id: string, actor: Actor): Promise<void> {
+      await withTransaction(deps.pool, async (tx) => {
+        const gone = await deleteWorkflow(tx, workspaceId, id);
+        if (!gone) throw notFound('workflow');
+        await recordAuditEvent(tx, workspaceId, 'workflow_delete', actor, auditDetails(gone));
+      });
     },
 
     /** One sample delivery now, answered with what the target said (and listed with the others). */
@@ -274,6 +305,24 @@ export function createWorkflowService(deps: WorkflowServiceDeps) {
 }
 
 export type WorkflowService = ReturnType<typeof createWorkflowService>;
+
+/** The parts of a PATCH an audit event names (by name only: `credential` never with its value). */
+const PATCH_PARTS = [
+  'name',
+  'enabled',
+  'rule',
+  'fields',
+  'statusMap',
+  'credential',
+  'rateLimit',
+] as const satisfies readonly (keyof WorkflowPatchInput)[];
+
+/** What an audit event says of a workflow: its id, name and target kind, nothing sealed. */
+const auditDetails = (w: Pick<Workflow, 'id' | 'name' | 'kind'>) => ({
+  workflowId: w.id,
+  name: w.name,
+  kind: w.kind,
+});
 
 function viewDelivery(d: DeliveryRow) {
   return {

@@ -158,13 +158,18 @@ export async function listWorkflows(db: Queryable, workspaceId: string): Promise
   return rows.map(toWorkflow);
 }
 
-export async function deleteWorkflow(db: Queryable, workspaceId: string, id: string): Promise<boolean> {
-  if (!isUuid(id)) return false;
-  const { rowCount } = await db.query(`DELETE FROM workflows WHERE id = $1 AND workspace_id = $2`, [
-    id,
-    workspaceId,
-  ]);
-  return (rowCount ?? 0) > 0;
+/** Deletes a workflow of the workspace; answers what it was (for the audit log), or null. */
+export async function deleteWorkflow(
+  db: Queryable,
+  workspaceId: string,
+  id: string,
+): Promise<Pick<Workflow, 'id' | 'name' | 'kind'> | null> {
+  if (!isUuid(id)) return null;
+  const { rows } = await db.query<Pick<Workflow, 'id' | 'name' | 'kind'>>(
+    `DELETE FROM workflows WHERE id = $1 AND workspace_id = $2 RETURNING id, name, kind`,
+    [id, workspaceId],
+  );
+  return rows[0] ?? null;
 }
 
 export async function enabledWorkflows(db: Queryable, workspaceId: string): Promise<Workflow[]> {

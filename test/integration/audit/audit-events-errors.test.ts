@@ -37,7 +37,8 @@ describe('GET /api/v1/audit-events refuses malformed filters with the whole prob
       [
         {
           path: '/querystring/action',
-          message: 'must be one of create, reveal, rotate, revoke, expire, plan_change',
+          message:
+            'must be one of create, reveal, rotate, revoke, expire, plan_change, workflow_create, workflow_update, workflow_enable, workflow_disable, workflow_delete',
         },
       ],
     ],

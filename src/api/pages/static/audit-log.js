@@ -29,8 +29,17 @@ const ACTIONS = {
   revoke: 'Key revoked',
   expire: 'Key expired',
   plan_change: 'Plan changed',
+  workflow_create: 'Workflow created',
+  workflow_update: 'Workflow changed',
+  workflow_enable: 'Workflow enabled',
+  workflow_disable: 'Workflow disabled',
+  workflow_delete: 'Workflow deleted',
 };
 const DETAIL_NAMES = {
+  name: 'workflow',
+  workflowId: 'workflow id',
+  kind: 'target',
+  changed: 'changed',
   from: 'from',
   to: 'to',
   reason: 'reason',

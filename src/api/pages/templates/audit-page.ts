@@ -11,6 +11,11 @@ export const ACTION_NAMES: Record<(typeof AUDIT_ACTIONS)[number], string> = {
   revoke: 'Key revoked',
   expire: 'Key expired',
   plan_change: 'Plan changed',
+  workflow_create: 'Workflow created',
+  workflow_update: 'Workflow changed',
+  workflow_enable: 'Workflow enabled',
+  workflow_disable: 'Workflow disabled',
+  workflow_delete: 'Workflow deleted',
 };
 
 /**
