@@ -4,6 +4,7 @@ import type { Infrastructure } from './infrastructure.js';
 import type { DeliveryDeps } from '../domain/workflows/deliver.js';
 import type { InboundDeps } from '../domain/workflows/inbound.js';
 import { localPacer, redisPacer } from '../domain/workflows/rate-limit.js';
+import { requeueLostDeliveries } from '../domain/workflows/lost-deliveries.js';
 import { createWorkflowTrigger, type WorkflowTrigger } from '../domain/workflows/trigger.js';
 import { createWorkflowService, type WorkflowService } from '../domain/workflows/workflow-service.js';
 import { DELIVERY_QUEUE, enqueueDeliveries, type DeliveryPayload } from '../jobs/workflow-delivery.js';
@@ -16,6 +17,8 @@ export interface Workflows {
   trigger: WorkflowTrigger;
   /** What the `deliveries` worker runs with. */
   delivery: DeliveryDeps;
+  /** Queues again pending deliveries whose job was lost (`requeueLostDeliveries`); maintenance runs it. */
+  requeueLost(olderThanMs?: number): Promise<number>;
 }
 
 /**
@@ -47,11 +50,9 @@ export function buildWorkflows(
         })
       : localPacer(),
   };
-  const trigger = createWorkflowTrigger({
-    pool: infra.pool,
-    enqueue: (workflowId, ids) =>
-      enqueueDeliveries(infra.queues.queue<DeliveryPayload>(DELIVERY_QUEUE), workflowId, ids),
-  });
+  const enqueue = (workflowId: string, ids: string[]) =>
+    enqueueDeliveries(infra.queues.queue<DeliveryPayload>(DELIVERY_QUEUE), workflowId, ids);
+  const trigger = createWorkflowTrigger({ pool: infra.pool, enqueue });
   return {
     service: createWorkflowService({
       pool: infra.pool,
@@ -63,5 +64,6 @@ export function buildWorkflows(
     inbound: { pool: infra.pool, pepper: infra.pepper, clock, trigger },
     trigger,
     delivery,
+    requeueLost: (olderThanMs) => requeueLostDeliveries(infra.pool, enqueue, olderThanMs),
   };
 }

@@ -9,7 +9,7 @@ import { startWorkers } from '../workers/main.js';
 
 /**
  * One housekeeping run of this process (`domain/maintenance.ts`), wired here because it spans
- * keys, usage, scans and batches. The queues it probes and re-enqueues on are the process's own,
+ * keys, usage, scans, batches and workflow deliveries. The queues it probes and re-enqueues on are the process's own,
  * opened once by the kit: a run opens no connection.
  */
 export function maintenanceRun(
@@ -30,6 +30,7 @@ export function maintenanceRun(
         jobs: infra.queues.queue(SCAN_INGEST_QUEUE),
       },
       exports: services.exports,
+      deliveries: { requeueLost: () => services.workflows.requeueLost() },
       storage: {
         storage: services.scans.storage,
         // A live upload writes at least every idle timeout, and none lasts past the body timeout.

@@ -23,6 +23,8 @@ export interface MaintenanceReport {
   exportsExpired: number;
   /** Dead `.part` files and stored files no scan or export owns, removed (issue 11 §5). */
   storage: StorageSweepReport;
+  /** Pending workflow deliveries whose job was lost, queued again (issue 14). */
+  deliveriesRequeued: number;
 }
 
 /**
@@ -31,7 +33,8 @@ export interface MaintenanceReport {
  * than their link are wiped, ended trials are recorded as a plan change to `free`, and
  * quota reservations of crashed processes are given back, scans no job will ever parse are
  * failed (DECISIONS §8; `failStuckScans`), and batches nothing else would finish are finished
- * (DECISIONS §7; `failStuckBatches`). Idempotent; safe to run concurrently (each statement
+ * (DECISIONS §7; `failStuckBatches`), and workflow deliveries whose job a queue lost are queued
+ * again (issue 14; `requeueLostDeliveries`). Idempotent; safe to run concurrently (each statement
  * is one atomic step, and a scan is failed under its row lock).
  */
 export async function runMaintenance(deps: {
@@ -50,6 +53,11 @@ export async function runMaintenance(deps: {
    * may get (the longest upload allowed); the step is skipped without it.
    */
   storage?: { storage: ScanStorage; partMaxAgeMs?: number; partIdleMs?: number; orphanAfterMs?: number };
+  /**
+   * Re-queues workflow deliveries whose job was lost (`requeueLostDeliveries`, idempotent by
+   * job id); the step is skipped without it.
+   */
+  deliveries?: { requeueLost(): Promise<number> };
 }): Promise<MaintenanceReport> {
   const now = deps.clock();
   const reservationsReleased = await deps.quota.releaseExpired();
@@ -64,6 +72,7 @@ export async function runMaintenance(deps: {
     ? await failStuckBatches(deps.batches, now)
     : { itemsFailed: 0, batchesFinished: 0, webhooksResent: 0 };
   const exportsExpired = deps.exports ? await deps.exports.sweepExpired() : 0;
+  const deliveriesRequeued = deps.deliveries ? await deps.deliveries.requeueLost() : 0;
   // After the export sweep: files of exports it just expired are already gone with their rows.
   const storage = deps.storage
     ? await sweepStorage(
@@ -88,5 +97,6 @@ export async function runMaintenance(deps: {
     exportsExpired,
     scansFailed,
     batches,
+    deliveriesRequeued,
   };
 }

@@ -2,7 +2,7 @@ import type { Logger } from '../lib/logger.js';
 import type { QueueKit, WorkerHandle } from '../jobs/queue-kit.js';
 import type { DeliveryDeps } from '../domain/workflows/deliver.js';
 import type { BackoffOptions } from '../domain/workflows/backoff.js';
-import { orphanedDeliveries } from '../domain/workflows/workflow-store.js';
+import { requeueLostDeliveries } from '../domain/workflows/lost-deliveries.js';
 import {
   enqueueDeliveries,
   DELIVERY_QUEUE,
@@ -48,23 +48,23 @@ export function startDeliveryWorker(
   worker.on('error', (...args: unknown[]) =>
     options.logger.warn({ err: (args[0] as Error)?.message }, 'delivery worker error'),
   );
-  // Deliveries whose job went missing (see orphanedDeliveries) are queued again at start.
+  // Deliveries whose job went missing are queued again at start (and by every maintenance run).
   void requeueOrphans(queues, deps, options.orphanAgeMs ?? 60_000).catch((err: unknown) =>
     options.logger.warn({ err: (err as Error)?.message }, 'orphaned deliveries not re-queued'),
   );
   return worker;
 }
 
-/** Queues again the pending deliveries without a job; returns how many. */
+/** Queues again the pending deliveries without a job (`requeueLostDeliveries`); returns how many. */
 export async function requeueOrphans(
   queues: QueueKit,
   deps: Pick<DeliveryDeps, 'pool'>,
   olderThanMs: number,
-) {
-  const rows = await orphanedDeliveries(deps.pool, olderThanMs);
-  const byWorkflow = new Map<string, string[]>();
-  for (const r of rows) byWorkflow.set(r.workflow_id, [...(byWorkflow.get(r.workflow_id) ?? []), r.id]);
-  for (const [workflowId, ids] of byWorkflow)
-    await enqueueDeliveries(queues.queue<DeliveryPayload>(DELIVERY_QUEUE), workflowId, ids);
-  return rows.length;
+): Promise<number> {
+  const queue = queues.queue<DeliveryPayload>(DELIVERY_QUEUE);
+  return requeueLostDeliveries(
+    deps.pool,
+    (workflowId, ids) => enqueueDeliveries(queue, workflowId, ids),
+    olderThanMs,
+  );
 }

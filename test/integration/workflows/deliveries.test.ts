@@ -22,6 +22,9 @@ import { startScanIngestWorker } from '../../../src/workers/scan-ingest-worker.j
 import { requeueOrphans, startDeliveryWorker } from '../../../src/workers/delivery-worker.js';
 import { createWorkflowTrigger } from '../../../src/domain/workflows/trigger.js';
 import type { WorkerHandle } from '../../../src/jobs/queue-kit.js';
+import type { Queue } from 'bullmq';
+import { maintenanceRun } from '../../../src/app/workers.js';
+import { DELIVERY_QUEUE, type DeliveryPayload } from '../../../src/jobs/workflow-delivery.js';
 
 /**
  * Deliveries end to end: an uploaded scan's matching cases become exactly one Jira (or GitHub)
@@ -369,6 +372,58 @@ describe('orphaned deliveries', () => {
     expect(await requeueOrphans(t.infra.queues, { pool: t.infra.pool }, 0)).toBe(1);
     expect(await settled(wf.id, 1)).toBe(true);
     expect((await deliveriesOf(wf.id))[0]).toMatchObject({ status: 'delivered', attempts: 1 });
+    await disable(wf.id);
+  });
+});
+
+describe('lost deliveries', () => {
+  it('the periodic maintenance run queues again a delivery whose job the queue lost, once', async () => {
+    const scanId = await uploadAndWait('?asset=lost-job');
+    const [caseId] = await caseIdsOf(scanId);
+    const wf = await createJiraWorkflow({}); // after the upload: its only delivery is the one below
+    const queued: string[] = [];
+    const queue = t.infra.queues.queue<DeliveryPayload>(DELIVERY_QUEUE);
+    // Queued as the trigger queues it, but held an hour: a job the queue still has, not yet run.
+    const held = createWorkflowTrigger({
+      pool: t.infra.pool,
+      enqueue: async (workflowId, ids) => {
+        queued.push(...ids);
+        for (const id of ids)
+          await queue.add('deliver', { deliveryId: id, workflowId }, { jobId: id, delay: 3_600_000 });
+      },
+    });
+    expect(await held.casesChanged(session.workspaceId, [caseId!], 'case.updated')).toBe(1);
+    const [pending] = await deliveriesOf(wf.id);
+    const deliveryId = queued[0]!;
+    expect(pending).toMatchObject({ status: 'pending', attempts: 0 });
+    // Old enough to count as lost if its job were gone.
+    await t.infra.pool.query(
+      `UPDATE workflow_deliveries SET created_at = now() - interval '10 minutes' WHERE id = $1`,
+      [deliveryId],
+    );
+    const maintenance = maintenanceRun(t.deps.config, t.infra, t.deps);
+    const issuesBefore = jira.issues.length;
+
+    // The job is still there: the run re-adds it by id, which the queue ignores (no second job).
+    expect((await maintenance()).deliveriesRequeued).toBeGreaterThanOrEqual(1);
+    expect(await queue.getJobState(deliveryId)).toBe('delayed');
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await deliveriesOf(wf.id))[0]).toMatchObject({ status: 'pending', attempts: 0 });
+    expect(jira.issues.length).toBe(issuesBefore);
+
+    // The queue loses the job (a flush, a failover to an empty replica): one run brings it back.
+    // (`remove` is the queue's own, on either backend: the kit's handle does not offer it.)
+    await (queue as unknown as Pick<Queue, 'remove'>).remove(deliveryId);
+    expect(await queue.getJobState(deliveryId)).toBe('unknown');
+    expect((await maintenance()).deliveriesRequeued).toBeGreaterThanOrEqual(1);
+    expect(await settled(wf.id, 1)).toBe(true);
+    expect((await deliveriesOf(wf.id))[0]).toMatchObject({ status: 'delivered', attempts: 1 });
+    expect(jira.issues.length).toBe(issuesBefore + 1);
+
+    // Delivered: a later run has nothing of it to queue again.
+    await maintenance();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(jira.issues.length).toBe(issuesBefore + 1);
     await disable(wf.id);
   });
 });
