@@ -126,3 +126,14 @@ export async function recordAuditEvent(
 ): Promise<void> {
   await insertAuditEvent(db, { workspaceId, keyId: null, action, ...actor, details });
 }
+
+/** The audit log bound once to the pool, so the HTTP edge never sees it. */
+export interface AuditLog {
+  /** One page of a workspace's audit log ({@link listAuditEvents}). */
+  list(workspaceId: string, q: AuditQuery): Promise<Page<AuditEventView>>;
+}
+
+/** {@link AuditLog} over `db`: plain delegation. */
+export function createAuditLog(db: Db): AuditLog {
+  return { list: (workspaceId, q) => listAuditEvents(db, workspaceId, q) };
+}

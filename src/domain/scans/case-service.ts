@@ -1,6 +1,107 @@
 import type { Db, Pool } from '../../db/pool.js';
+import type { Page } from '../../lib/cursor.js';
 import type { ListFilters } from './list-filters.js';
-import { caseStatus, changeCaseStatus, listCases } from './case-store.js';
+import type { CaseSort } from './case-sort.js';
+import {
+  caseDashboard,
+  caseDetail,
+  caseStatus,
+  changeCaseStatus,
+  countCases,
+  getCase,
+  listCaseEvidence,
+  listCases,
+  type Case,
+  type CaseCounts,
+  type CaseDashboard,
+  type CaseDetail,
+  type Evidence,
+} from './case-store.js';
+import { listCaseTriageHistory, type CaseTriageHistoryEntry } from './case-triage-store.js';
+import { getFinding, listFindings, type StoredFinding } from './finding-store.js';
+
+/** The input of one status change: who changed which case of which workspace to what, and why. */
+export interface CaseStatusChange {
+  workspaceId: string;
+  caseId: string;
+  status: string;
+  note: string | null;
+  actor: string;
+}
+
+/** The input of a status change of many cases: ids, or the list's filters (at most `max` cases). */
+export interface BulkStatusChange {
+  workspaceId: string;
+  caseIds?: string[];
+  filter?: ListFilters;
+  max: number;
+  status: string;
+  note: string | null;
+  actor: string;
+}
+
+/**
+ * Cases and findings as the HTTP edge reads and changes them (DECISIONS §10), bound once to the
+ * pool so routes never see it. Each method is the store function of the same meaning; ids of
+ * another workspace are null (or match nothing) exactly as there.
+ */
+export interface CaseService {
+  /** A page of the workspace's cases (`listCases`). */
+  list(
+    workspaceId: string,
+    q: ListFilters & { limit: number; cursor?: string; sort?: CaseSort },
+  ): Promise<Page<Case>>;
+  /** One case of the workspace, null when it has none of that id. */
+  get(workspaceId: string, id: string): Promise<Case | null>;
+  /** A case's first evidence page, status history and first triage history page (`caseDetail`). */
+  detail(
+    c: Pick<Case, 'id' | 'workspaceId' | 'fingerprint'>,
+    evidenceLimit?: number,
+    triageHistoryLimit?: number,
+  ): Promise<CaseDetail>;
+  /** A case's sightings, newest first, a page at a time. */
+  evidence(
+    c: Pick<Case, 'workspaceId' | 'fingerprint'>,
+    q: { limit: number; cursor?: string },
+  ): Promise<Page<Evidence>>;
+  /** A case's triage history, newest first, a page at a time. */
+  triageHistory(
+    c: { workspaceId: string; caseId: string },
+    q: { limit: number; cursor?: string },
+  ): Promise<Page<CaseTriageHistoryEntry>>;
+  /** Changes one case's status with a history entry; null when the case is not in the workspace. */
+  changeStatus(input: CaseStatusChange): Promise<Case | null>;
+  /** One status change applied to many cases ({@link changeStatusOfCases}). */
+  changeStatusOfMany(input: BulkStatusChange): Promise<BulkStatusResult>;
+  /** Cases of the filters by severity and by triage priority. */
+  counts(workspaceId: string, filter: ListFilters): Promise<CaseCounts>;
+  /** The dashboard's figures: open cases, open KEV cases, new cases per day over `days`. */
+  dashboard(workspaceId: string, now: Date, days: number): Promise<CaseDashboard>;
+  /** A page of the workspace's findings, optionally of one case. */
+  findings(
+    workspaceId: string,
+    q: ListFilters & { caseId?: string; limit: number; cursor?: string },
+  ): Promise<Page<StoredFinding>>;
+  /** One finding of the workspace, null when it has none of that id. */
+  finding(workspaceId: string, id: string): Promise<StoredFinding | null>;
+}
+
+/** The case service over `pool`: plain delegation to the scans area's stores. */
+export function createCaseService(pool: Pool): CaseService {
+  return {
+    list: (workspaceId, q) => listCases(pool, workspaceId, q),
+    get: (workspaceId, id) => getCase(pool, workspaceId, id),
+    detail: (c, evidenceLimit, triageHistoryLimit) => caseDetail(pool, c, evidenceLimit, triageHistoryLimit),
+    evidence: (c, q) => listCaseEvidence(pool, c, q),
+    triageHistory: (c, q) => listCaseTriageHistory(pool, c, q),
+    changeStatus: (input) => changeCaseStatus(pool, input),
+    changeStatusOfMany: (input) => changeStatusOfCases(pool, input),
+    counts: (workspaceId, filter) => countCases(pool, workspaceId, filter),
+    dashboard: (workspaceId, now, days) => caseDashboard(pool, workspaceId, now, days),
+    findings: (workspaceId, q) => listFindings(pool, workspaceId, q),
+    finding: (workspaceId, id) => getFinding(pool, workspaceId, id),
+  };
+}
 
 export interface BulkStatusResult {
   /** Cases whose status changed (a history entry each). */
@@ -18,18 +119,7 @@ export interface BulkStatusResult {
  * {@link changeCaseStatus}, so each case gets its own history entry exactly as a single PATCH
  * would write it. `filter` selects cases with the list's own query, at most `max` of them.
  */
-export async function changeStatusOfCases(
-  pool: Pool,
-  input: {
-    workspaceId: string;
-    caseIds?: string[];
-    filter?: ListFilters;
-    max: number;
-    status: string;
-    note: string | null;
-    actor: string;
-  },
-): Promise<BulkStatusResult> {
+export async function changeStatusOfCases(pool: Pool, input: BulkStatusChange): Promise<BulkStatusResult> {
   const ids = input.caseIds ?? (await caseIdsOf(pool, input.workspaceId, input.filter ?? {}, input.max));
   const result: BulkStatusResult = { changed: 0, unchanged: 0, notFound: 0, changedIds: [] };
   for (const caseId of ids) {

@@ -121,3 +121,24 @@ export async function perKeyTotals(
     ]),
   );
 }
+
+/**
+ * The usage reports bound once to the pool, so the HTTP edge never sees it: the statement, the
+ * daily series and the per-key totals, each the function of the same name above.
+ */
+export interface UsageReports {
+  monthlyStatement(workspaceId: string, from: Date, to: Date): Promise<Statement>;
+  usageSeries(scope: UsageScope, from: Date, to: Date): Promise<{ totals: UsageTotals; daily: DailyUsage[] }>;
+  perKeyTotals(
+    workspaceId: string,
+  ): Promise<Map<string, { requests: number; tokens: number; spendUsd: string }>>;
+}
+
+/** {@link UsageReports} over `db`: plain delegation. */
+export function createUsageReports(db: Db): UsageReports {
+  return {
+    monthlyStatement: (workspaceId, from, to) => monthlyStatement(db, workspaceId, from, to),
+    usageSeries: (scope, from, to) => usageSeries(db, scope, from, to),
+    perKeyTotals: (workspaceId) => perKeyTotals(db, workspaceId),
+  };
+}

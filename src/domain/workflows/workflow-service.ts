@@ -13,6 +13,7 @@ import { GITHUB_TITLE_MAX } from './targets/github.js';
 import { JIRA_SUMMARY_MAX } from './targets/jira.js';
 import { mappingErrors } from './template.js';
 import { DEFAULT_RATE_LIMITS, rateLimitOf } from './rate-limit.js';
+import { workflowPreview } from './preview.js';
 import type { TargetRateLimit, Workflow, WorkflowFields, WorkflowRule, WorkflowTarget } from './types.js';
 import {
   caseLinks,
@@ -164,6 +165,10 @@ export function createWorkflowService(deps: WorkflowServiceDeps) {
 
     /** A case's external issues (`links` of `GET /api/v1/cases/:id`). */
     links: (caseId: string) => caseLinks(deps.pool, caseId),
+
+    /** The console's live preview of a mapping for a sample case ({@link workflowPreview}), links on `baseUrl`. */
+    preview: (input: Omit<Parameters<typeof workflowPreview>[1], 'baseUrl'>) =>
+      workflowPreview(deps.pool, { ...input, baseUrl: deps.baseUrl }),
 
     /** Creates a workflow and records `workflow_create` (as `actor`) in the same transaction. */
     async create(workspaceId: string, input: WorkflowInput, actor: Actor) {

@@ -47,3 +47,14 @@ export async function workspaceSummary(deps: WorkspaceSummaryDeps, workspaceId: 
     monthResetsAt: nextMonthStart(now).toISOString(),
   };
 }
+
+/** The workspace card as a service bound once to its readers, so the HTTP edge never sees the pool. */
+export interface WorkspaceSummaries {
+  /** The card of one workspace ({@link workspaceSummary}). */
+  of(workspaceId: string): ReturnType<typeof workspaceSummary>;
+}
+
+/** {@link WorkspaceSummaries} over `deps`: plain delegation. */
+export function createWorkspaceSummaries(deps: WorkspaceSummaryDeps): WorkspaceSummaries {
+  return { of: (workspaceId) => workspaceSummary(deps, workspaceId) };
+}
