@@ -1,6 +1,5 @@
 import type { Config } from '../lib/config.js';
 import type { Logger } from '../lib/logger.js';
-import type { Pool } from '../db/pool.js';
 import type { KeyVerifier } from '../domain/keys/key-verifier.js';
 import type { KeyService } from '../domain/keys/key-service.js';
 import type { WorkspaceService } from '../domain/workspaces/workspace-service.js';
@@ -10,7 +9,13 @@ import type { RateLimiter } from '../domain/usage/rate-limiter.js';
 import type { QuotaService } from '../domain/usage/quota.js';
 import type { TriageService } from '../domain/triage/triage-service.js';
 import type { CaseTriageService } from '../domain/triage/case-triage.js';
+import type { CaseSelectionService } from '../domain/triage/case-selection.js';
 import type { QueueKit } from '../jobs/queue-kit.js';
+import type { CaseService } from '../domain/scans/case-service.js';
+import type { UsageReports } from '../domain/usage/usage-report.js';
+import type { AuditLog } from '../domain/keys/audit-log.js';
+import type { EnrichmentLookup } from '../domain/enrichment/index.js';
+import type { WorkspaceSummaries } from '../domain/workspaces/workspace-summary.js';
 import type { ScanRouteDeps } from './routes/scans.js';
 import type { ExportService } from '../domain/exports/export-service.js';
 import type { HttpMetrics } from './plugins/metrics.js';
@@ -21,13 +26,13 @@ import type { WorkflowTrigger } from '../domain/workflows/trigger.js';
 /**
  * What the HTTP edge may use, declared here so `api/` imports nothing above it: `app/services.ts`
  * builds a `Services` that extends this, and each route group takes a `Pick` of the few members
- * it uses.
+ * it uses. Routes never see the database pool: each area's reads and writes come as a service
+ * bound to it once (`cases`, `scans`, `usageReports`, `audit`, `enrichment`, ...).
  */
 export interface AppDeps {
   config: Config;
   logger: Logger;
   clock: () => Date;
-  pool: Pool;
   verifier: KeyVerifier;
   keys: KeyService;
   workspaces: WorkspaceService;
@@ -38,8 +43,20 @@ export interface AppDeps {
   triage: TriageService;
   /** Case triage: a scan's cases after upload, a selection as a batch, one case at once. */
   caseTriage: CaseTriageService;
+  /** Case selections of the console's triage preview (the same query case triage selects with). */
+  caseSelection: CaseSelectionService;
   queues: QueueKit;
-  /** Scan storage and the `scan-ingest` queue, for the scan routes. */
+  /** Cases and findings: lists, one case with its detail, evidence, histories, status changes, counts. */
+  cases: CaseService;
+  /** The monthly statement, daily usage series and per-key totals. */
+  usageReports: UsageReports;
+  /** The workspace's audit log read back. */
+  audit: AuditLog;
+  /** KEV, EPSS and NVD enrichment of CVE ids (the console's case page). */
+  enrichment: EnrichmentLookup;
+  /** The console's workspace card. */
+  workspaceSummary: WorkspaceSummaries;
+  /** Scans read and uploaded (the service), their storage and the `scan-ingest` queue. */
   scans: ScanRouteDeps;
   /** Case and finding exports, their jobs and signed download links. */
   exports: ExportService;

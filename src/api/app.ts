@@ -135,7 +135,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
       triageRoutes(scope, deps);
       registerScanListRoutes(scope, deps.scans);
       registerFindingCaseRoutes(scope, {
-        ...deps.scans,
+        cases: deps.cases,
         workflows: {
           links: (caseId) => deps.workflows.service.links(caseId),
           statusChanged: (workspaceId, caseId) =>

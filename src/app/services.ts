@@ -20,8 +20,16 @@ import { createQuotaService } from '../domain/usage/quota.js';
 import { buildTriage } from './build-triage.js';
 import { createCaseTriageService } from '../domain/triage/case-triage.js';
 import { createLocalScanStorage } from '../domain/scans/scan-storage.js';
+import { createScanService } from '../domain/scans/scan-service.js';
+import { createCaseService } from '../domain/scans/case-service.js';
+import { scanTriageView } from '../domain/triage/case-batch-store.js';
+import { createCaseSelectionService } from '../domain/triage/case-selection.js';
+import { createUsageReports } from '../domain/usage/usage-report.js';
+import { createAuditLog } from '../domain/keys/audit-log.js';
+import { createEnrichmentLookup } from '../domain/enrichment/index.js';
+import { createWorkspaceSummaries } from '../domain/workspaces/workspace-summary.js';
 import { createUploadGate } from '../domain/scans/upload-gate.js';
-import { SCAN_INGEST_QUEUE, type ScanIngestPayload } from '../jobs/scan-ingest.js';
+import { enqueueScanIngest, SCAN_INGEST_QUEUE, type ScanIngestPayload } from '../jobs/scan-ingest.js';
 import { enqueueBatchItems } from '../jobs/triage-batch.js';
 import { createExportService } from '../domain/exports/export-service.js';
 import { EXPORT_QUEUE, enqueueExport, type ExportPayload } from '../jobs/export-job.js';
@@ -98,20 +106,35 @@ export async function buildServices(
     enqueueBatchItems: (batchId, total) =>
       enqueueBatchItems(infra.queues, batchId, total, config.batchItemRetry),
   });
+  const workspaces = createWorkspaceService({
+    orm: infra.orm,
+    pepper: infra.pepper,
+    bus: infra.bus,
+    clock,
+    trialDays: config.trialDays,
+  });
+  // The scan-ingest queue is opened on the first upload (the kit keeps it): processes that never
+  // take one skip it.
+  const scanQueue = () => infra.queues.queue<ScanIngestPayload>(SCAN_INGEST_QUEUE);
   return {
     config,
     logger,
     clock,
-    pool: infra.pool,
     verifier,
     keys,
-    workspaces: createWorkspaceService({
-      orm: infra.orm,
-      pepper: infra.pepper,
-      bus: infra.bus,
+    workspaces,
+    workspaceSummary: createWorkspaceSummaries({
+      db: infra.pool,
+      workspaces,
+      quota,
+      plans: config.plans,
       clock,
-      trialDays: config.trialDays,
     }),
+    cases: createCaseService(infra.pool),
+    caseSelection: createCaseSelectionService(infra.pool),
+    usageReports: createUsageReports(infra.pool),
+    audit: createAuditLog(infra.pool),
+    enrichment: createEnrichmentLookup(infra.pool),
     sessions: createSessionStore(infra.pool, infra.pepper, clock),
     meter,
     rateLimiter: createRateLimiter(
@@ -130,13 +153,17 @@ export async function buildServices(
     processMetrics: metrics,
     workflows,
     scans: {
-      pool: infra.pool,
+      ...createScanService({
+        pool: infra.pool,
+        storage: scanStorage,
+        enqueue: (p) => enqueueScanIngest(scanQueue(), p),
+      }),
+      triageView: (scan) => scanTriageView(infra.pool, scan),
       storage: scanStorage,
       uploadGate: createUploadGate(config.uploads),
       uploadLimits: config.uploads,
-      // Opened on the first upload (the kit keeps it): processes that never take one skip it.
       get queue() {
-        return infra.queues.queue<ScanIngestPayload>(SCAN_INGEST_QUEUE);
+        return scanQueue();
       },
     },
     exports: createExportService({

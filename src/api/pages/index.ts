@@ -19,10 +19,7 @@ import { casePage, caseNotFoundPage } from './templates/case-page.js';
 import { dashboardPage } from './templates/dashboard-page.js';
 import { workflowsPage } from './templates/workflows-page.js';
 import type { Session } from '../../domain/workspaces/sessions.js';
-import { getCase } from '../../domain/scans/case-store.js';
-import { caseDashboard } from '../../domain/scans/case-store.js';
 import { monthOf, nextMonthStart } from '../../domain/plans/plans.js';
-import { monthlyStatement } from '../../domain/usage/usage-report.js';
 
 /** Reveal tokens are base64url; anything else is not a link we made. */
 const TOKEN = /^[A-Za-z0-9_-]{16,100}$/;
@@ -33,7 +30,7 @@ const LOCAL_NEXT =
 /** Days of new cases the dashboard's chart shows. */
 const DASHBOARD_DAYS = 30;
 
-type PageDeps = Pick<AppDeps, 'clock' | 'config' | 'pool' | 'sessions'>;
+type PageDeps = Pick<AppDeps, 'cases' | 'clock' | 'config' | 'sessions' | 'usageReports'>;
 
 /**
  * The static assets sit beside this file in the source tree. A `dist/` build does not
@@ -99,8 +96,8 @@ function pageRoutes(app: FastifyInstance, deps: PageDeps): void {
     const now = deps.clock();
     const from = new Date(`${monthOf(now).slice(0, 7)}-01T00:00:00Z`);
     const [cases, statement] = await Promise.all([
-      caseDashboard(deps.pool, session.workspaceId, now, DASHBOARD_DAYS),
-      monthlyStatement(deps.pool, session.workspaceId, from, nextMonthStart(from)),
+      deps.cases.dashboard(session.workspaceId, now, DASHBOARD_DAYS),
+      deps.usageReports.monthlyStatement(session.workspaceId, from, nextMonthStart(from)),
     ]);
     return page(reply, dashboardPage({ ...cases, aiCallsThisMonth: statement.totals.aiCalls }));
   });
@@ -120,7 +117,7 @@ function pageRoutes(app: FastifyInstance, deps: PageDeps): void {
     const session = await sessionOf(req);
     if (!session) return toLogin(reply, `/cases/${id}`);
     // Another workspace's case is as unknown as a made-up id (DECISIONS §2).
-    if (!(await getCase(deps.pool, session.workspaceId, id))) {
+    if (!(await deps.cases.get(session.workspaceId, id))) {
       return page(reply.code(404), caseNotFoundPage());
     }
     return page(reply, casePage(id));

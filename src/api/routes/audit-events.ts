@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../app-deps.js';
-import { listAuditEvents, type AuditQuery } from '../../domain/keys/audit-log.js';
+import type { AuditQuery } from '../../domain/keys/audit-log.js';
 import { auditEventsQuery } from '../schemas/audit.js';
 import { auditEventList } from '../schemas/keys-responses.js';
 import { KEY_ROUTE_ERRORS, responses } from '../schemas/responses.js';
@@ -9,7 +9,7 @@ import { KEY_ROUTE_ERRORS, responses } from '../schemas/responses.js';
  * `GET /api/v1/audit-events` with a `keys:write` key (DECISIONS §4, §10): the workspace's
  * audit log, newest first, `{object: "list", data, nextCursor}`.
  */
-export function registerAuditEventRoutes(app: FastifyInstance, deps: Pick<AppDeps, 'pool'>): void {
+export function registerAuditEventRoutes(app: FastifyInstance, deps: Pick<AppDeps, 'audit'>): void {
   app.get(
     '/audit-events',
     {
@@ -21,7 +21,7 @@ export function registerAuditEventRoutes(app: FastifyInstance, deps: Pick<AppDep
       },
     },
     async (req, reply) => {
-      const page = await listAuditEvents(deps.pool, req.apiKey.workspace.id, req.query as AuditQuery);
+      const page = await deps.audit.list(req.apiKey.workspace.id, req.query as AuditQuery);
       // Who did what from where: not for shared caches.
       void reply.header('Cache-Control', 'no-store');
       return { object: 'list', data: page.data, nextCursor: page.nextCursor };

@@ -2,17 +2,6 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppDeps } from '../app-deps.js';
 import { notFound } from '../../lib/errors.js';
 import { monthOf, nextMonthStart } from '../../domain/plans/plans.js';
-import { monthlyStatement } from '../../domain/usage/usage-report.js';
-import { lookupEnrichment } from '../../domain/enrichment/index.js';
-import {
-  caseDashboard,
-  caseDetail,
-  countCases,
-  getCase,
-  listCaseEvidence,
-  listCases,
-} from '../../domain/scans/case-store.js';
-import { changeStatusOfCases } from '../../domain/scans/case-service.js';
 import { viewCase, viewCaseDetail, viewEvidence } from '../../domain/scans/views.js';
 import type { ListFilters } from '../../domain/scans/list-filters.js';
 import type { ExportStream } from '../../domain/exports/export-service.js';
@@ -68,7 +57,7 @@ function send(reply: FastifyReply, s: ExportStream): FastifyReply {
  */
 export function consoleCaseRoutes(
   app: FastifyInstance,
-  deps: Pick<AppDeps, 'clock' | 'config' | 'pool' | 'exports' | 'workflows'>,
+  deps: Pick<AppDeps, 'cases' | 'clock' | 'config' | 'enrichment' | 'exports' | 'usageReports' | 'workflows'>,
 ): void {
   app.addHook('onSend', async (_req, reply) => {
     if (!reply.hasHeader('cache-control')) void reply.header('Cache-Control', 'no-store');
@@ -81,7 +70,7 @@ export function consoleCaseRoutes(
   };
   app.get('/cases', { schema: casesSchema }, async (req) => {
     const q = req.query as ListQuery;
-    const page = await listCases(deps.pool, req.session.workspaceId, {
+    const page = await deps.cases.list(req.session.workspaceId, {
       ...listFiltersOf(q),
       limit: q.limit ?? DEFAULT_LIMIT,
       cursor: q.cursor,
@@ -96,11 +85,7 @@ export function consoleCaseRoutes(
     response: responses({ 200: caseCounts }, SESSION_ROUTE_ERRORS),
   };
   app.get('/cases/counts', { schema: countsSchema }, async (req) => {
-    const counts = await countCases(
-      deps.pool,
-      req.session.workspaceId,
-      listFiltersOf(req.query as ListQuery),
-    );
+    const counts = await deps.cases.counts(req.session.workspaceId, listFiltersOf(req.query as ListQuery));
     return { ...counts, directExportMax: deps.config.exportSyncMaxRows };
   });
 
@@ -116,7 +101,7 @@ export function consoleCaseRoutes(
       caseIds?: string[];
       filter?: ListFilters;
     };
-    const { changedIds, ...counts } = await changeStatusOfCases(deps.pool, {
+    const { changedIds, ...counts } = await deps.cases.changeStatusOfMany({
       workspaceId: req.session.workspaceId,
       ...(body.caseIds ? { caseIds: body.caseIds } : { filter: body.filter ?? {} }),
       max: BULK_MAX,
@@ -137,12 +122,9 @@ export function consoleCaseRoutes(
     response: responses({ 200: consoleCaseDetail }, withNotFound),
   };
   app.get('/cases/:id', { schema: caseSchema }, async (req) => {
-    const c = await getCase(deps.pool, req.session.workspaceId, (req.params as { id: string }).id);
+    const c = await deps.cases.get(req.session.workspaceId, (req.params as { id: string }).id);
     if (!c) throw notFound('case');
-    const [detail, enrichment] = await Promise.all([
-      caseDetail(deps.pool, c, 20, 20),
-      lookupEnrichment(deps.pool, c.cveIds),
-    ]);
+    const [detail, enrichment] = await Promise.all([deps.cases.detail(c, 20, 20), deps.enrichment(c.cveIds)]);
     return {
       ...viewCaseDetail(c, detail),
       enrichment: [...enrichment.values()],
@@ -161,10 +143,10 @@ export function consoleCaseRoutes(
       },
     },
     async (req) => {
-      const c = await getCase(deps.pool, req.session.workspaceId, (req.params as { id: string }).id);
+      const c = await deps.cases.get(req.session.workspaceId, (req.params as { id: string }).id);
       if (!c) throw notFound('case');
       const q = req.query as ListQuery;
-      const page = await listCaseEvidence(deps.pool, c, { limit: q.limit ?? 20, cursor: q.cursor });
+      const page = await deps.cases.evidence(c, { limit: q.limit ?? 20, cursor: q.cursor });
       return { object: 'list', data: page.data.map(viewEvidence), nextCursor: page.nextCursor };
     },
   );
@@ -219,8 +201,8 @@ export function consoleCaseRoutes(
     const now = deps.clock();
     const from = new Date(`${monthOf(now).slice(0, 7)}-01T00:00:00Z`);
     const [cases, statement] = await Promise.all([
-      caseDashboard(deps.pool, req.session.workspaceId, now, (req.query as { days?: number }).days ?? 30),
-      monthlyStatement(deps.pool, req.session.workspaceId, from, nextMonthStart(from)),
+      deps.cases.dashboard(req.session.workspaceId, now, (req.query as { days?: number }).days ?? 30),
+      deps.usageReports.monthlyStatement(req.session.workspaceId, from, nextMonthStart(from)),
     ]);
     return { ...cases, aiCallsThisMonth: statement.totals.aiCalls, month: monthOf(now).slice(0, 7) };
   });

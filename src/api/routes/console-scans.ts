@@ -1,17 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import multipart from '@fastify/multipart';
 import type { AppDeps } from '../app-deps.js';
-import type { Pool } from '../../db/pool.js';
 import { AppError, notFound } from '../../lib/errors.js';
 import { effectivePlan } from '../../domain/plans/plans.js';
-import { acceptScan } from '../../domain/scans/accept-scan.js';
 import { tooLarge } from '../../domain/scans/receive-scan.js';
 import { checkFreeSpace } from '../../domain/scans/upload-gate.js';
-import { getScan, listScans, type Scan, type ScanStatus } from '../../domain/scans/scan-store.js';
+import type { Scan, ScanStatus } from '../../domain/scans/scan-store.js';
 import { viewScan } from '../../domain/scans/views.js';
-import { enqueueScanIngest } from '../../jobs/scan-ingest.js';
 import { billingKeyOf } from '../../domain/keys/billing-key.js';
-import { scanTriageView } from '../../domain/triage/case-batch-store.js';
+import type { ScanRouteDeps } from './scans.js';
 import { invalidRequest } from '../../lib/errors.js';
 import { DEFAULT_LIMIT, idParams, type UploadQuery } from '../schemas/scans.js';
 import { consoleScansQuery, consoleUploadQuery } from '../schemas/console-data.js';
@@ -20,8 +17,8 @@ import { consoleScanList, consoleScanView } from '../schemas/console-responses.j
 import { SESSION_ROUTE_ERRORS, responses } from '../schemas/responses.js';
 
 /** A scan as the console shows it: the API's view (with its triage) plus the key it was uploaded as. */
-async function viewConsoleScan(pool: Pool, s: Scan) {
-  return { ...viewScan(s), triage: await scanTriageView(pool, s), keyId: s.keyId };
+async function viewConsoleScan(scans: Pick<ScanRouteDeps, 'triageView'>, s: Scan) {
+  return { ...viewScan(s), triage: await scans.triageView(s), keyId: s.keyId };
 }
 
 /**
@@ -41,12 +38,12 @@ export function consoleScanRoutes(
   };
   app.get('/scans', { schema: listSchema }, async (req, reply) => {
     const q = req.query as { limit?: number; cursor?: string; status?: ScanStatus };
-    const page = await listScans(deps.scans.pool, req.session.workspaceId, {
+    const page = await deps.scans.list(req.session.workspaceId, {
       ...q,
       limit: q.limit ?? DEFAULT_LIMIT,
     });
     void reply.header('Cache-Control', 'no-store');
-    const data = await Promise.all(page.data.map((s) => viewConsoleScan(deps.scans.pool, s)));
+    const data = await Promise.all(page.data.map((s) => viewConsoleScan(deps.scans, s)));
     return { object: 'list', data, nextCursor: page.nextCursor };
   });
 
@@ -56,10 +53,10 @@ export function consoleScanRoutes(
     response: responses({ 200: consoleScanView }, [...SESSION_ROUTE_ERRORS, 404]),
   };
   app.get('/scans/:id', { schema: scanSchema }, async (req, reply) => {
-    const scan = await getScan(deps.scans.pool, req.session.workspaceId, (req.params as { id: string }).id);
+    const scan = await deps.scans.get(req.session.workspaceId, (req.params as { id: string }).id);
     if (!scan) throw notFound('scan');
     void reply.header('Cache-Control', 'no-store');
-    return viewConsoleScan(deps.scans.pool, scan);
+    return viewConsoleScan(deps.scans, scan);
   });
 
   void app.register(async (scope) => {
@@ -132,31 +129,24 @@ export function consoleScanRoutes(
             deps.scans.uploadLimits.minFreeBytes,
           );
           const body = await uploadStream(req, maxBytes);
-          accepted = await acceptScan(
-            {
-              pool: deps.scans.pool,
-              storage: deps.scans.storage,
-              enqueue: (p) => enqueueScanIngest(deps.scans.queue, p),
+          accepted = await deps.scans.accept({
+            workspaceId,
+            keyId: key?.id ?? null,
+            body,
+            gzip: false,
+            maxBytes,
+            limits: deps.scans.uploadLimits,
+            format: q.format ?? null,
+            name: q.name ?? null,
+            asset: {
+              name: q.asset ?? null,
+              environment: q.environment ?? null,
+              criticality: q.criticality ?? null,
+              internetExposed: q.internetExposed ?? null,
             },
-            {
-              workspaceId,
-              keyId: key?.id ?? null,
-              body,
-              gzip: false,
-              maxBytes,
-              limits: deps.scans.uploadLimits,
-              format: q.format ?? null,
-              name: q.name ?? null,
-              asset: {
-                name: q.asset ?? null,
-                environment: q.environment ?? null,
-                criticality: q.criticality ?? null,
-                internetExposed: q.internetExposed ?? null,
-              },
-              idempotencyKey: null,
-              triage,
-            },
-          );
+            idempotencyKey: null,
+            triage,
+          });
         } finally {
           release();
         }
@@ -164,7 +154,7 @@ export function consoleScanRoutes(
         return reply
           .code(202)
           .header('Cache-Control', 'no-store')
-          .send(await viewConsoleScan(deps.scans.pool, scan));
+          .send(await viewConsoleScan(deps.scans, scan));
       },
     );
   });

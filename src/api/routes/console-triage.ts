@@ -3,7 +3,6 @@ import type { AppDeps } from '../app-deps.js';
 import { effectivePlan } from '../../domain/plans/plans.js';
 import { billingKeyOf } from '../../domain/keys/billing-key.js';
 import { CASE_SELECTION_MAX, type CaseSelection } from '../../domain/triage/case-triage.js';
-import { selectedCaseCandidates } from '../../domain/triage/case-batch-store.js';
 import { idParams, listFiltersOf, type ListQuery } from '../schemas/scans.js';
 import { consoleTriageBody, triageOneBody, triagePreviewBody } from '../schemas/console-data.js';
 import { consoleCaseBatch, triagePreview } from '../schemas/console-responses.js';
@@ -32,7 +31,7 @@ const selectionOf = (b: SelectionBody): CaseSelection =>
  */
 export function consoleTriageRoutes(
   app: FastifyInstance,
-  deps: Pick<AppDeps, 'caseTriage' | 'clock' | 'config' | 'keys' | 'pool' | 'quota' | 'workspaces'>,
+  deps: Pick<AppDeps, 'caseSelection' | 'caseTriage' | 'clock' | 'config' | 'keys' | 'quota' | 'workspaces'>,
 ): void {
   async function monthLimit(workspaceId: string): Promise<number> {
     const ws = await deps.workspaces.workspaceOf(workspaceId);
@@ -64,8 +63,7 @@ export function consoleTriageRoutes(
     async (req) => {
       const workspaceId = req.session.workspaceId;
       const [candidates, limit, usage] = await Promise.all([
-        selectedCaseCandidates(
-          deps.pool,
+        deps.caseSelection.candidates(
           workspaceId,
           selectionOf(req.body as SelectionBody),
           CASE_SELECTION_MAX,

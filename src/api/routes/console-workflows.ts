@@ -3,7 +3,6 @@ import { actorFrom } from './key-management.js';
 import type { AppDeps } from '../app-deps.js';
 import { invalidRequest, notFound } from '../../lib/errors.js';
 import type { WorkflowInput, WorkflowPatchInput } from '../../domain/workflows/workflow-service.js';
-import { workflowPreview } from '../../domain/workflows/preview.js';
 import type { WorkflowFields } from '../../domain/workflows/types.js';
 import { DEFAULT_LIMIT, idParams } from '../schemas/scans.js';
 import { noQuery } from '../schemas/common.js';
@@ -60,7 +59,7 @@ const previewBody = {
  */
 export function consoleWorkflowRoutes(
   app: FastifyInstance,
-  deps: Pick<AppDeps, 'config' | 'pool' | 'workflows'>,
+  deps: Pick<AppDeps, 'config' | 'workflows'>,
 ): void {
   const svc = deps.workflows.service;
   const id = (req: { params: unknown }) => (req.params as { id: string }).id;
@@ -115,12 +114,11 @@ export function consoleWorkflowRoutes(
         fields?: WorkflowFields;
         caseId?: string;
       };
-      const preview = await workflowPreview(deps.pool, {
+      const preview = await svc.preview({
         workspaceId: req.session.workspaceId,
         kind: body.kind ?? 'webhook',
         fields: body.fields ?? {},
         caseId: body.caseId ?? null,
-        baseUrl: deps.config.publicBaseUrl,
       });
       if (preview === 'no_case') throw notFound('case');
       if ('errors' in preview) throw invalidRequest(preview.errors);

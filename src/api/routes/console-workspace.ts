@@ -1,9 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../app-deps.js';
 import { monthOf, nextMonthStart } from '../../domain/plans/plans.js';
-import { workspaceSummary } from '../../domain/workspaces/workspace-summary.js';
-import { monthlyStatement } from '../../domain/usage/usage-report.js';
-import { listAuditEvents, type AuditQuery } from '../../domain/keys/audit-log.js';
+import type { AuditQuery } from '../../domain/keys/audit-log.js';
 import { planBody, statementQuery } from '../schemas/console.js';
 import { auditEventsQuery } from '../schemas/audit.js';
 import { noQuery } from '../schemas/common.js';
@@ -19,19 +17,9 @@ import { actorFrom } from './key-management.js';
  */
 export function consoleWorkspaceRoutes(
   app: FastifyInstance,
-  deps: Pick<AppDeps, 'clock' | 'config' | 'pool' | 'quota' | 'workspaces'>,
+  deps: Pick<AppDeps, 'audit' | 'clock' | 'usageReports' | 'workspaceSummary' | 'workspaces'>,
 ): void {
-  const summary = (workspaceId: string) =>
-    workspaceSummary(
-      {
-        db: deps.pool,
-        workspaces: deps.workspaces,
-        quota: deps.quota,
-        plans: deps.config.plans,
-        clock: deps.clock,
-      },
-      workspaceId,
-    );
+  const summary = (workspaceId: string) => deps.workspaceSummary.of(workspaceId);
 
   const workspaceSchema = {
     summary: 'The workspace card',
@@ -65,7 +53,7 @@ export function consoleWorkspaceRoutes(
     const month = (req.query as { month?: string }).month ?? monthOf(now).slice(0, 7);
     const from = new Date(`${month}-01T00:00:00Z`);
     const to = nextMonthStart(from);
-    const { lines, totals } = await monthlyStatement(deps.pool, req.session.workspaceId, from, to);
+    const { lines, totals } = await deps.usageReports.monthlyStatement(req.session.workspaceId, from, to);
     return {
       month,
       lines,
@@ -79,7 +67,7 @@ export function consoleWorkspaceRoutes(
     response: responses({ 200: auditEventList }, SESSION_ROUTE_ERRORS),
   };
   app.get('/audit-events', { schema: auditSchema }, async (req, reply) => {
-    const page = await listAuditEvents(deps.pool, req.session.workspaceId, req.query as AuditQuery);
+    const page = await deps.audit.list(req.session.workspaceId, req.query as AuditQuery);
     void reply.header('Cache-Control', 'no-store');
     return { object: 'list', data: page.data, nextCursor: page.nextCursor };
   });

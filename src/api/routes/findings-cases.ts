@@ -1,15 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import type { Pool } from '../../db/pool.js';
 import { notFound } from '../../lib/errors.js';
-import { getFinding, listFindings } from '../../domain/scans/finding-store.js';
-import { listCaseTriageHistory } from '../../domain/scans/case-triage-store.js';
-import {
-  caseDetail,
-  changeCaseStatus,
-  getCase,
-  listCaseEvidence,
-  listCases,
-} from '../../domain/scans/case-store.js';
+import type { CaseService } from '../../domain/scans/case-service.js';
 import { viewCase, viewCaseDetail, viewEvidence, viewFinding } from '../../domain/scans/views.js';
 import {
   DEFAULT_LIMIT,
@@ -52,7 +43,7 @@ export interface CaseWorkflowHooks {
 
 export function registerFindingCaseRoutes(
   app: FastifyInstance,
-  deps: { pool: Pool; workflows?: CaseWorkflowHooks },
+  deps: { cases: CaseService; workflows?: CaseWorkflowHooks },
 ): void {
   const links = async (caseId: string) => (deps.workflows ? await deps.workflows.links(caseId) : []);
   const read = { scope: 'scans:read' as const };
@@ -64,7 +55,7 @@ export function registerFindingCaseRoutes(
   };
   app.get('/findings', { config: read, schema: findingsSchema }, async (req) => {
     const q = req.query as ListQuery;
-    const page = await listFindings(deps.pool, req.apiKey.workspace.id, {
+    const page = await deps.cases.findings(req.apiKey.workspace.id, {
       ...listFiltersOf(q),
       caseId: q.case,
       limit: q.limit ?? DEFAULT_LIMIT,
@@ -79,7 +70,7 @@ export function registerFindingCaseRoutes(
     response: responses({ 200: findingView }, withNotFound),
   };
   app.get('/findings/:id', { config: read, schema: findingSchema }, async (req) => {
-    const finding = await getFinding(deps.pool, req.apiKey.workspace.id, (req.params as { id: string }).id);
+    const finding = await deps.cases.finding(req.apiKey.workspace.id, (req.params as { id: string }).id);
     if (!finding) throw notFound('finding');
     return viewFinding(finding);
   });
@@ -91,7 +82,7 @@ export function registerFindingCaseRoutes(
   };
   app.get('/cases', { config: read, schema: casesSchema }, async (req) => {
     const q = req.query as ListQuery;
-    const page = await listCases(deps.pool, req.apiKey.workspace.id, {
+    const page = await deps.cases.list(req.apiKey.workspace.id, {
       ...listFiltersOf(q),
       limit: q.limit ?? DEFAULT_LIMIT,
       cursor: q.cursor,
@@ -106,9 +97,9 @@ export function registerFindingCaseRoutes(
     response: responses({ 200: caseDetailSchema }, withNotFound),
   };
   app.get('/cases/:id', { config: read, schema: caseSchema }, async (req) => {
-    const c = await getCase(deps.pool, req.apiKey.workspace.id, (req.params as { id: string }).id);
+    const c = await deps.cases.get(req.apiKey.workspace.id, (req.params as { id: string }).id);
     if (!c) throw notFound('case');
-    return { ...viewCaseDetail(c, await caseDetail(deps.pool, c)), links: await links(c.id) };
+    return { ...viewCaseDetail(c, await deps.cases.detail(c)), links: await links(c.id) };
   });
 
   app.get(
@@ -123,10 +114,10 @@ export function registerFindingCaseRoutes(
       },
     },
     async (req) => {
-      const c = await getCase(deps.pool, req.apiKey.workspace.id, (req.params as { id: string }).id);
+      const c = await deps.cases.get(req.apiKey.workspace.id, (req.params as { id: string }).id);
       if (!c) throw notFound('case');
       const q = req.query as ListQuery;
-      const page = await listCaseEvidence(deps.pool, c, {
+      const page = await deps.cases.evidence(c, {
         limit: q.limit ?? DEFAULT_LIMIT,
         cursor: q.cursor,
       });
@@ -146,11 +137,10 @@ export function registerFindingCaseRoutes(
     },
     async (req) => {
       const workspaceId = req.apiKey.workspace.id;
-      const c = await getCase(deps.pool, workspaceId, (req.params as { id: string }).id);
+      const c = await deps.cases.get(workspaceId, (req.params as { id: string }).id);
       if (!c) throw notFound('case');
       const q = req.query as ListQuery;
-      const page = await listCaseTriageHistory(
-        deps.pool,
+      const page = await deps.cases.triageHistory(
         { workspaceId, caseId: c.id },
         { limit: q.limit ?? DEFAULT_LIMIT, cursor: q.cursor },
       );
@@ -173,7 +163,7 @@ export function registerFindingCaseRoutes(
     },
     async (req) => {
       const body = req.body as PatchCaseBody;
-      const updated = await changeCaseStatus(deps.pool, {
+      const updated = await deps.cases.changeStatus({
         workspaceId: req.apiKey.workspace.id,
         caseId: (req.params as { id: string }).id,
         status: body.status,
@@ -183,7 +173,7 @@ export function registerFindingCaseRoutes(
       if (!updated) throw notFound('case');
       await deps.workflows?.statusChanged(updated.workspaceId, updated.id);
       return {
-        ...viewCaseDetail(updated, await caseDetail(deps.pool, updated)),
+        ...viewCaseDetail(updated, await deps.cases.detail(updated)),
         links: await links(updated.id),
       };
     },

@@ -3,7 +3,6 @@ import type { AppDeps } from '../app-deps.js';
 import type { Actor } from '../../domain/keys/key-service.js';
 import { parseExpiry } from '../../domain/keys/key-lifecycle.js';
 import { viewKey } from '../../domain/keys/key-view.js';
-import { perKeyTotals } from '../../domain/usage/usage-report.js';
 import { invalidRequest } from '../../lib/errors.js';
 import { noQuery } from '../schemas/common.js';
 import { fieldErrors } from '../plugins/problem.js';
@@ -30,7 +29,7 @@ export function actorFrom(req: FastifyRequest, actor: string): Actor {
 
 export function registerKeyManagement(
   app: FastifyInstance,
-  deps: Pick<AppDeps, 'clock' | 'keys' | 'pool' | 'workspaces'>,
+  deps: Pick<AppDeps, 'clock' | 'keys' | 'usageReports' | 'workspaces'>,
   surface: KeySurface,
 ): void {
   const config: { scope?: 'keys:write' } = surface.scope ? { scope: surface.scope } : {};
@@ -58,7 +57,7 @@ export function registerKeyManagement(
     const [keys, policy, totals] = await Promise.all([
       deps.keys.listKeys(workspaceId),
       rotationPolicy(workspaceId),
-      perKeyTotals(deps.pool, workspaceId),
+      deps.usageReports.perKeyTotals(workspaceId),
     ]);
     const now = deps.clock();
     return {

@@ -1,26 +1,30 @@
 import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
-import type { Pool } from '../../db/pool.js';
 import { AppError, notFound } from '../../lib/errors.js';
 import type { QueueHandle } from '../../jobs/queue-kit.js';
-import { enqueueScanIngest, type ScanIngestPayload } from '../../jobs/scan-ingest.js';
-import { acceptScan } from '../../domain/scans/accept-scan.js';
+import type { ScanIngestPayload } from '../../jobs/scan-ingest.js';
 import { tooLarge } from '../../domain/scans/receive-scan.js';
 import type { ScanStorage } from '../../domain/scans/scan-storage.js';
 import { checkFreeSpace, type UploadGate } from '../../domain/scans/upload-gate.js';
 import type { UploadLimits } from '../../lib/config.js';
-import { getScan, listScans, type ScanStatus } from '../../domain/scans/scan-store.js';
+import type { ScanStatus } from '../../domain/scans/scan-store.js';
+import type { ScanService } from '../../domain/scans/scan-service.js';
 import { viewScan } from '../../domain/scans/views.js';
-import { scanTriageView } from '../../domain/triage/case-batch-store.js';
+import type { ScanTriageView } from '../../domain/triage/case-batch-store.js';
 import { DEFAULT_LIMIT, idParams, listScansQuery, uploadQuery, type UploadQuery } from '../schemas/scans.js';
 import { scanAccepted, scanList, scanView } from '../schemas/scans-responses.js';
 import { KEY_ROUTE_ERRORS, responses } from '../schemas/responses.js';
 
-/** What the scan routes need, built once by the server (or a test). */
-export interface ScanRouteDeps {
-  pool: Pool;
+/**
+ * What the scan routes need, built once by `app/services.ts`: the scan service (reads and the
+ * upload, bound to the pool and the `scan-ingest` queue) and what the upload's bounds read.
+ */
+export interface ScanRouteDeps extends ScanService {
+  /** The triage a scan's upload asked for, as the scan's view shows it. */
+  triageView(scan: { id: string; workspaceId: string }): Promise<ScanTriageView | null>;
   storage: ScanStorage;
+  /** The `scan-ingest` queue the service enqueues on (the same queue, opened once). */
   queue: QueueHandle<ScanIngestPayload>;
   /** Concurrent uploads of this process, per workspace and in all (issue 11 §4). */
   uploadGate: UploadGate;
@@ -147,27 +151,24 @@ export function registerScanPipelineRoutes(app: FastifyInstance, deps: ScanRoute
           if (encoding !== 'identity' && encoding !== 'gzip' && encoding !== 'x-gzip') {
             throw new AppError('unsupported_media_type', 'Content-Encoding may be gzip or absent.');
           }
-          return acceptScan(
-            { pool: deps.pool, storage: deps.storage, enqueue: (p) => enqueueScanIngest(deps.queue, p) },
-            {
-              workspaceId: req.apiKey.workspace.id,
-              keyId: req.apiKey.id,
-              body,
-              gzip: encoding !== 'identity' && !req.isMultipart(),
-              maxBytes,
-              limits: deps.uploadLimits,
-              format: q.format ?? null,
-              name: q.name ?? null,
-              asset: {
-                name: q.asset ?? null,
-                environment: q.environment ?? null,
-                criticality: q.criticality ?? null,
-                internetExposed: q.internetExposed ?? null,
-              },
-              idempotencyKey,
-              triage: q.triage ?? 'none',
+          return deps.accept({
+            workspaceId: req.apiKey.workspace.id,
+            keyId: req.apiKey.id,
+            body,
+            gzip: encoding !== 'identity' && !req.isMultipart(),
+            maxBytes,
+            limits: deps.uploadLimits,
+            format: q.format ?? null,
+            name: q.name ?? null,
+            asset: {
+              name: q.asset ?? null,
+              environment: q.environment ?? null,
+              criticality: q.criticality ?? null,
+              internetExposed: q.internetExposed ?? null,
             },
-          );
+            idempotencyKey,
+            triage: q.triage ?? 'none',
+          });
         });
         return reply
           .code(202)
@@ -182,14 +183,17 @@ export function registerScanPipelineRoutes(app: FastifyInstance, deps: ScanRoute
     response: responses({ 200: scanView }, [...KEY_ROUTE_ERRORS, 404]),
   };
   app.get('/scan/:id', { config: { scope: 'scans:read' }, schema: scanSchema }, async (req) => {
-    const scan = await getScan(deps.pool, req.apiKey.workspace.id, (req.params as { id: string }).id);
+    const scan = await deps.get(req.apiKey.workspace.id, (req.params as { id: string }).id);
     if (!scan) throw notFound('scan');
-    return { ...viewScan(scan), triage: await scanTriageView(deps.pool, scan) };
+    return { ...viewScan(scan), triage: await deps.triageView(scan) };
   });
 }
 
 /** `GET /api/v1/scans`, mounted by `buildApp` in the `/api/v1` scope. */
-export function registerScanListRoutes(app: FastifyInstance, deps: Pick<ScanRouteDeps, 'pool'>): void {
+export function registerScanListRoutes(
+  app: FastifyInstance,
+  deps: Pick<ScanRouteDeps, 'get' | 'list' | 'triageView'>,
+): void {
   app.get(
     '/scans',
     {
@@ -202,7 +206,7 @@ export function registerScanListRoutes(app: FastifyInstance, deps: Pick<ScanRout
     },
     async (req) => {
       const q = req.query as { limit?: number; cursor?: string; status?: ScanStatus };
-      const page = await listScans(deps.pool, req.apiKey.workspace.id, {
+      const page = await deps.list(req.apiKey.workspace.id, {
         ...q,
         limit: q.limit ?? DEFAULT_LIMIT,
       });
@@ -216,9 +220,9 @@ export function registerScanListRoutes(app: FastifyInstance, deps: Pick<ScanRout
     response: responses({ 200: scanView }, [...KEY_ROUTE_ERRORS, 404]),
   };
   app.get('/scans/:id', { config: { scope: 'scans:read' }, schema: scanSchema }, async (req) => {
-    const scan = await getScan(deps.pool, req.apiKey.workspace.id, (req.params as { id: string }).id);
+    const scan = await deps.get(req.apiKey.workspace.id, (req.params as { id: string }).id);
     if (!scan) throw notFound('scan');
-    return { ...viewScan(scan), triage: await scanTriageView(deps.pool, scan) };
+    return { ...viewScan(scan), triage: await deps.triageView(scan) };
   });
 }
 

@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../app-deps.js';
 import { viewKey } from '../../domain/keys/key-view.js';
 import { monthOf } from '../../domain/plans/plans.js';
-import { usageSeries } from '../../domain/usage/usage-report.js';
 import { REQUEST_METER_INTERVAL_MS } from '../../domain/usage/request-meter.js';
 import { invalidRequest } from '../../lib/errors.js';
 import { describedPattern } from '../../lib/schema-patterns.js';
@@ -43,7 +42,7 @@ export function usageRange(query: { from?: string; to?: string }, now: Date): { 
 /** `GET /api/v1/keys/me` and `GET /api/v1/usage` (DECISIONS §5), both with `usage:read`. */
 export function selfServiceRoutes(
   app: FastifyInstance,
-  deps: Pick<AppDeps, 'clock' | 'config' | 'pool' | 'quota'>,
+  deps: Pick<AppDeps, 'clock' | 'config' | 'quota' | 'usageReports'>,
 ): void {
   const config = { scope: 'usage:read' as const };
 
@@ -82,8 +81,8 @@ export function selfServiceRoutes(
     const { from, to } = usageRange(req.query as { from?: string; to?: string }, now);
     const k = req.apiKey;
     const [key, workspace, quota] = await Promise.all([
-      usageSeries(deps.pool, { column: 'key_id', id: k.id }, from, to),
-      usageSeries(deps.pool, { column: 'workspace_id', id: k.workspace.id }, from, to),
+      deps.usageReports.usageSeries({ column: 'key_id', id: k.id }, from, to),
+      deps.usageReports.usageSeries({ column: 'workspace_id', id: k.workspace.id }, from, to),
       deps.quota.usage(k.workspace.id),
     ]);
     const limit = req.plan.limits.aiCallsPerMonth;
