@@ -57,10 +57,7 @@ const previewBody = {
  * session instead of a key (the console user owns the workspace), through the same workflow
  * service, plus a preview of the mapped fields for a sample case while a person edits them.
  */
-export function consoleWorkflowRoutes(
-  app: FastifyInstance,
-  deps: Pick<AppDeps, 'config' | 'workflows'>,
-): void {
+export function consoleWorkflowRoutes(app: FastifyInstance, deps: Pick<AppDeps, 'workflows'>): void {
   const svc = deps.workflows.service;
   const id = (req: { params: unknown }) => (req.params as { id: string }).id;
   /** Who changes a workflow, for the audit log: the signed-in user. */
