@@ -28,6 +28,7 @@ import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
+import { FINDING_COPY_COLUMNS } from '../../src/domain/scans/finding-copy.js';
 import { createParserPool, parseFileInPool } from '../../src/workers/parser-pool.js';
 import { signUpOverHttp, startServerProcess } from '../../test/helpers/server-process.js';
 import { createBenchDatabase } from '../lib/bench-db.js';
@@ -94,9 +95,10 @@ async function backendsCpu(): Promise<number> {
 }
 
 /**
- * Baseline: the scan's stored findings and evidence rows, read back as COPY text, then written
- * again with one COPY each into empty copies of both tables (same indexes) in one transaction:
- * the floor set by the database for exactly these rows, without parsing, encoding or cases.
+ * Baseline: the scan's stored findings (each with its evidence, m020), read back as COPY text,
+ * then written again with one COPY into an empty copy of the table (same indexes) in one
+ * transaction: the floor set by the database for exactly these rows, without parsing, encoding
+ * or cases.
  */
 async function rawCopy(scanId: string): Promise<{ seconds: number; pgCpu: number }> {
   const read = async (sql: string): Promise<Buffer[]> => {
@@ -105,34 +107,24 @@ async function rawCopy(scanId: string): Promise<{ seconds: number; pgCpu: number
     for await (const c of stream) chunks.push(c as Buffer);
     return chunks;
   };
-  await client.query(`DROP TABLE IF EXISTS raw_findings, raw_evidence`);
+  await client.query(`DROP TABLE IF EXISTS raw_findings`);
   await client.query(`CREATE TABLE raw_findings (LIKE findings INCLUDING ALL)`);
-  await client.query(`CREATE TABLE raw_evidence (LIKE evidence INCLUDING ALL)`);
-  const fcols = `id, scan_id, workspace_id, record_index, fingerprint, scanner, rule_id, title, severity, cve_ids,
-    cwe_ids, cvss_score, cvss_vector, cvss_v3_score, cvss_v3_vector, cvss_v2_score, cvss_v2_vector, description,
-    solution, asset, host, ip, fqdn, os, component, component_version, purl, file, line, port, protocol,
-    exploit_available, confidence, suppressed`;
-  const ecols = `e.id, e.finding_id, e.scan_id, e.raw_excerpt, e.scanner_output`;
-  const f = await read(`COPY (SELECT ${fcols} FROM findings WHERE scan_id = '${scanId}') TO STDOUT`);
-  const e = await read(
-    `COPY (SELECT ${ecols} FROM evidence e JOIN findings f ON f.id = e.finding_id WHERE f.scan_id = '${scanId}') TO STDOUT`,
+  const f = await read(
+    `COPY (SELECT ${FINDING_COPY_COLUMNS} FROM findings WHERE scan_id = '${scanId}') TO STDOUT`,
   );
   // This client's own backend does the COPY: its CPU before and after.
   const own = (await client.query<{ p: number }>('SELECT pg_backend_pid() AS p')).rows[0]!.p;
   const c0 = cpuOf(own);
   const t0 = performance.now();
   await client.query('BEGIN');
-  await pipeline(Readable.from(f), client.query(copyFrom(`COPY raw_findings (${fcols}) FROM STDIN`)));
   await pipeline(
-    Readable.from(e),
-    client.query(
-      copyFrom(`COPY raw_evidence (id, finding_id, scan_id, raw_excerpt, scanner_output) FROM STDIN`),
-    ),
+    Readable.from(f),
+    client.query(copyFrom(`COPY raw_findings (${FINDING_COPY_COLUMNS}) FROM STDIN`)),
   );
   await client.query('COMMIT');
   const seconds = (performance.now() - t0) / 1000;
   const pgCpu = cpuOf(own) - c0;
-  await client.query(`DROP TABLE raw_findings, raw_evidence`);
+  await client.query(`DROP TABLE raw_findings`);
   return { seconds, pgCpu };
 }
 try {

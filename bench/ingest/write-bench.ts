@@ -126,21 +126,20 @@ if (args.includes('--stats')) {
   const st = await pool.query(
     `SELECT avg(length(raw_excerpt))::int AS raw, avg(length(scanner_output))::int AS out,
             avg(pg_column_size(raw_excerpt))::int AS raw_stored, avg(pg_column_size(scanner_output))::int AS out_stored,
-            (SELECT avg(length(description))::int FROM findings) AS descr,
-            (SELECT avg(pg_column_size(f.*))::int FROM findings f) AS frow,
+            avg(length(description))::int AS descr, avg(pg_column_size(findings.*))::int AS frow,
             (SELECT avg(pg_column_size(c.*))::int FROM cases c) AS crow
-     FROM evidence`,
+     FROM findings`,
   );
   console.log(st.rows[0]);
   const ix = await pool.query(
     `SELECT indexrelid::regclass AS ix, pg_size_pretty(pg_relation_size(indexrelid)) AS size FROM pg_index
-     WHERE indrelid::regclass::text IN ('findings', 'evidence', 'cases') ORDER BY 1`,
+     WHERE indrelid::regclass::text IN ('findings', 'cases') ORDER BY 1`,
   );
   console.log(ix.rows.map((r: { ix: string; size: string }) => `${r.ix} ${r.size}`).join('; '));
 }
 const { rows } = await pool.query<{ t: string; size: string }>(
   `SELECT relname AS t, pg_size_pretty(pg_total_relation_size(oid)) AS size FROM pg_class
-   WHERE relname IN ('findings', 'evidence', 'cases') ORDER BY relname`,
+   WHERE relname IN ('findings', 'cases') ORDER BY relname`,
 );
 console.log(rows.map((r) => `${r.t} ${r.size}`).join('; '));
 await infra.close();

@@ -185,14 +185,14 @@ export async function scanCount(t: ScanTestApp, workspaceId: string): Promise<nu
   return rows[0]!.n;
 }
 
-/** Rows a scan left behind: its findings, their evidence, and cases it created or last saw. */
+/** Rows a scan left behind: its findings, those carrying evidence (m020), and cases it created or last saw. */
 export async function rowsOfScan(
   t: ScanTestApp,
   scanId: string,
 ): Promise<{ findings: number; evidence: number; cases: number }> {
   const { rows } = await t.infra.pool.query<{ findings: number; evidence: number; cases: number }>(
     `SELECT (SELECT count(*) FROM findings WHERE scan_id = $1)::int AS findings,
-            (SELECT count(*) FROM evidence WHERE scan_id = $1)::int AS evidence,
+            (SELECT count(*) FROM findings WHERE scan_id = $1 AND (raw_excerpt <> '' OR scanner_output IS NOT NULL))::int AS evidence,
             (SELECT count(*) FROM cases WHERE first_scan_id = $1 OR last_scan_id = $1)::int AS cases`,
     [scanId],
   );

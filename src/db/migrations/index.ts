@@ -14,6 +14,7 @@ import { M012CasesWriteScope } from './m012-cases-write-scope.js';
 import { M017IngestCascades } from './m017-ingest-cascades.js';
 import { M013Workflows } from './m013-workflows.js';
 import { M018WorkflowAudit } from './m018-workflow-audit.js';
+import { M020EvidenceInFindings } from './m020-evidence-in-findings.js';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list runs from
@@ -35,4 +36,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'm017-ingest-cascades', class: M017IngestCascades },
   { name: 'm013-workflows', class: M013Workflows },
   { name: 'm018-workflow-audit', class: M018WorkflowAudit },
+  { name: 'm020-evidence-in-findings', class: M020EvidenceInFindings },
 ];

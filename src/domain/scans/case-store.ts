@@ -64,7 +64,7 @@ export interface CaseAsset {
   component: string | null;
 }
 
-/** One sighting of a case: a finding's evidence. */
+/** One sighting of a case: a finding's evidence; its id is the finding's (m020). */
 export interface Evidence {
   id: string;
   scanId: string;
@@ -235,10 +235,9 @@ export async function listCaseEvidence(
   }
   params.push(q.limit + 1);
   const { rows } = await db.query<Evidence & { seq: string }>(
-    `SELECT e.id, e.scan_id AS "scanId", e.finding_id AS "findingId", e.raw_excerpt AS "rawExcerpt",
-            e.scanner_output AS "scannerOutput", e.seen_at AS "seenAt", f.seq
+    `SELECT f.id, f.scan_id AS "scanId", f.id AS "findingId", f.raw_excerpt AS "rawExcerpt",
+            f.scanner_output AS "scannerOutput", f.created_at AS "seenAt", f.seq
      FROM findings f ${VISIBLE_FINDINGS}
-     JOIN evidence e ON e.finding_id = f.id
      WHERE f.workspace_id = $1 AND f.fingerprint = $2 ${after}
      ORDER BY f.seq DESC LIMIT $${params.length}`,
     params,

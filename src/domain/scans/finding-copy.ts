@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { attributedAsset, type Finding, type FindingAsset } from '../../parsers/index.js';
 
 /**
- * Rows of `COPY ... FROM STDIN` (text format) for findings and their evidence (DECISIONS §9,
- * §10). Text format, not CSV: most fields need no escaping at all, so a row is one join of
+ * Rows of `COPY ... FROM STDIN` (text format) for findings, each with its evidence (DECISIONS §9,
+ * §10; m020). Text format, not CSV: most fields need no escaping at all, so a row is one join of
  * mostly untouched strings (see bench/ingest for the figures).
  */
 
@@ -61,10 +61,7 @@ function arrayField(xs: string[]): string {
 export const FINDING_COPY_COLUMNS = `id, scan_id, workspace_id, record_index, fingerprint, scanner, rule_id, title, severity,
   cve_ids, cwe_ids, cvss_score, cvss_vector, cvss_v3_score, cvss_v3_vector, cvss_v2_score, cvss_v2_vector, description,
   solution, asset, host, ip, fqdn, os, component, component_version, purl, file, line, port, protocol, exploit_available,
-  confidence, suppressed`;
-
-/** Evidence columns in the order of {@link evidenceRow}. */
-export const EVIDENCE_COPY_COLUMNS = `id, finding_id, scan_id, raw_excerpt, scanner_output`;
+  confidence, suppressed, raw_excerpt, scanner_output`;
 
 /**
  * The scan a row belongs to, with the asset its upload named (`scans.asset_name`): the label of
@@ -78,7 +75,7 @@ export interface RowScan {
   uploadAsset?: string | null;
 }
 
-/** One findings row, newline included. */
+/** One findings row with its evidence (the sighting's bounded raw excerpt and scanner output), newline included. */
 export function findingRow(id: string, scan: RowScan, f: Finding): string {
   const a = f.asset;
   const uploadAsset = scan.uploadAsset ?? null;
@@ -113,12 +110,9 @@ export function findingRow(id: string, scan: RowScan, f: Finding): string {
     field(f.exploitAvailable),
     field(f.confidence),
     field(f.suppressed),
+    field(bound(f.rawExcerpt) ?? ''),
+    field(bound(f.evidence)),
   ].join('\t')}\n`;
-}
-
-/** One evidence row (the sighting's bounded raw excerpt and scanner output), newline included. */
-export function evidenceRow(id: string, findingId: string, scanId: string, f: Finding): string {
-  return `${id}\t${findingId}\t${scanId}\t${field(bound(f.rawExcerpt) ?? '')}\t${field(bound(f.evidence))}\n`;
 }
 
 let lastMs = 0;

@@ -140,6 +140,11 @@ function toFinding(f: FindingRow): StoredFinding {
 
 /** A finding's case: the case of its (workspace, fingerprint), whose id and triage it shows. */
 const FINDING_CASE = `LEFT JOIN cases fcase ON fcase.workspace_id = f.workspace_id AND fcase.fingerprint = f.fingerprint`;
+/** The finding's own columns a read maps ({@link FindingRow}): not its evidence (m020), read per case. */
+const FINDING_COLUMNS = `f.id, f.seq, f.scan_id, f.record_index, f.fingerprint, f.scanner, f.rule_id, f.title, f.severity,
+  f.cve_ids, f.cwe_ids, f.cvss_score, f.cvss_vector, f.description, f.solution, f.asset, f.host, f.ip, f.fqdn, f.os,
+  f.component, f.component_version, f.purl, f.file, f.line, f.port, f.protocol, f.exploit_available, f.confidence,
+  f.suppressed, f.created_at`;
 const CASE_COLUMNS = `fcase.id AS case_id, fcase.priority, fcase.recommended_action, fcase.reasoning, fcase.confidence_score,
   fcase.severity_override, fcase.model, fcase.triaged_at, fcase.policy_version, coalesce(fcase.triage_stale, false) AS triage_stale`;
 
@@ -162,7 +167,7 @@ export async function listFindings(
   }
   params.push(q.limit + 1);
   const { rows } = await db.query<FindingRow>(
-    `SELECT f.*, ${CASE_COLUMNS}, ${kevColumn('f')} FROM findings f ${VISIBLE_FINDINGS} ${FINDING_CASE}
+    `SELECT ${FINDING_COLUMNS}, ${CASE_COLUMNS}, ${kevColumn('f')} FROM findings f ${VISIBLE_FINDINGS} ${FINDING_CASE}
      WHERE ${where.join(' AND ')} ORDER BY f.seq DESC LIMIT $${params.length}`,
     params,
   );
@@ -173,7 +178,7 @@ export async function listFindings(
 export async function getFinding(db: Db, workspaceId: string, id: string): Promise<StoredFinding | null> {
   if (!isUuid(id)) return null;
   const { rows } = await db.query<FindingRow>(
-    `SELECT f.*, ${CASE_COLUMNS}, ${kevColumn('f')} FROM findings f ${VISIBLE_FINDINGS} ${FINDING_CASE}
+    `SELECT ${FINDING_COLUMNS}, ${CASE_COLUMNS}, ${kevColumn('f')} FROM findings f ${VISIBLE_FINDINGS} ${FINDING_CASE}
      WHERE f.id = $1 AND f.workspace_id = $2`,
     [id, workspaceId],
   );

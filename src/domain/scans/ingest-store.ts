@@ -6,8 +6,8 @@ import { sql } from '../../db/sql.js';
  * The ingest's writes: persistence of a scan's findings (DECISIONS §8, §10), in three set-based
  * steps after `startParsing` (`scan-store.ts`) claimed the scan:
  *
- * 1. While parsing, a {@link openScanWriter | scan writer} COPYs each batch into findings and
- *    evidence and records progress, one transaction per commit. Stored rows are always a prefix
+ * 1. While parsing, a {@link openScanWriter | scan writer} COPYs each batch into findings (each
+ *    with its evidence) and records progress, one transaction per commit. Stored rows are always a prefix
  *    of the parser's output, so a retried or crashed job resumes after them and never stores a
  *    record twice (UNIQUE (scan_id, record_index) guards the rest).
  * 2. {@link completeScan} once the file is parsed: in one transaction, upsert the cases by
@@ -17,7 +17,7 @@ import { sql } from '../../db/sql.js';
  * 3. `failScanForGood` (scan-failure.ts) when the file is broken or the job is given up: the
  *    scan's stored rows and file are deleted and the error (code, message, line, column) recorded.
  *
- * Readers only show findings and evidence of completed scans.
+ * Readers only show findings (and so evidence) of completed scans.
  */
 
 /**
@@ -94,13 +94,7 @@ export async function storedRecordRange(db: Db, scanId: string): Promise<{ count
   return rows[0]!;
 }
 
-/**
- * Deletes a scan's findings and their evidence. Evidence is reached through its findings
- * (`evidence_finding_id_key`): it has no index of its own on the scan.
- */
+/** Deletes a scan's findings, with their evidence (m020: a finding carries its own). */
 export async function deleteStoredRows(db: Db, scanId: string): Promise<void> {
-  await db.query(
-    sql`DELETE FROM evidence e USING findings f WHERE f.scan_id = ${scanId} AND e.finding_id = f.id`,
-  );
   await db.query(sql`DELETE FROM findings WHERE scan_id = ${scanId}`);
 }

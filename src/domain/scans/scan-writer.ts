@@ -5,14 +5,7 @@ import type pg from 'pg';
 import { withTransaction, type Pool } from '../../db/pool.js';
 import { isUuid } from '../../lib/ids.js';
 import type { Finding } from '../../parsers/index.js';
-import {
-  EVIDENCE_COPY_COLUMNS,
-  FINDING_COPY_COLUMNS,
-  evidenceRow,
-  findingRow,
-  uuidV7,
-  type RowScan,
-} from './finding-copy.js';
+import { FINDING_COPY_COLUMNS, findingRow, uuidV7, type RowScan } from './finding-copy.js';
 import { deleteStoredRows, storedRecordRange } from './ingest-store.js';
 
 /** Options of {@link openScanWriter}. */
@@ -23,7 +16,7 @@ export interface ScanWriterOptions {
   maxBatchesPerCommit?: number;
 }
 
-/** Writes one scan's findings and evidence; see {@link openScanWriter}. */
+/** Writes one scan's findings (each with its evidence); see {@link openScanWriter}. */
 export interface ScanWriter {
   /** The first record index not stored yet when the writer opened; lower ones are skipped. */
   readonly resumeAt: number;
@@ -40,7 +33,6 @@ export interface ScanWriter {
 
 interface Encoded {
   findings: Buffer[];
-  evidence: Buffer[];
   count: number;
   next: number;
   bytesRead: number | null;
@@ -77,8 +69,8 @@ class EncodedRows {
 /**
  * Opens the write path of one scan on one dedicated connection (DECISIONS §8, §10).
  *
- * Each commit COPYs rows straight into `findings` and `evidence` (ids made here, so evidence
- * can name its finding) and records progress, in one transaction. While the database commits,
+ * Each commit COPYs rows straight into `findings` (ids made here; each row carries its evidence,
+ * m020) and records progress, in one transaction. While the database commits,
  * the next batches are encoded: parsing, encoding and writing overlap.
  *
  * Idempotency without ON CONFLICT: a scan's batches are committed in record order, so its
@@ -125,8 +117,8 @@ export async function openScanWriter(
   async function commit(chunk: Encoded[]): Promise<void> {
     const last = chunk[chunk.length - 1]!;
     // Round trips are what a busy machine makes expensive (each waits for both processes to be
-    // scheduled), so a commit takes four: BEGIN with its prelude (the progress UPDATE, one simple
-    // query, its values literals checked above), one per COPY, and COMMIT. The COPY streams run
+    // scheduled), so a commit takes three: BEGIN with its prelude (the progress UPDATE, one simple
+    // query, its values literals checked above), the COPY, and COMMIT. The COPY stream runs
     // on the writer's own connection: the transaction must be on it too. On an error
     // withTransaction rolls back, and the writer is broken from then on (its connection is
     // discarded on close).
@@ -149,10 +141,6 @@ export async function openScanWriter(
         await pipeline(
           Readable.from(chunk.flatMap((c) => c.findings)),
           tx.query(copyFrom(`COPY findings (${FINDING_COPY_COLUMNS}) FROM STDIN`)),
-        );
-        await pipeline(
-          Readable.from(chunk.flatMap((c) => c.evidence)),
-          tx.query(copyFrom(`COPY evidence (${EVIDENCE_COPY_COLUMNS}) FROM STDIN`)),
         );
       },
       { prelude: progress },
@@ -184,15 +172,9 @@ export async function openScanWriter(
         batch[0] && batch[0].recordIndex >= resumeAt ? batch : batch.filter((f) => f.recordIndex >= resumeAt);
       if (fresh.length === 0) return;
       const findings = new EncodedRows();
-      const evidence = new EncodedRows();
-      for (const f of fresh) {
-        const id = uuidV7();
-        findings.add(findingRow(id, scan, f));
-        evidence.add(evidenceRow(uuidV7(), id, scan.id, f));
-      }
+      for (const f of fresh) findings.add(findingRow(uuidV7(), scan, f));
       queue.push({
         findings: findings.done(),
-        evidence: evidence.done(),
         count: fresh.length,
         // Integers only: both end up as literals in the commit's first statement.
         next: Math.trunc(fresh[fresh.length - 1]!.recordIndex) + 1,

@@ -92,7 +92,7 @@ describe.each(backends)('crash safety on $name', ({ name, redisUrl }) => {
       const rows = await t.infra.pool.query(
         `SELECT (SELECT count(*) FROM findings WHERE scan_id = $1)::int AS findings,
                 (SELECT count(DISTINCT record_index) FROM findings WHERE scan_id = $1)::int AS distinct_records,
-                (SELECT count(*) FROM evidence WHERE scan_id = $1)::int AS evidence,
+                (SELECT count(*) FROM findings WHERE scan_id = $1 AND (raw_excerpt <> '' OR scanner_output IS NOT NULL))::int AS evidence,
                 (SELECT count(*) FROM cases)::int AS cases,
                 (SELECT coalesce(sum(sightings), 0) FROM cases)::int AS sightings`,
         [scanId],

@@ -131,7 +131,7 @@ describe('broken and hostile files', () => {
     expect(error.column).toBeGreaterThanOrEqual(0);
     expect(done.counts).toMatchObject({ findings: 0, new: 0, duplicate: 0 });
     const rows = await t.infra.pool.query(
-      `SELECT (SELECT count(*) FROM findings WHERE scan_id = $1)::int AS f, (SELECT count(*) FROM evidence WHERE scan_id = $1)::int AS e`,
+      `SELECT (SELECT count(*) FROM findings WHERE scan_id = $1)::int AS f, (SELECT count(*) FROM findings WHERE scan_id = $1 AND raw_excerpt <> '')::int AS e`,
       [res.json().scanId],
     );
     expect(rows.rows[0]).toEqual({ f: 0, e: 0 });

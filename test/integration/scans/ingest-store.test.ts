@@ -64,7 +64,7 @@ async function newScan(): Promise<string> {
 async function counts(scanId: string) {
   const { rows } = await t.infra.pool.query(
     `SELECT (SELECT count(*) FROM findings WHERE scan_id = $1)::int AS findings,
-            (SELECT count(*) FROM evidence WHERE scan_id = $1)::int AS evidence`,
+            (SELECT count(*) FROM findings WHERE scan_id = $1 AND (raw_excerpt <> '' OR scanner_output IS NOT NULL))::int AS evidence`,
     [scanId],
   );
   return rows[0] as { findings: number; evidence: number };
@@ -133,7 +133,7 @@ describe('findings store', () => {
     });
   });
 
-  it('deleting a scan deletes its findings and their evidence (m017 cascades, no per-row keys)', async () => {
+  it('deleting a scan deletes its findings with their evidence (m017 cascade, no per-row key; m020)', async () => {
     const scanId = await newScan();
     await insertFindingBatch(t.infra.pool, { id: scanId, workspaceId }, findings.slice(0, 25));
     expect(await counts(scanId)).toEqual({ findings: 25, evidence: 25 });
@@ -202,7 +202,7 @@ describe('findings store', () => {
       title: 'a "quoted", multi\nline title',
       cve_ids: ['CVE-2021-44228', 'weird,"id"'],
     });
-    const ev = await t.infra.pool.query(`SELECT raw_excerpt FROM evidence WHERE scan_id = $1`, [scanId]);
+    const ev = await t.infra.pool.query(`SELECT raw_excerpt FROM findings WHERE scan_id = $1`, [scanId]);
     expect(ev.rows[0].raw_excerpt).toBe('');
   });
 
