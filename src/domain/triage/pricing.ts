@@ -34,12 +34,33 @@ function tokens(n: number, what: string): bigint {
   return BigInt(n);
 }
 
+/**
+ * A model's two prices, parsed once per catalog entry object (the catalog is frozen at start):
+ * parsing them was most of a ledger row's pricing. Keyed by the entry and checked against its
+ * price strings, so an entry built or changed later is parsed again.
+ */
+const parsedPrices = new WeakMap<PricedModel, { input: string; output: string; scaled: [bigint, bigint] }>();
+
+function pricesOf(model: PricedModel): [bigint, bigint] {
+  const hit = parsedPrices.get(model);
+  if (hit && hit.input === model.inputPricePerMillion && hit.output === model.outputPricePerMillion)
+    return hit.scaled;
+  const scaled: [bigint, bigint] = [
+    parsePrice(model.inputPricePerMillion),
+    parsePrice(model.outputPricePerMillion),
+  ];
+  parsedPrices.set(model, {
+    input: model.inputPricePerMillion,
+    output: model.outputPricePerMillion,
+    scaled,
+  });
+  return scaled;
+}
+
 /** Exact cost × 10^12 micro-dollars, before rounding. */
 function scaledCost(inputTokens: number, outputTokens: number, model: PricedModel): bigint {
-  return (
-    tokens(inputTokens, 'inputTokens') * parsePrice(model.inputPricePerMillion) +
-    tokens(outputTokens, 'outputTokens') * parsePrice(model.outputPricePerMillion)
-  );
+  const [input, output] = pricesOf(model);
+  return tokens(inputTokens, 'inputTokens') * input + tokens(outputTokens, 'outputTokens') * output;
 }
 
 function roundHalfUp(scaled: bigint): number {

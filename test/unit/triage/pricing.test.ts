@@ -82,3 +82,12 @@ describe('catalogModel', () => {
     expect(() => catalogModel(catalog, 'nope')).toThrow(/not in the catalog/);
   });
 });
+
+describe('prices parsed once per catalog entry', () => {
+  it('prices an entry again when its price strings change', () => {
+    const model = { id: 'm', inputPricePerMillion: '1.00', outputPricePerMillion: '2.00' };
+    expect(costMicros(1_000_000, 1_000_000, model)).toBe(3_000_000);
+    model.inputPricePerMillion = '3.00';
+    expect(costMicros(1_000_000, 1_000_000, model)).toBe(5_000_000);
+  });
+});

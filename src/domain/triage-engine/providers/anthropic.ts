@@ -7,6 +7,7 @@ import type { Provider, ProviderInput, ProviderResult, TokenUsage } from '../typ
 import { ANSWER_SCHEMA_NAME, TRIAGE_ANSWER_JSON_SCHEMA, parseTriageAnswer } from './answer-schema.js';
 import type { RemoteProviderOptions } from './openai-compatible.js';
 import { sendToProvider } from './remote-call.js';
+import { promptBodyWriter } from './prompt-body.js';
 import { DEFAULT_REQUEST_SETTINGS, settingsFor } from './model-settings.js';
 
 /** Value of the `anthropic-version` header. */
@@ -48,30 +49,31 @@ export function readMessagesResponse(json: unknown, estimated: TokenUsage): Prov
 /** Creates an Anthropic Messages provider. Never throws from `triage`. */
 export function createAnthropicProvider(options: RemoteProviderOptions): Provider {
   const url = `${options.baseUrl.replace(/\/+$/, '')}/v1/messages`;
+  const writeBody = promptBodyWriter((model, system, user) => ({
+    model,
+    max_tokens: options.maxOutputTokens,
+    // Sampling only: Anthropic's token budget is always `max_tokens` (config refuses another name).
+    ...settingsFor(options.requestSettings ?? DEFAULT_REQUEST_SETTINGS, model).sampling,
+    system,
+    messages: [{ role: 'user', content: user }],
+    tools: [
+      {
+        name: ANSWER_SCHEMA_NAME,
+        description: 'Record the triage decision for this finding.',
+        input_schema: TRIAGE_ANSWER_JSON_SCHEMA,
+      },
+    ],
+    tool_choice: { type: 'tool', name: ANSWER_SCHEMA_NAME },
+  }));
   return {
     name: options.name,
     async triage(input: ProviderInput, signal?: AbortSignal): Promise<ProviderResult> {
       const { system, user, inputTokens } = input.prompt;
-      const body = {
-        model: input.model,
-        max_tokens: options.maxOutputTokens,
-        // Sampling only: Anthropic's token budget is always `max_tokens` (config refuses another name).
-        ...settingsFor(options.requestSettings ?? DEFAULT_REQUEST_SETTINGS, input.model).sampling,
-        system,
-        messages: [{ role: 'user', content: user }],
-        tools: [
-          {
-            name: ANSWER_SCHEMA_NAME,
-            description: 'Record the triage decision for this finding.',
-            input_schema: TRIAGE_ANSWER_JSON_SCHEMA,
-          },
-        ],
-        tool_choice: { type: 'tool', name: ANSWER_SCHEMA_NAME },
-      };
+      const bodyJson = writeBody(input.model, system, user);
       const result = await sendToProvider(options, {
         url,
         headers: { 'x-api-key': options.apiKey, 'anthropic-version': ANTHROPIC_VERSION },
-        body,
+        bodyJson,
         inputTokens,
         ...(signal === undefined ? {} : { signal }),
       });

@@ -17,7 +17,10 @@ import {
 export interface PostJsonOptions {
   url: string;
   headers: Record<string, string>;
-  body: unknown;
+  /** Sent as `JSON.stringify(body)`, unless {@link bodyJson} is given. */
+  body?: unknown;
+  /** The body already serialized as JSON (see `prompt-body.ts`): sent as is, `body` ignored. */
+  bodyJson?: string;
   /** Per attempt, including reading the body. */
   timeoutMs: number;
   /** Retries after the first attempt. */
@@ -137,7 +140,7 @@ async function attempt(o: PostJsonOptions): Promise<AttemptResult> {
   try {
     response = await post(o.url, {
       headers: { 'content-type': 'application/json', accept: 'application/json', ...o.headers },
-      body: JSON.stringify(o.body),
+      body: o.bodyJson ?? JSON.stringify(o.body),
       signal: controller.signal,
     });
   } catch {

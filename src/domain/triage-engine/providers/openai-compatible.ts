@@ -6,6 +6,7 @@
 import type { Provider, ProviderInput, ProviderResult, TokenUsage } from '../types.js';
 import { ANSWER_SCHEMA_NAME, TRIAGE_ANSWER_JSON_SCHEMA, parseTriageAnswer } from './answer-schema.js';
 import { sendToProvider } from './remote-call.js';
+import { promptBodyWriter } from './prompt-body.js';
 import { DEFAULT_REQUEST_SETTINGS, settingsFor } from './model-settings.js';
 import type { RemoteProviderOptions } from './remote-options.js';
 
@@ -53,28 +54,31 @@ export function readChatCompletion(json: unknown, estimated: TokenUsage): Provid
 /** Creates an OpenAI-compatible provider. Never throws from `triage`. */
 export function createOpenAiCompatibleProvider(options: RemoteProviderOptions): Provider {
   const url = `${options.baseUrl.replace(/\/+$/, '')}/chat/completions`;
+  const writeBody = promptBodyWriter((model, system, user) => {
+    const settings = settingsFor(options.requestSettings ?? DEFAULT_REQUEST_SETTINGS, model);
+    return {
+      model,
+      messages: [
+        { role: 'system', content: system },
+        { role: 'user', content: user },
+      ],
+      response_format: {
+        type: 'json_schema',
+        json_schema: { name: ANSWER_SCHEMA_NAME, strict: true, schema: TRIAGE_ANSWER_JSON_SCHEMA },
+      },
+      ...settings.sampling,
+      [settings.tokenLimitParameter]: options.maxOutputTokens,
+    };
+  });
   return {
     name: options.name,
     async triage(input: ProviderInput, signal?: AbortSignal): Promise<ProviderResult> {
       const { system, user, inputTokens } = input.prompt;
-      const settings = settingsFor(options.requestSettings ?? DEFAULT_REQUEST_SETTINGS, input.model);
-      const body = {
-        model: input.model,
-        messages: [
-          { role: 'system', content: system },
-          { role: 'user', content: user },
-        ],
-        response_format: {
-          type: 'json_schema',
-          json_schema: { name: ANSWER_SCHEMA_NAME, strict: true, schema: TRIAGE_ANSWER_JSON_SCHEMA },
-        },
-        ...settings.sampling,
-        [settings.tokenLimitParameter]: options.maxOutputTokens,
-      };
+      const bodyJson = writeBody(input.model, system, user);
       const result = await sendToProvider(options, {
         url,
         headers: { authorization: `Bearer ${options.apiKey}` },
-        body,
+        bodyJson,
         inputTokens,
         ...(signal === undefined ? {} : { signal }),
       });

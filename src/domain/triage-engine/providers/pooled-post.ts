@@ -46,12 +46,25 @@ function headerView(raw: Record<string, string | string[] | undefined>): Respons
   return { get, has: (name) => get(name) !== null };
 }
 
+/** Where a provider URL posts: its origin's pool and the path. One per configured URL. */
+const targets = new Map<string, { pool: Pool; path: string }>();
+
+function targetOf(url: string): { pool: Pool; path: string } {
+  let target = targets.get(url);
+  if (target === undefined) {
+    const u = new URL(url);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:')
+      throw new TypeError(`unsupported protocol ${u.protocol}`);
+    target = { pool: poolFor(u.origin), path: u.pathname + u.search };
+    targets.set(url, target);
+  }
+  return target;
+}
+
 export const pooledPost: ProviderTransport = async (url, { headers, body, signal }) => {
-  const target = new URL(url);
-  if (target.protocol !== 'http:' && target.protocol !== 'https:')
-    throw new TypeError(`unsupported protocol ${target.protocol}`);
-  const res = await poolFor(target.origin).request({
-    path: target.pathname + target.search,
+  const target = targetOf(url);
+  const res = await target.pool.request({
+    path: target.path,
     method: 'POST',
     headers,
     body,
@@ -64,5 +77,6 @@ export const pooledPost: ProviderTransport = async (url, { headers, body, signal
 export async function closeProviderPools(): Promise<void> {
   const all = [...pools.values()];
   pools.clear();
+  targets.clear();
   await Promise.all(all.map((p) => p.close()));
 }

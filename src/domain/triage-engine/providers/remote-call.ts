@@ -13,7 +13,8 @@ export function sendToProvider(
   request: {
     url: string;
     headers: Record<string, string>;
-    body: unknown;
+    /** The body as JSON text (`promptBodyWriter`). */
+    bodyJson: string;
     inputTokens: number;
     signal?: AbortSignal;
   },
@@ -24,7 +25,7 @@ export function sendToProvider(
     ...options.http,
     url: request.url,
     headers: request.headers,
-    body: request.body,
+    bodyJson: request.bodyJson,
     timeoutMs: options.timeoutMs,
     maxRetries: options.maxRetries,
     secrets: [options.apiKey],
