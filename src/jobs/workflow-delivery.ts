@@ -66,7 +66,8 @@ export function deliveryBackoffStrategy(o: BackoffOptions = {}) {
 /**
  * The processor: one attempt, its outcome stored; a retryable failure is rethrown (attempts
  * and backoff apply, the target's Retry-After honoured), a final one is UnrecoverableError.
- * An attempt the workflow's own rate limit held back is no failure: the job is delayed until
+ * An attempt the workflow's own rate limit held back, or whose case another attempt holds, is no
+ * failure: the job is delayed until
  * the limit has room (`DelayedError`: no attempt spent, the worker slot freed meanwhile).
  */
 export function deliveryProcessor(deps: DeliveryDeps, backoff: BackoffOptions = {}) {
@@ -76,6 +77,11 @@ export function deliveryProcessor(deps: DeliveryDeps, backoff: BackoffOptions = 
       throw new UnrecoverableError('delivery job without its ids');
     const out = await attemptDelivery(deps, deliveryId);
     if (out.kind === 'skipped') return out.reason;
+    if (out.kind === 'busy') {
+      // Another attempt holds the case (one at a time, in order): come back, no attempt spent.
+      await job.moveToDelayed(Date.now() + out.retryAfterMs, token);
+      throw new DelayedError();
+    }
     if (out.kind === 'delivered') {
       await recordAttemptOutcome(deps.pool, workflowId, out, null);
       return 'delivered';

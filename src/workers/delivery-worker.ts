@@ -33,7 +33,7 @@ export function startDeliveryWorker(
     DELIVERY_QUEUE,
     deliveryProcessor(deps, options.backoff),
     {
-      // Each running delivery holds one connection of the process pool (10) during its remote call.
+      // A running delivery holds no pooled connection during its remote calls (a lease row, m019).
       concurrency: options.concurrency ?? 4,
       settings: { backoffStrategy: deliveryBackoffStrategy(options.backoff) },
     },

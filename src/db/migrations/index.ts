@@ -15,6 +15,7 @@ import { M017IngestCascades } from './m017-ingest-cascades.js';
 import { M013Workflows } from './m013-workflows.js';
 import { M018WorkflowAudit } from './m018-workflow-audit.js';
 import { M020EvidenceInFindings } from './m020-evidence-in-findings.js';
+import { M019WorkflowCaseLeases } from './m019-workflow-case-leases.js';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list runs from
@@ -37,4 +38,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'm013-workflows', class: M013Workflows },
   { name: 'm018-workflow-audit', class: M018WorkflowAudit },
   { name: 'm020-evidence-in-findings', class: M020EvidenceInFindings },
+  { name: 'm019-workflow-case-leases', class: M019WorkflowCaseLeases },
 ];

@@ -1,4 +1,4 @@
-import type { Pool, Queryable } from '../../db/pool.js';
+import type { Pool } from '../../db/pool.js';
 import type { HttpCallOptions } from './targets/http-call.js';
 import type { IssueAdapter } from './targets/issue-adapter.js';
 import { githubAdapter } from './targets/github.js';
@@ -18,9 +18,9 @@ import {
   recordAttempt,
   setNextAttempt,
   updateLink,
-  withLinkLock,
   type DeliveryRow,
 } from './workflow-store.js';
+import { withCaseLease, type CaseLease, type CaseLeaseOptions } from './case-lease.js';
 import { randomUUID } from 'node:crypto';
 
 /** What a delivery needs: the database, the pepper that opens sealed secrets, outbound rules. */
@@ -41,6 +41,8 @@ export interface DeliveryDeps {
    * @defaultValue {@link RATE_WAIT_MS}
    */
   rateWaitMs?: number;
+  /** The per-case lease's timings (`case-lease.ts`); tests shorten them. */
+  lease?: CaseLeaseOptions;
   /**
    * Test hook: runs after a remote issue was created and before it is stored locally. A test
    * throws here to stand for a worker killed at exactly that moment.
@@ -53,10 +55,12 @@ export interface DeliveryDeps {
  * target's `Retry-After` when it gave one); `failed` (final: a 4xx that retrying cannot fix).
  * `ids` are the deliveries whose outcome is left to record (a webhook sends a case's earlier
  * pending deliveries first, so events of one case are never reordered, and records each one
- * sent while it holds the case's lock).
+ * sent while it holds the case's lease). `busy`: another attempt holds the case's lease (or this
+ * one lost it): nothing was sent, the job waits `retryAfterMs` without spending an attempt.
  */
 export type AttemptOutcome =
   | { kind: 'delivered'; ids: string[]; status: number | null }
+  | { kind: 'busy'; ids: string[]; retryAfterMs: number }
   | { kind: 'retry'; ids: string[]; failure: TargetFailure }
   | { kind: 'failed'; ids: string[]; failure: TargetFailure }
   | { kind: 'skipped'; ids: string[]; reason: string };
@@ -96,9 +100,11 @@ const failure = (message: string): TargetFailure => ({ ok: false, retryable: fal
 /**
  * One attempt at a delivery. Issue targets are state-based: whatever the event, the attempt
  * brings the case's one issue up to date (creating it if needed, transitioning it when the
- * case closed or reopened), under a lock on (workflow, case), so two attempts for one case —
- * a trigger that fired twice — never both create. Idempotency across crashes: the link row and
- * its marker are stored before the first create; an attempt that finds a link without an
+ * case closed or reopened), holding the lease on (workflow, case) (`case-lease.ts`), so two
+ * attempts for one case — a trigger that fired twice — never both create, and one case's
+ * deliveries never overtake each other. No pooled connection is held across a remote call: the
+ * lease is a committed row, renewed before each call. Idempotency across crashes: the link row
+ * and its marker are stored before the first create; an attempt that finds a link without an
  * external id but with a create counted searches the target for the marker first.
  */
 export async function attemptDelivery(deps: DeliveryDeps, deliveryId: string): Promise<AttemptOutcome> {
@@ -111,17 +117,30 @@ export async function attemptDelivery(deps: DeliveryDeps, deliveryId: string): P
   if (d.event === 'workflow.test') return testDelivery(deps, w, d);
   if (!d.case_id) return { kind: 'skipped', ids: [d.id], reason: 'no case' };
   const caseId = d.case_id;
-  return withLinkLock(deps.pool, w.id, caseId, async (db) => {
-    const c = await loadDeliveryCase(db, caseId, deps.baseUrl);
-    if (!c) return { kind: 'skipped', ids: [d.id], reason: 'case deleted' };
-    if (w.kind === 'webhook') return webhookDelivery(deps, db, w, d, c);
-    return issueDelivery(deps, db, w, d, c);
-  });
+  const leased = await withCaseLease(
+    deps.pool,
+    w.id,
+    caseId,
+    async (lease): Promise<AttemptOutcome> => {
+      // Read under the lease: an attempt that held it before may have delivered this one.
+      const now = await getDelivery(deps.pool, d.id);
+      if (!now || now.status !== 'pending') return { kind: 'skipped', ids: [], reason: 'not pending' };
+      const c = await loadDeliveryCase(deps.pool, caseId, deps.baseUrl);
+      if (!c) return { kind: 'skipped', ids: [d.id], reason: 'case deleted' };
+      if (w.kind === 'webhook') return webhookDelivery(deps, lease, w, now, c);
+      return issueDelivery(deps, lease, w, now, c);
+    },
+    deps.lease,
+  );
+  return leased.held ? leased.value : { kind: 'busy', ids: [], retryAfterMs: leased.retryAfterMs };
 }
+
+/** The answer of an attempt whose lease was taken over (it ran out): make no further call. */
+const LEASE_LOST: AttemptOutcome = { kind: 'busy', ids: [], retryAfterMs: 1_000 };
 
 async function webhookDelivery(
   deps: DeliveryDeps,
-  db: Queryable,
+  lease: CaseLease,
   w: Workflow,
   d: DeliveryRow,
   c: DeliveryCase,
@@ -129,7 +148,9 @@ async function webhookDelivery(
   if (w.target.kind !== 'webhook') return { kind: 'failed', ids: [d.id], failure: failure('not a webhook') };
   const secret = unsealWorkflowSecret(deps.pepper, w.id, w.secretSealed);
   const http = httpOf(w, deps);
+  const db = deps.pool;
   for (const p of await pendingDeliveriesUpTo(db, d)) {
+    if (!(await lease.keep())) return LEASE_LOST;
     const res = await sendWebhookEvent(
       w.target.url,
       secret,
@@ -139,8 +160,8 @@ async function webhookDelivery(
       http,
     );
     if (!res.ok) return { kind: res.retryable ? 'retry' : 'failed', ids: [p.id], failure: res };
-    // Recorded while the case's lock is held: an attempt for a later event of this case, waiting
-    // on the lock, must find this one delivered and not send it again (out of order).
+    // Recorded while the case's lease is held: an attempt for a later event of this case, waiting
+    // for the lease, must find this one delivered and not send it again (out of order).
     await recordAttempt(db, [p.id], {
       workflowId: w.id,
       status: 'delivered',
@@ -190,18 +211,20 @@ export function eventPayload(
 
 async function issueDelivery(
   deps: DeliveryDeps,
-  db: Queryable,
+  lease: CaseLease,
   w: Workflow,
   d: DeliveryRow,
   c: DeliveryCase,
 ): Promise<AttemptOutcome> {
   const adapter = issueAdapterOf(w, deps);
   if (!adapter) return { kind: 'failed', ids: [d.id], failure: failure('The workflow has no credential.') };
+  const db = deps.pool;
   const ids = [d.id];
   const link = await ensureLink(db, w, c.id, `vt-${randomUUID()}`);
   let externalId = link.external_id;
   let created = false;
   if (!externalId && link.create_attempts > 0) {
+    if (!(await lease.keep())) return LEASE_LOST;
     const found = await adapter.find(link.marker);
     if (!found.ok) return { kind: found.retryable ? 'retry' : 'failed', ids, failure: found };
     if (found.issue) {
@@ -210,6 +233,7 @@ async function issueDelivery(
     }
   }
   if (!externalId) {
+    if (!(await lease.keep())) return LEASE_LOST;
     await countCreateAttempt(db, link);
     const made = await adapter.create(c, link.marker);
     // Held back by the rate limit, the create was never sent: nothing for a retry to search for.
@@ -220,12 +244,14 @@ async function issueDelivery(
     created = true;
     await updateLink(db, link, { externalId, url: made.issue.url, remoteState: 'open' });
   } else if (!created) {
+    if (!(await lease.keep())) return LEASE_LOST;
     const updated = await adapter.update(c, externalId, link.marker);
     if (!updated.ok) return { kind: updated.retryable ? 'retry' : 'failed', ids, failure: updated };
   }
   const wanted = CLOSED_STATUSES.has(c.status) ? 'closed' : 'open';
   const current = created ? 'open' : link.remote_state;
   if (wanted !== current) {
+    if (!(await lease.keep())) return LEASE_LOST;
     const moved = await adapter.setState(c, externalId, wanted);
     if (!moved.ok) return { kind: moved.retryable ? 'retry' : 'failed', ids, failure: moved };
     await updateLink(db, link, { remoteState: wanted });
@@ -267,7 +293,7 @@ async function testDelivery(deps: DeliveryDeps, w: Workflow, d: DeliveryRow): Pr
 export async function recordAttemptOutcome(
   pool: Pool,
   workflowId: string,
-  out: Exclude<AttemptOutcome, { kind: 'skipped' }>,
+  out: Exclude<AttemptOutcome, { kind: 'skipped' | 'busy' }>,
   nextAttemptAt: Date | null,
 ): Promise<void> {
   if (out.ids.length === 0) return;

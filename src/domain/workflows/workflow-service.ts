@@ -272,7 +272,8 @@ export function createWorkflowService(deps: WorkflowServiceDeps) {
       if (!w) throw notFound('workflow');
       const deliveryId = await insertTestDelivery(deps.pool, w);
       const out = await attemptDelivery(deps.delivery, deliveryId);
-      if (out.kind === 'skipped') throw new AppError('conflict', 'The test delivery could not be made.');
+      if (out.kind === 'skipped' || out.kind === 'busy')
+        throw new AppError('conflict', 'The test delivery could not be made.');
       await recordAttemptOutcome(
         deps.pool,
         w.id,

@@ -1,4 +1,4 @@
-import type { Pool, Queryable } from '../../db/pool.js';
+import type { Queryable } from '../../db/pool.js';
 import { isUuid } from '../../lib/ids.js';
 import type { CaseStatus } from '../scans/case-status.js';
 import { ruleWhere } from './rule-sql.js';
@@ -499,32 +499,63 @@ export async function loadDeliveryCase(
 }
 
 /**
- * A session-level advisory lock on one (workflow, case): deliveries of a link never overlap.
- * `fn` runs its statements on the locking connection, so a delivery holds ONE connection of the
- * pool (two per delivery could exhaust it: every holder waiting for a second one).
+ * Takes the lease on one (workflow, case) for `holder` until `ttlMs` from now (m019): answers
+ * `null` when taken, else when the current holder's lease runs out. A lease whose time is up
+ * (its holder crashed) is taken over. One autocommitted statement: no connection is kept.
  */
-export async function withLinkLock<T>(
-  pool: Pool,
+export async function takeCaseLease(
+  db: Queryable,
   workflowId: string,
   caseId: string,
-  fn: (db: Queryable) => Promise<T>,
-): Promise<T> {
-  const client = await pool.connect();
-  const key = `wf:${workflowId}:${caseId}`;
-  let broken = false;
-  try {
-    await client.query(`SELECT pg_advisory_lock(hashtextextended($1, 0))`, [key]);
-    try {
-      return await fn(client);
-    } finally {
-      await client.query(`SELECT pg_advisory_unlock(hashtextextended($1, 0))`, [key]).catch(() => {
-        broken = true;
-      });
-    }
-  } finally {
-    // A connection whose unlock failed may still hold the lock: destroyed, never reused.
-    client.release(broken);
-  }
+  holder: string,
+  ttlMs: number,
+): Promise<Date | null> {
+  const { rows } = await db.query<{ holder: string; leased_until: Date }>(
+    `WITH taken AS (
+       INSERT INTO workflow_case_leases (workflow_id, case_id, holder, leased_until)
+       VALUES ($1, $2, $3, now() + make_interval(secs => $4::double precision / 1000))
+       ON CONFLICT (workflow_id, case_id) DO UPDATE SET holder = EXCLUDED.holder, leased_until = EXCLUDED.leased_until
+         WHERE workflow_case_leases.leased_until < now()
+       RETURNING holder, leased_until)
+     SELECT holder, leased_until FROM taken
+     UNION ALL
+     SELECT holder, leased_until FROM workflow_case_leases
+      WHERE workflow_id = $1 AND case_id = $2 AND NOT EXISTS (SELECT 1 FROM taken)`,
+    [workflowId, caseId, holder, ttlMs],
+  );
+  const r = rows[0];
+  if (!r) return new Date(); // released between the two reads: free, try again at once
+  return r.holder === holder ? null : r.leased_until;
+}
+
+/** Extends `holder`'s lease by `ttlMs` from now; false when it is no longer `holder`'s. */
+export async function renewCaseLease(
+  db: Queryable,
+  workflowId: string,
+  caseId: string,
+  holder: string,
+  ttlMs: number,
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE workflow_case_leases SET leased_until = now() + make_interval(secs => $4::double precision / 1000)
+     WHERE workflow_id = $1 AND case_id = $2 AND holder = $3`,
+    [workflowId, caseId, holder, ttlMs],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
+/** Gives the lease back (only `holder`'s own: a lease taken over after it ran out stays). */
+export async function releaseCaseLease(
+  db: Queryable,
+  workflowId: string,
+  caseId: string,
+  holder: string,
+): Promise<void> {
+  await db.query(`DELETE FROM workflow_case_leases WHERE workflow_id = $1 AND case_id = $2 AND holder = $3`, [
+    workflowId,
+    caseId,
+    holder,
+  ]);
 }
 
 /**

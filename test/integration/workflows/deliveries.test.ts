@@ -376,6 +376,38 @@ describe('orphaned deliveries', () => {
   });
 });
 
+describe('connections', () => {
+  it('a delivery holds no pooled connection while it waits on the target', async () => {
+    const scanId = await uploadAndWait('?asset=slow-jira');
+    const ids = (await caseIdsOf(scanId)).slice(0, 4);
+    expect(ids).toHaveLength(4);
+    const wf = await createJiraWorkflow({}); // after the upload: only the four deliveries below
+    const pool = t.infra.pool;
+    const creates = () =>
+      jira.requests.filter((r) => r.method === 'POST' && r.path === '/rest/api/3/issue').length;
+    const before = creates();
+    jira.latencyMs = 2_000;
+    let most = -1;
+    try {
+      await t.deps.workflows.trigger.casesChanged(session.workspaceId, ids, 'case.updated');
+      // Four creates on their way (the worker runs four at once), each answered 2 s later.
+      expect(await eventually(async () => creates() - before === 4, 5_000)).toBe(true);
+      for (let i = 0; i < 20; i++) {
+        most = Math.max(most, pool.totalCount - pool.idleCount);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    } finally {
+      jira.latencyMs = 0;
+    }
+    // Held across the call (the advisory lock did), this was 4.
+    expect(most).toBe(0);
+    expect(await settled(wf.id, 4)).toBe(true);
+    expect((await deliveriesOf(wf.id)).every((d) => d.status === 'delivered')).toBe(true);
+    expect(creates() - before).toBe(4);
+    await disable(wf.id);
+  });
+});
+
 describe('lost deliveries', () => {
   it('the periodic maintenance run queues again a delivery whose job the queue lost, once', async () => {
     const scanId = await uploadAndWait('?asset=lost-job');
