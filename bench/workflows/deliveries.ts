@@ -5,11 +5,16 @@
  * - the rule's set-based selection: `insertMatchingDeliveries` for a scan whose `--cases` cases
  *   are all new, with the rule {priority: CRITICAL/HIGH, status: open, severity: CRITICAL/HIGH}
  *   (a fifth of the cases triaged CRITICAL or HIGH), median of `--runs`;
+ *   Beside it, as the same run's baseline, the plain count of those cases (`SELECT count(*) …
+ *   WHERE first_scan_id = …`): the ratio says what the rule and the INSERT add to reading them.
  * - delivery throughput: `--deliveries` cases delivered to the fake Jira through the `deliveries`
- *   queue (PostgreSQL backend) by one worker of `--concurrency`: deliveries/s and the p50/p99
- *   delay from the delivery's creation to its end.
+ *   queue (PostgreSQL backend) by one worker of `--concurrency`, the workflow's target limited to
+ *   `--rate` requests a second (0: no limit), paced in process: deliveries/s, the p50/p99 delay
+ *   from the delivery's creation to its end, and the most requests the fake Jira received in any
+ *   1 s window (sliding, from each request's arrival time), which must not exceed `--rate`.
  *
- *   npx tsx bench/workflows/deliveries.ts [--cases 100000] [--deliveries 500] [--latency 50] [--concurrency 8] [--runs 3]
+ *   npx tsx bench/workflows/deliveries.ts [--cases 100000] [--deliveries 500] [--latency 50] [--concurrency 8]
+ *     [--rate 100] [--runs 3]
  */
 import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
@@ -23,7 +28,8 @@ import { sealWorkflowSecret } from '../../src/domain/workflows/sealing.js';
 import { createWorkflowTrigger } from '../../src/domain/workflows/trigger.js';
 import { DELIVERY_QUEUE, enqueueDeliveries, type DeliveryPayload } from '../../src/jobs/workflow-delivery.js';
 import { startDeliveryWorker } from '../../src/workers/delivery-worker.js';
-import { startFakeJira } from '../../test/helpers/fake-providers/issue-trackers.js';
+import { localPacer } from '../../src/domain/workflows/rate-limit.js';
+import { startFakeJira, type FakeRequest } from '../../test/helpers/fake-providers/issue-trackers.js';
 
 const args = process.argv.slice(2);
 const opt = (n: string, d: string) => (args.includes(`--${n}`) ? args[args.indexOf(`--${n}`) + 1]! : d);
@@ -32,6 +38,19 @@ const D = Number(opt('deliveries', '500'));
 const LATENCY = Number(opt('latency', '50'));
 const CONCURRENCY = Number(opt('concurrency', '8'));
 const RUNS = Number(opt('runs', '3'));
+const RATE = Number(opt('rate', '100'));
+
+/** The most requests that arrived within any 1,000 ms (a sliding window over arrival times). */
+function maxInAnySecond(requests: FakeRequest[]): number {
+  const at = requests.map((r) => r.at).sort((a, b) => a - b);
+  let most = 0;
+  for (let i = 0, j = 0; i < at.length; i++) {
+    while (at[i]! - at[j]! >= 1000) j++;
+    most = Math.max(most, i - j + 1);
+  }
+  return most;
+}
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const PEPPER = 'bench-pepper'.padEnd(48, 'x');
 
 const db = await createBenchDatabase('bench_workflows');
@@ -67,7 +86,7 @@ try {
   await pool.query('ANALYZE cases');
   console.log(`seeded ${N} cases in ${((performance.now() - seed) / 1000).toFixed(1)} s`);
 
-  const mk = async (rule: object) => {
+  const mk = async (rule: object, rateLimit?: { requests: number; perSeconds: number }) => {
     const id = randomUUID();
     return insertWorkflow(pool, {
       id,
@@ -82,6 +101,7 @@ try {
         projectKey: 'SEC',
         issueType: 'Bug',
         transitions: { done: 'Done', reopen: 'To Do' },
+        ...(rateLimit ? { rateLimit } : {}),
       },
       credentialSealed: sealWorkflowSecret(PEPPER, id, 'tok'),
       credentialHint: '…tok',
@@ -97,70 +117,91 @@ try {
     severity: ['CRITICAL', 'HIGH'],
   });
   const times: number[] = [];
+  const counts: number[] = [];
   let matched = 0;
   for (let i = 0; i < RUNS; i++) {
+    const c0 = performance.now();
+    await pool.query(`SELECT count(*) FROM cases WHERE workspace_id = $1 AND first_scan_id = $2`, [
+      ws,
+      scanId,
+    ]);
+    counts.push(performance.now() - c0);
     const t0 = performance.now();
     matched = (await insertMatchingDeliveries(pool, selective, { createdByScan: scanId }, 'case.created'))
       .length;
     times.push(performance.now() - t0);
     await pool.query('DELETE FROM workflow_deliveries');
   }
-  times.sort((a, b) => a - b);
+  const fmt = (xs: number[]) => xs.map((t) => t.toFixed(0)).join(', ');
   console.log(
-    `rule selection over ${N} new cases of a scan: ${matched} matched, median ${times[Math.floor(RUNS / 2)]!.toFixed(0)} ms (runs ${times.map((t) => t.toFixed(0)).join(', ')})`,
-  );
-  await pool.query('UPDATE workflows SET enabled = false');
-
-  const wf = await mk({});
-  const ids = (await pool.query<{ id: string }>(`SELECT id FROM cases ORDER BY seq LIMIT $1`, [D])).rows.map(
-    (r) => r.id,
-  );
-  const worker = startDeliveryWorker(
-    kit,
-    {
-      pool,
-      pepper: PEPPER,
-      clock: () => new Date(),
-      baseUrl: 'https://vt.example',
-      http: { allowLoopbackHttp: true, allowPrivateHosts: true },
-    },
-    { logger: createLogger('error'), concurrency: CONCURRENCY },
-  );
-  const trigger = createWorkflowTrigger({
-    pool,
-    enqueue: (workflowId, list) =>
-      enqueueDeliveries(kit.queue<DeliveryPayload>(DELIVERY_QUEUE), workflowId, list),
-  });
-  const t0 = performance.now();
-  await trigger.casesChanged(ws, ids, 'case.updated');
-  for (;;) {
-    const { rows } = await pool.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM workflow_deliveries WHERE workflow_id = $1 AND status <> 'pending'`,
-      [wf.id],
-    );
-    if (rows[0]!.n >= D) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  const wall = (performance.now() - t0) / 1000;
-  const { rows } = await pool.query<{ p50: number; p99: number; failed: number; issues: number }>(
-    `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at - created_at)) * 1000 AS p50,
-            percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at - created_at)) * 1000 AS p99,
-            count(*) FILTER (WHERE status = 'failed')::int AS failed,
-            (SELECT count(*)::int FROM workflow_links WHERE workflow_id = $1 AND external_id IS NOT NULL) AS issues
-     FROM workflow_deliveries WHERE workflow_id = $1`,
-    [wf.id],
-  );
-  const r = rows[0]!;
-  console.log(
-    `deliveries: ${D} to a fake Jira (${LATENCY} ms per call), concurrency ${CONCURRENCY}: ${(D / wall).toFixed(1)}/s, ` +
-      `p50 ${Number(r.p50).toFixed(0)} ms, p99 ${Number(r.p99).toFixed(0)} ms from creation; failed ${r.failed}; issues ${r.issues} (fake has ${jira.issues.length})`,
+    `rule selection over ${N} new cases of a scan: ${matched} matched, median ${median(times).toFixed(0)} ms (runs ${fmt(times)}); ` +
+      `baseline count(*) of the scan's cases median ${median(counts).toFixed(0)} ms (runs ${fmt(counts)}); ratio ${(median(times) / median(counts)).toFixed(1)}`,
   );
   console.log(
     `load average ${loadavg()
       .map((l) => l.toFixed(1))
       .join(' ')}`,
   );
-  await worker.close();
+  await pool.query('UPDATE workflows SET enabled = false');
+
+  // --deliveries 0: the selection alone.
+  if (D > 0) {
+    const wf = await mk({}, RATE > 0 ? { requests: RATE, perSeconds: 1 } : undefined);
+    const requestsBefore = jira.requests.length;
+    const ids = (
+      await pool.query<{ id: string }>(`SELECT id FROM cases ORDER BY seq LIMIT $1`, [D])
+    ).rows.map((r) => r.id);
+    const worker = startDeliveryWorker(
+      kit,
+      {
+        pool,
+        pepper: PEPPER,
+        clock: () => new Date(),
+        baseUrl: 'https://vt.example',
+        http: { allowLoopbackHttp: true, allowPrivateHosts: true },
+        pacer: localPacer(),
+      },
+      { logger: createLogger('error'), concurrency: CONCURRENCY },
+    );
+    const trigger = createWorkflowTrigger({
+      pool,
+      enqueue: (workflowId, list) =>
+        enqueueDeliveries(kit.queue<DeliveryPayload>(DELIVERY_QUEUE), workflowId, list),
+    });
+    const t0 = performance.now();
+    await trigger.casesChanged(ws, ids, 'case.updated');
+    for (;;) {
+      const { rows } = await pool.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM workflow_deliveries WHERE workflow_id = $1 AND status <> 'pending'`,
+        [wf.id],
+      );
+      if (rows[0]!.n >= D) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const wall = (performance.now() - t0) / 1000;
+    const { rows } = await pool.query<{ p50: number; p99: number; failed: number; issues: number }>(
+      `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at - created_at)) * 1000 AS p50,
+            percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at - created_at)) * 1000 AS p99,
+            count(*) FILTER (WHERE status = 'failed')::int AS failed,
+            (SELECT count(*)::int FROM workflow_links WHERE workflow_id = $1 AND external_id IS NOT NULL) AS issues
+     FROM workflow_deliveries WHERE workflow_id = $1`,
+      [wf.id],
+    );
+    const r = rows[0]!;
+    const sent = jira.requests.slice(requestsBefore);
+    console.log(
+      `deliveries: ${D} to a fake Jira (${LATENCY} ms per call), concurrency ${CONCURRENCY}, limit ${RATE > 0 ? `${RATE}/s` : 'none'}: ` +
+        `${(D / wall).toFixed(1)}/s over ${wall.toFixed(1)} s, p50 ${Number(r.p50).toFixed(0)} ms, p99 ${Number(r.p99).toFixed(0)} ms from creation; ` +
+        `failed ${r.failed}; issues ${r.issues} (fake has ${jira.issues.length}); requests ${sent.length}, ` +
+        `most in any 1 s window ${maxInAnySecond(sent)}${RATE > 0 ? ` (limit ${RATE}: ${maxInAnySecond(sent) <= RATE ? 'held' : 'EXCEEDED'})` : ''}`,
+    );
+    console.log(
+      `load average ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+    );
+    await worker.close();
+  }
 } finally {
   await kit.close();
   await jira.close();
