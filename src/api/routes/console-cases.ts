@@ -124,7 +124,10 @@ export function consoleCaseRoutes(
   app.get('/cases/:id', { schema: caseSchema }, async (req) => {
     const c = await deps.cases.get(req.session.workspaceId, (req.params as { id: string }).id);
     if (!c) throw notFound('case');
-    const [detail, enrichment] = await Promise.all([deps.cases.detail(c, 20, 20), deps.enrichment(c.cveIds)]);
+    const [detail, enrichment] = await Promise.all([
+      deps.cases.detailOf(c, 20, 20),
+      deps.enrichment(c.cveIds),
+    ]);
     return {
       ...viewCaseDetail(c, detail),
       enrichment: [...enrichment.values()],
@@ -143,10 +146,12 @@ export function consoleCaseRoutes(
       },
     },
     async (req) => {
-      const c = await deps.cases.get(req.session.workspaceId, (req.params as { id: string }).id);
-      if (!c) throw notFound('case');
       const q = req.query as ListQuery;
-      const page = await deps.cases.evidence(c, { limit: q.limit ?? 20, cursor: q.cursor });
+      const page = await deps.cases.evidence(req.session.workspaceId, (req.params as { id: string }).id, {
+        limit: q.limit ?? 20,
+        cursor: q.cursor,
+      });
+      if (!page) throw notFound('case');
       return { object: 'list', data: page.data.map(viewEvidence), nextCursor: page.nextCursor };
     },
   );

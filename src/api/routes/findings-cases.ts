@@ -97,9 +97,9 @@ export function registerFindingCaseRoutes(
     response: responses({ 200: caseDetailSchema }, withNotFound),
   };
   app.get('/cases/:id', { config: read, schema: caseSchema }, async (req) => {
-    const c = await deps.cases.get(req.apiKey.workspace.id, (req.params as { id: string }).id);
-    if (!c) throw notFound('case');
-    return { ...viewCaseDetail(c, await deps.cases.detail(c)), links: await links(c.id) };
+    const found = await deps.cases.detail(req.apiKey.workspace.id, (req.params as { id: string }).id);
+    if (!found) throw notFound('case');
+    return { ...viewCaseDetail(found.case, found.detail), links: await links(found.case.id) };
   });
 
   app.get(
@@ -114,13 +114,12 @@ export function registerFindingCaseRoutes(
       },
     },
     async (req) => {
-      const c = await deps.cases.get(req.apiKey.workspace.id, (req.params as { id: string }).id);
-      if (!c) throw notFound('case');
       const q = req.query as ListQuery;
-      const page = await deps.cases.evidence(c, {
+      const page = await deps.cases.evidence(req.apiKey.workspace.id, (req.params as { id: string }).id, {
         limit: q.limit ?? DEFAULT_LIMIT,
         cursor: q.cursor,
       });
+      if (!page) throw notFound('case');
       return { object: 'list', data: page.data.map(viewEvidence), nextCursor: page.nextCursor };
     },
   );
@@ -136,14 +135,16 @@ export function registerFindingCaseRoutes(
       },
     },
     async (req) => {
-      const workspaceId = req.apiKey.workspace.id;
-      const c = await deps.cases.get(workspaceId, (req.params as { id: string }).id);
-      if (!c) throw notFound('case');
       const q = req.query as ListQuery;
       const page = await deps.cases.triageHistory(
-        { workspaceId, caseId: c.id },
-        { limit: q.limit ?? DEFAULT_LIMIT, cursor: q.cursor },
+        req.apiKey.workspace.id,
+        (req.params as { id: string }).id,
+        {
+          limit: q.limit ?? DEFAULT_LIMIT,
+          cursor: q.cursor,
+        },
       );
+      if (!page) throw notFound('case');
       return { object: 'list', data: page.data, nextCursor: page.nextCursor };
     },
   );
@@ -173,7 +174,7 @@ export function registerFindingCaseRoutes(
       if (!updated) throw notFound('case');
       await deps.workflows?.statusChanged(updated.workspaceId, updated.id);
       return {
-        ...viewCaseDetail(updated, await deps.cases.detail(updated)),
+        ...viewCaseDetail(updated, await deps.cases.detailOf(updated)),
         links: await links(updated.id),
       };
     },

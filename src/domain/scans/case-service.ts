@@ -53,22 +53,31 @@ export interface CaseService {
   ): Promise<Page<Case>>;
   /** One case of the workspace, null when it has none of that id. */
   get(workspaceId: string, id: string): Promise<Case | null>;
-  /** A case's first evidence page, status history and first triage history page (`caseDetail`). */
+  /** One case of the workspace with its detail ({@link CaseService.detailOf}), null when it has none of that id. */
   detail(
+    workspaceId: string,
+    id: string,
+    evidenceLimit?: number,
+    triageHistoryLimit?: number,
+  ): Promise<{ case: Case; detail: CaseDetail } | null>;
+  /** A case's first evidence page, status history and first triage history page (`caseDetail`). */
+  detailOf(
     c: Pick<Case, 'id' | 'workspaceId' | 'fingerprint'>,
     evidenceLimit?: number,
     triageHistoryLimit?: number,
   ): Promise<CaseDetail>;
-  /** A case's sightings, newest first, a page at a time. */
+  /** A case's sightings, newest first, a page at a time; null when the workspace has no such case. */
   evidence(
-    c: Pick<Case, 'workspaceId' | 'fingerprint'>,
+    workspaceId: string,
+    caseId: string,
     q: { limit: number; cursor?: string },
-  ): Promise<Page<Evidence>>;
-  /** A case's triage history, newest first, a page at a time. */
+  ): Promise<Page<Evidence> | null>;
+  /** A case's triage history, newest first, a page at a time; null when the workspace has no such case. */
   triageHistory(
-    c: { workspaceId: string; caseId: string },
+    workspaceId: string,
+    caseId: string,
     q: { limit: number; cursor?: string },
-  ): Promise<Page<CaseTriageHistoryEntry>>;
+  ): Promise<Page<CaseTriageHistoryEntry> | null>;
   /** Changes one case's status with a history entry; null when the case is not in the workspace. */
   changeStatus(input: CaseStatusChange): Promise<Case | null>;
   /** One status change applied to many cases ({@link changeStatusOfCases}). */
@@ -91,9 +100,20 @@ export function createCaseService(pool: Pool): CaseService {
   return {
     list: (workspaceId, q) => listCases(pool, workspaceId, q),
     get: (workspaceId, id) => getCase(pool, workspaceId, id),
-    detail: (c, evidenceLimit, triageHistoryLimit) => caseDetail(pool, c, evidenceLimit, triageHistoryLimit),
-    evidence: (c, q) => listCaseEvidence(pool, c, q),
-    triageHistory: (c, q) => listCaseTriageHistory(pool, c, q),
+    async detail(workspaceId, id, evidenceLimit, triageHistoryLimit) {
+      const c = await getCase(pool, workspaceId, id);
+      return c ? { case: c, detail: await caseDetail(pool, c, evidenceLimit, triageHistoryLimit) } : null;
+    },
+    detailOf: (c, evidenceLimit, triageHistoryLimit) =>
+      caseDetail(pool, c, evidenceLimit, triageHistoryLimit),
+    async evidence(workspaceId, caseId, q) {
+      const c = await getCase(pool, workspaceId, caseId);
+      return c ? listCaseEvidence(pool, c, q) : null;
+    },
+    async triageHistory(workspaceId, caseId, q) {
+      const c = await getCase(pool, workspaceId, caseId);
+      return c ? listCaseTriageHistory(pool, { workspaceId, caseId: c.id }, q) : null;
+    },
     changeStatus: (input) => changeCaseStatus(pool, input),
     changeStatusOfMany: (input) => changeStatusOfCases(pool, input),
     counts: (workspaceId, filter) => countCases(pool, workspaceId, filter),
