@@ -54,8 +54,38 @@ if (process.argv.includes('--serve-fakes')) {
   await main();
 }
 
+/** The --help text (a function: hoisted above the top-level `await main()`). */
+function usage(): string {
+  return `Triage overhead over HTTP: POST /api/v1/triage at fixed open-loop rates, the server in its
+own process, against GET /healthz on the same server at the same rates (the floor).
+
+  npx tsx bench/triage/http-overhead.ts [--seconds 8] [--rates 50,150] [--sequential 500]
+    [--engines local,instant,slow,reservation]
+
+  --seconds N      length of each paced row (default 8)
+  --rates a,b      open-loop rates in requests a second, evenly paced (default 50,150)
+  --sequential N   requests one at a time per engine before the paced rows; 0 skips them (default 500)
+  --engines list   local: the local SSVC engine; instant: a fake OpenAI-compatible provider that
+                   answers at once; slow: the same fake after 50 ms; reservation: slow with a quota
+                   reservation before every call (AI_CALL_LEASE_MAX=1) (default: all four)
+
+Issue 17's targets, with the instant fake provider (run on an idle machine; prints the load average):
+  1,000 and 500 requests a second, open loop, plus the sequential overhead:
+    npx tsx bench/triage/http-overhead.ts --engines instant --rates 500,1000 --seconds 10 --sequential 1000
+  a 5-second smoke run:
+    npx tsx bench/triage/http-overhead.ts --engines instant --rates 100 --seconds 5 --sequential 100
+
+Columns: rate reached, 200s and not-200s, requests billed (distinct ledger request ids: must equal the
+200s), p50/p99, the provider's p50 as the fake measured it, overhead (p50 and p99 minus the provider's
+p50), and CPU a request of the server process, its PostgreSQL backends and this client (µs).`;
+}
+
 async function main() {
   const args = process.argv.slice(2);
+  if (args.includes('--help') || args.includes('-h')) {
+    console.log(usage());
+    return;
+  }
   const opt = (n: string, d: string) => (args.includes(`--${n}`) ? args[args.indexOf(`--${n}`) + 1]! : d);
   const seconds = Number(opt('seconds', '8'));
   const rates = opt('rates', '50,150').split(',').map(Number);
