@@ -5,7 +5,7 @@
  * - the rule's set-based selection: `insertMatchingDeliveries` for a scan whose `--cases` cases
  *   are all new, with the rule {priority: CRITICAL/HIGH, status: open, severity: CRITICAL/HIGH}
  *   (a fifth of the cases triaged CRITICAL or HIGH), median of `--runs`;
- *   Beside it, as the same run's baseline, the plain count of those cases (`SELECT count(*) …
+ *   Beside it, the rule's WHERE alone as a count (no deliveries written) and, as the same run's baseline, the plain count of those cases (`SELECT count(*) …
  *   WHERE first_scan_id = …`): the ratio says what the rule and the INSERT add to reading them.
  * - delivery throughput: `--deliveries` cases delivered to the fake Jira through the `deliveries`
  *   queue (PostgreSQL backend) by one worker of `--concurrency`, the workflow's target limited to
@@ -24,6 +24,7 @@ import { createPool } from '../../src/db/pool.js';
 import { createQueueKit } from '../../src/jobs/queue-kit.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { insertMatchingDeliveries, insertWorkflow } from '../../src/domain/workflows/workflow-store.js';
+import { ruleWhere } from '../../src/domain/workflows/rule-sql.js';
 import { sealWorkflowSecret } from '../../src/domain/workflows/sealing.js';
 import { createWorkflowTrigger } from '../../src/domain/workflows/trigger.js';
 import { DELIVERY_QUEUE, enqueueDeliveries, type DeliveryPayload } from '../../src/jobs/workflow-delivery.js';
@@ -118,6 +119,9 @@ try {
   });
   const times: number[] = [];
   const counts: number[] = [];
+  const selects: number[] = [];
+  const params: unknown[] = [ws, scanId];
+  const where = ruleWhere(selective.rule, params).join(' AND ');
   let matched = 0;
   for (let i = 0; i < RUNS; i++) {
     const c0 = performance.now();
@@ -126,6 +130,13 @@ try {
       scanId,
     ]);
     counts.push(performance.now() - c0);
+    // The rule's selection alone (the WHERE the INSERT … SELECT uses), without writing deliveries.
+    const s0 = performance.now();
+    await pool.query(
+      `SELECT count(*) FROM cases c WHERE c.workspace_id = $1 AND c.first_scan_id = $2 AND ${where}`,
+      params,
+    );
+    selects.push(performance.now() - s0);
     const t0 = performance.now();
     matched = (await insertMatchingDeliveries(pool, selective, { createdByScan: scanId }, 'case.created'))
       .length;
@@ -135,7 +146,9 @@ try {
   const fmt = (xs: number[]) => xs.map((t) => t.toFixed(0)).join(', ');
   console.log(
     `rule selection over ${N} new cases of a scan: ${matched} matched, median ${median(times).toFixed(0)} ms (runs ${fmt(times)}); ` +
-      `baseline count(*) of the scan's cases median ${median(counts).toFixed(0)} ms (runs ${fmt(counts)}); ratio ${(median(times) / median(counts)).toFixed(1)}`,
+      `the rule's WHERE alone (count, no insert) median ${median(selects).toFixed(0)} ms (runs ${fmt(selects)}); ` +
+      `baseline count(*) of the scan's cases median ${median(counts).toFixed(0)} ms (runs ${fmt(counts)}); ` +
+      `ratios ${(median(times) / median(counts)).toFixed(1)} and ${(median(selects) / median(counts)).toFixed(1)}`,
   );
   console.log(
     `load average ${loadavg()

@@ -11,7 +11,10 @@ import { releaseCaseLease, renewCaseLease, takeCaseLease } from './workflow-stor
  * - `LEASE_TTL_MS` is far longer than one call (a 10 s timeout plus at most `RATE_WAIT_MS` waiting
  *   for a rate-limit slot), so a live holder renewing before each call never runs out; a crashed
  *   holder's lease is taken over once it has run out;
- * - each statement takes a pooled connection and gives it back at once.
+ * - each statement takes a pooled connection and gives it back at once;
+ * - `keep()` renews only once a quarter of the TTL has passed since the lease was last taken or
+ *   renewed (timed from before that statement was sent): until then the lease cannot have run
+ *   out, so it is still ours, and a renewal would only cost a round trip.
  */
 
 /** How long a lease lasts after it was taken or renewed. */
@@ -54,7 +57,9 @@ export async function withCaseLease<T>(
   const deadline = Date.now() + (options.waitMs ?? LEASE_WAIT_MS);
   const holder = randomUUID();
   let pause = 10;
+  let takenAt = 0;
   for (;;) {
+    takenAt = Date.now();
     const busyUntil = await takeCaseLease(pool, workflowId, caseId, holder, ttlMs);
     if (busyUntil === null) break;
     if (Date.now() >= deadline) {
@@ -67,11 +72,17 @@ export async function withCaseLease<T>(
     await sleep(Math.min(pause, Math.max(1, deadline - Date.now())));
     pause = Math.min(pause * 2, 200);
   }
+  // `sentAt` of the take that succeeded: the lease lasts at least `ttlMs` from then.
+  let validFrom = takenAt;
+  const keep = async () => {
+    const now = Date.now();
+    if (now - validFrom < ttlMs / 4) return true;
+    const kept = await renewCaseLease(pool, workflowId, caseId, holder, ttlMs);
+    if (kept) validFrom = now;
+    return kept;
+  };
   try {
-    return {
-      held: true,
-      value: await fn({ keep: () => renewCaseLease(pool, workflowId, caseId, holder, ttlMs) }),
-    };
+    return { held: true, value: await fn({ keep }) };
   } finally {
     await releaseCaseLease(pool, workflowId, caseId, holder).catch(() => undefined);
   }
