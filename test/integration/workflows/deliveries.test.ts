@@ -362,9 +362,9 @@ describe('deliveries to Jira', () => {
 
 describe('orphaned deliveries', () => {
   it('a delivery recorded but never queued (a crash before the enqueue) is queued again and delivered', async () => {
-    const wf = await createJiraWorkflow({});
     const scanId = await uploadAndWait('?asset=orphan');
     const [caseId] = await caseIdsOf(scanId);
+    const wf = await createJiraWorkflow({}); // after the upload: its only delivery is the one below
     const lost = createWorkflowTrigger({ pool: t.infra.pool, enqueue: async () => undefined });
     expect(await lost.casesChanged(session.workspaceId, [caseId!], 'case.updated')).toBe(1);
     await new Promise((r) => setTimeout(r, 300));
