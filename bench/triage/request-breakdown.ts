@@ -24,7 +24,9 @@ import { signUp, startTestApp } from '../../test/helpers/test-app.js';
 import { remoteTriageEnv } from '../../test/helpers/triage-setup.js';
 import { createBenchDatabase } from '../lib/bench-db.js';
 
-const { values } = parseArgs({ options: { requests: { type: 'string', default: '1000' } } });
+const { values } = parseArgs({
+  options: { requests: { type: 'string', default: '1000' }, vary: { type: 'boolean', default: false } },
+});
 const N = Number(values.requests);
 
 /** Query times of the statements named `record-triage`, pushed while `capture` is on. */
@@ -63,11 +65,15 @@ const ms = (x: number) => +x.toFixed(3);
 
 const fake = await startOpenAiFake();
 
-const payload = {
+/** `--vary`: every request a different description, so no cache keyed by the prompt's text can answer it. */
+let sent = 0;
+const payload = () => ({
   title: 'Outdated OpenSSL on an internal host',
   severity: 'MEDIUM',
-  description: 'OpenSSL 1.1.1 reached end of life',
-};
+  description: values.vary
+    ? `OpenSSL 1.1.1 reached end of life (request ${sent++})`
+    : 'OpenSSL 1.1.1 reached end of life',
+});
 const rows: Record<string, string | number>[] = [];
 for (const [engine, env] of [
   ['local engine', {}],
@@ -81,7 +87,12 @@ for (const [engine, env] of [
   });
   const { key } = await signUp(t.app, {});
   const triage = () =>
-    t.app.inject({ method: 'POST', url: '/api/v1/triage', headers: { 'x-api-key': key }, payload });
+    t.app.inject({
+      method: 'POST',
+      url: '/api/v1/triage',
+      headers: { 'x-api-key': key },
+      payload: payload(),
+    });
   const keysMe = () => t.app.inject({ method: 'GET', url: '/api/v1/keys/me', headers: { 'x-api-key': key } });
   for (let i = 0; i < 200; i++) await Promise.all([triage(), keysMe()]); // warm-up
 
