@@ -53,6 +53,8 @@ export interface FakeTracker {
   latencyMs: number;
   /** Refuse every connection (a target down). */
   down: boolean;
+  /** GitHub: the search index has not caught up, so `GET /search/issues` finds no new issue. */
+  searchLag?: boolean;
   close(): Promise<void>;
 }
 
@@ -348,10 +350,19 @@ export async function startFakeGithub(auth: {
       }
       return { status: 200, headers: ghHeaders(), body: view(issue) };
     }
+    if (r.method === 'GET' && r.path.startsWith(`${repoPath}?`)) {
+      // List repository issues: `sort=created&direction=desc` and `per_page` are what the adapter sends.
+      const params = new URL(r.path, 'http://x').searchParams;
+      const newestFirst = params.get('direction') !== 'asc';
+      const perPage = Math.min(Number(params.get('per_page') ?? 30), 100);
+      const listed = newestFirst ? [...t.issues].reverse() : [...t.issues];
+      return { status: 200, headers: ghHeaders(), body: listed.slice(0, perPage).map(view) };
+    }
     if (r.method === 'GET' && r.path.startsWith('/search/issues?')) {
       const q = new URL(r.path, 'http://x').searchParams.get('q') ?? '';
       const marker = /"([^"]+)"/.exec(q)?.[1] ?? '\u0000';
-      const hits = t.issues.filter((i) => String(i.fields.body ?? '').includes(marker));
+      // GitHub's search index lags issue creation: with `searchLag` on, new issues are not found yet.
+      const hits = t.searchLag ? [] : t.issues.filter((i) => String(i.fields.body ?? '').includes(marker));
       return {
         status: 200,
         headers: ghHeaders(),

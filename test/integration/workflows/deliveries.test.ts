@@ -513,6 +513,9 @@ describe('deliveries to a generic webhook', () => {
 
 describe('deliveries to GitHub', () => {
   it('creates one issue with the hidden marker, waits out the secondary rate limit, closes it as not planned', async () => {
+    const scanId = await uploadAndWait('?asset=gh1');
+    const [caseId] = await caseIdsOf(scanId);
+    // After the upload: the workflow's only delivery is the one below.
     const res = await api('POST', '/api/v1/workflows', {
       name: 'to GitHub',
       target: { kind: 'github', owner: 'acme', repo: 'vulns', token: 'ghp_token_xyz', apiUrl: github.url },
@@ -524,13 +527,12 @@ describe('deliveries to GitHub', () => {
     });
     expect(res.statusCode).toBe(201);
     const wf = res.json() as { id: string };
-    const scanId = await uploadAndWait('?asset=gh1');
-    const [caseId] = await caseIdsOf(scanId);
+    const before = github.issues.length;
     github.failNext([GITHUB_SECONDARY_LIMIT], /\/issues$/);
     await t.deps.workflows.trigger.casesChanged(session.workspaceId, [caseId!], 'case.updated');
     expect(await settled(wf.id, 1)).toBe(true);
-    expect(github.issues).toHaveLength(1);
-    const issue = github.issues[0]!;
+    expect(github.issues.length - before).toBe(1);
+    const issue = github.issues.at(-1)!;
     expect(issue.fields.labels).toEqual(['security', 'p4']);
     expect(String(issue.fields.body)).toMatch(/<!-- vt-[0-9a-f-]+ -->$/);
     expect((await deliveriesOf(wf.id))[0]).toMatchObject({ status: 'delivered', attempts: 2 });
@@ -543,7 +545,34 @@ describe('deliveries to GitHub', () => {
     await api('PATCH', `/api/v1/cases/${caseId}`, { status: 'risk_accepted' });
     expect(await settled(wf.id, 2)).toBe(true);
     expect(issue).toMatchObject({ state: 'closed', stateReason: 'not_planned' });
-    expect(github.issues).toHaveLength(1);
+    expect(github.issues.length - before).toBe(1);
+    await disable(wf.id);
+  });
+
+  it('a crash between the remote create and the local store, while the search index lags: the retry finds the issue among the newest listed, and creates no second', async () => {
+    const scanId = await uploadAndWait('?asset=gh-crash');
+    const [caseId] = await caseIdsOf(scanId);
+    const res = await api('POST', '/api/v1/workflows', {
+      name: 'to GitHub, crash',
+      target: { kind: 'github', owner: 'acme', repo: 'vulns', token: 'ghp_token_xyz', apiUrl: github.url },
+    });
+    expect(res.statusCode).toBe(201);
+    const wf = res.json() as { id: string };
+    const before = github.issues.length;
+    const seen = github.requests.length;
+    github.searchLag = true;
+    crashOnce = true;
+    try {
+      await t.deps.workflows.trigger.casesChanged(session.workspaceId, [caseId!], 'case.updated');
+      expect(await settled(wf.id, 1)).toBe(true);
+    } finally {
+      github.searchLag = false;
+    }
+    expect(github.issues.length - before).toBe(1);
+    expect((await deliveriesOf(wf.id))[0]).toMatchObject({ status: 'delivered', attempts: 1 });
+    // The retry's one lookup: the newest issues listed (the lagging search was not needed).
+    const lookups = github.requests.slice(seen).filter((r) => r.method === 'GET');
+    expect(lookups.map((r) => r.path.split('?')[0])).toEqual(['/repos/acme/vulns/issues']);
     await disable(wf.id);
   });
 

@@ -11,7 +11,10 @@ export const GITHUB_TITLE_MAX = 256;
 /**
  * GitHub Issues REST (a fine-grained token with Issues read/write): create
  * (`POST /repos/{owner}/{repo}/issues`), update and close/reopen (`PATCH …/issues/{number}`),
- * labels, and the idempotency search for the hidden marker in the body (`GET /search/issues`).
+ * labels, and the idempotency lookup of the hidden marker in the body: first the repository's most
+ * recently created issues (`GET …/issues`, read from GitHub's primary store, so an issue created a
+ * moment ago is there), then the search (`GET /search/issues`, whose index lags creation by
+ * seconds to minutes, but reaches issues older than the listed page).
  * Rate limits (`x-ratelimit-remaining`, `retry-after`, the secondary-limit 403) become a
  * retryable result with the wait GitHub asked for (see target-result.ts).
  */
@@ -38,11 +41,24 @@ export function githubAdapter(
 
   return {
     async find(marker) {
+      const listed = await call('GET', `${repo}/issues?state=all&sort=created&direction=desc&per_page=100`);
+      const failedList = failureOf(listed);
+      if (failedList || !listed.ok) return failedList!;
+      type Found = { number?: number; html_url?: string; body?: string | null; pull_request?: unknown };
+      const recent = (parseJson<Found[]>(listed.body) ?? []).find(
+        (i) => !i.pull_request && typeof i.body === 'string' && i.body.includes(marker),
+      );
+      if (recent?.number)
+        return {
+          ok: true,
+          status: listed.status,
+          issue: { externalId: String(recent.number), url: recent.html_url ?? '' },
+        };
       const q = `"${marker}" repo:${target.owner}/${target.repo} in:body type:issue`;
       const res = await call('GET', `/search/issues?q=${encodeURIComponent(q)}&per_page=1`);
       const failed = failureOf(res);
       if (failed || !res.ok) return failed!;
-      const hit = parseJson<{ items?: { number?: number; html_url?: string }[] }>(res.body)?.items?.[0];
+      const hit = parseJson<{ items?: Found[] }>(res.body)?.items?.[0];
       return {
         ok: true,
         status: res.status,
