@@ -12,7 +12,7 @@ import type { ScanRouteDeps } from './scans.js';
 import { invalidRequest } from '../../lib/errors.js';
 import { DEFAULT_LIMIT, idParams, type UploadQuery } from '../schemas/scans.js';
 import { consoleScansQuery, consoleUploadQuery } from '../schemas/console-data.js';
-import { MULTIPART_OVERHEAD, uploadStream } from './scans.js';
+import { MULTIPART_OVERHEAD, assetContextOf, uploadStream } from './scans.js';
 import { consoleScanList, consoleScanView } from '../schemas/console-responses.js';
 import { SESSION_ROUTE_ERRORS, responses } from '../schemas/responses.js';
 
@@ -138,12 +138,7 @@ export function consoleScanRoutes(
             limits: deps.scans.uploadLimits,
             format: q.format ?? null,
             name: q.name ?? null,
-            asset: {
-              name: q.asset ?? null,
-              environment: q.environment ?? null,
-              criticality: q.criticality ?? null,
-              internetExposed: q.internetExposed ?? null,
-            },
+            asset: assetContextOf(q),
             idempotencyKey: null,
             triage,
           });

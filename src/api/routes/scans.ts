@@ -8,7 +8,7 @@ import { tooLarge } from '../../domain/scans/receive-scan.js';
 import type { ScanStorage } from '../../domain/scans/scan-storage.js';
 import { checkFreeSpace, type UploadGate } from '../../domain/scans/upload-gate.js';
 import type { UploadLimits } from '../../lib/config.js';
-import type { ScanStatus } from '../../domain/scans/scan-store.js';
+import type { AssetContext, ScanStatus } from '../../domain/scans/scan-store.js';
 import type { ScanService } from '../../domain/scans/scan-service.js';
 import { viewScan } from '../../domain/scans/views.js';
 import type { ScanTriageView } from '../../domain/triage/case-batch-store.js';
@@ -29,6 +29,16 @@ export interface ScanRouteDeps extends ScanService {
   /** Concurrent uploads of this process, per workspace and in all (issue 11 §4). */
   uploadGate: UploadGate;
   uploadLimits: UploadLimits;
+}
+
+/** The asset context an upload's query gives its findings (DECISIONS §8), for both upload routes. */
+export function assetContextOf(q: UploadQuery): AssetContext {
+  return {
+    name: q.asset ?? null,
+    environment: q.environment ?? null,
+    criticality: q.criticality ?? null,
+    internetExposed: q.internetExposed ?? null,
+  };
 }
 
 /** Raw-body content types of DECISIONS §8 (text/xml too: what curl and many CI tools send for XML). */
@@ -160,12 +170,7 @@ export function registerScanPipelineRoutes(app: FastifyInstance, deps: ScanRoute
             limits: deps.uploadLimits,
             format: q.format ?? null,
             name: q.name ?? null,
-            asset: {
-              name: q.asset ?? null,
-              environment: q.environment ?? null,
-              criticality: q.criticality ?? null,
-              internetExposed: q.internetExposed ?? null,
-            },
+            asset: assetContextOf(q),
             idempotencyKey,
             triage: q.triage ?? 'none',
           });
