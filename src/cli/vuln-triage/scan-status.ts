@@ -31,14 +31,20 @@ export const isFinished = (s: ScanStatus): boolean =>
   (s.status === 'completed' &&
     !(s.triage && (s.triage.status === 'pending' || s.triage.status === 'running')));
 
-/** Why a scan failed, with the line and column the parser stopped at when it knows them. */
+/**
+ * Why a scan failed, with the line and column the parser stopped at when it knows them. The
+ * parsers' messages usually name the place already ("… (line 22, column 5)."), so the location
+ * is added only to a message that does not.
+ */
 export function failureReason(s: ScanStatus): string {
   const e = s.error ?? {};
+  const message = e.message ?? 'the scan failed';
+  const hasLine = e.line !== undefined && e.line !== null;
   const where =
-    e.line !== undefined && e.line !== null
+    hasLine && !new RegExp(`\\bline ${e.line}\\b`).test(message)
       ? ` at line ${e.line}${e.column !== undefined && e.column !== null ? `, column ${e.column}` : ''}`
       : '';
-  return `${e.message ?? 'the scan failed'}${where}${e.code ? ` [${e.code}]` : ''}`;
+  return `${message}${where}${e.code ? ` [${e.code}]` : ''}`;
 }
 
 export interface WaitOptions {

@@ -11,6 +11,7 @@ import {
   withRetries,
   type Attempt,
 } from '../../../src/cli/vuln-triage/retry.js';
+import { failureReason, type ScanStatus } from '../../../src/cli/vuln-triage/scan-status.js';
 
 /* The vuln-triage client's pure rules: retries, exit codes, the Idempotency-Key, output. */
 
@@ -172,6 +173,39 @@ describe('output', () => {
       'The request has invalid fields; see errors. [400 invalid_request]\n  /severity: must be one of …\n  request id: r-1',
     );
     expect(describeProblem(502, null, 'HTTP 502 Bad Gateway')).toBe('HTTP 502 Bad Gateway [502]');
+  });
+
+  it("names a parse error's location once, whether or not the message already carries it", () => {
+    const failed = (error: ScanStatus['error']): ScanStatus => ({
+      scanId: 'scn_1',
+      name: null,
+      status: 'failed',
+      format: 'nessus',
+      bytes: 10,
+      bytesParsed: 10,
+      progress: 1,
+      counts: { findings: 0, new: null, duplicate: null, bySeverity: {} },
+      error,
+    });
+    expect(
+      failureReason(
+        failed({
+          code: 'unparseable_scan',
+          message: 'The XML is not well-formed: unclosed tag (line 22, column 299270).',
+          line: 22,
+          column: 299270,
+        }),
+      ),
+    ).toBe('The XML is not well-formed: unclosed tag (line 22, column 299270). [unparseable_scan]');
+    expect(
+      failureReason(
+        failed({ code: 'unparseable_scan', message: 'The file is broken.', line: 22, column: 5 }),
+      ),
+    ).toBe('The file is broken. at line 22, column 5 [unparseable_scan]');
+    expect(failureReason(failed({ message: 'Bad record near line 220.', line: 22, column: null }))).toBe(
+      'Bad record near line 220. at line 22',
+    );
+    expect(failureReason(failed(null))).toBe('the scan failed');
   });
 
   it('writes an ETA as seconds or minutes and seconds, and - when unknown', () => {
