@@ -160,6 +160,17 @@ export function createKeyService(deps: KeyServiceDeps) {
           ...input.actor,
           details: { successorId: successor.key.id, graceHours: hours },
         });
+        // With no grace the old key ends now, so the sweeper never sees it: its expiry is
+        // audited here, as every expiry is.
+        if (old.state === 'expired') {
+          store.addAuditEvent(tx, {
+            workspaceId: input.workspaceId,
+            keyId: old.id,
+            action: 'expire',
+            ...input.actor,
+            details: { reason: 'rotation', successorId: successor.key.id },
+          });
+        }
         return { old, successor };
       });
       await deps.bus?.publish({ kind: 'key', id: input.keyId });

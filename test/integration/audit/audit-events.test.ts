@@ -141,6 +141,40 @@ describe('GET /api/v1/audit-events', () => {
   });
 });
 
+describe('expiry by rotation', () => {
+  it('audits the expiry of a key rotated with no grace, which the sweeper never sees', async () => {
+    const other = await signUp(t.app, { plan: 'trial' });
+    const keysAdmin = await createKey(t.app, other, ['keys:write'], 'admin');
+    const old = await createKey(t.app, other, ['scans:write'], 'ci');
+    const rotated = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/keys/${old.id}/rotate`,
+      headers: { 'x-api-key': keysAdmin.key, 'user-agent': 'rotate-now/1.0' },
+      payload: { graceHours: 0 },
+    });
+    expect(rotated.statusCode).toBe(201);
+    const successor = rotated.json().successor.id;
+    const state = await t.app.inject({
+      method: 'GET',
+      url: '/api/v1/keys',
+      headers: { 'x-api-key': keysAdmin.key },
+    });
+    expect(state.json().data.find((k: { id: string }) => k.id === old.id).status).toBe('expired');
+
+    const events = await t.app.inject({
+      method: 'GET',
+      url: `/api/v1/audit-events?key=${old.id}`,
+      headers: { 'x-api-key': keysAdmin.key },
+    });
+    const data = events.json().data as Array<Record<string, unknown>>;
+    expect(data.map((e) => e.action)).toEqual(['expire', 'rotate', 'reveal', 'create']);
+    expect(data.slice(0, 2).map((e) => [e.action, e.actor, e.userAgent, e.details])).toEqual([
+      ['expire', `key:${keysAdmin.id}`, 'rotate-now/1.0', { reason: 'rotation', successorId: successor }],
+      ['rotate', `key:${keysAdmin.id}`, 'rotate-now/1.0', { successorId: successor, graceHours: 0 }],
+    ]);
+  });
+});
+
 async function session(): Promise<{ userId: string }> {
   const res = await t.app.inject({
     method: 'GET',
