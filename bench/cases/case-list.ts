@@ -14,9 +14,9 @@ import { loadavg } from 'node:os';
 import { createBenchDatabase } from '../lib/bench-db.js';
 import { createOrm, migrate } from '../../src/db/orm.js';
 import { createPool } from '../../src/db/pool.js';
-import { listCases } from '../../src/domain/scans/case-store.js';
-import { markStaleForCves } from '../../src/domain/scans/case-triage-store.js';
-import type { CaseSort } from '../../src/domain/scans/case-sort.js';
+import { listCases } from '../../src/domain/cases/case-store.js';
+import { markStaleForCves } from '../../src/domain/cases/case-triage-store.js';
+import type { CaseSort } from '../../src/domain/cases/case-sort.js';
 
 const args = process.argv.slice(2);
 const opt = (n: string, d: string) => (args.includes(`--${n}`) ? args[args.indexOf(`--${n}`) + 1]! : d);

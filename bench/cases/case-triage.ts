@@ -16,7 +16,7 @@ import { buildServices } from '../../src/app/services.js';
 import { buildApp } from '../../src/api/app.js';
 import { startTriageWorker } from '../../src/workers/triage-worker.js';
 import { startScanIngestWorker } from '../../src/workers/scan-ingest-worker.js';
-import { caseRequestSources } from '../../src/domain/triage/case-batch-store.js';
+import { caseRequestSources } from '../../src/domain/cases/case-triage-source.js';
 import { caseTriageRequest } from '../../src/domain/triage/case-triage-request.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir, loadavg } from 'node:os';

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppDeps } from '../app-deps.js';
-import { caseSelectionOf } from '../../domain/triage/case-triage.js';
+import { caseSelectionOf } from '../../domain/cases/case-selection.js';
 import { idParams, listFiltersOf } from '../schemas/scans.js';
 import { caseTriageBody, type CaseTriageBody } from '../schemas/case-triage.js';
 import { caseBatchAccepted, triageAnswer } from '../schemas/triage-responses.js';

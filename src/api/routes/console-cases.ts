@@ -2,8 +2,8 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppDeps } from '../app-deps.js';
 import { notFound } from '../../lib/errors.js';
 import { monthOf, nextMonthStart } from '../../domain/plans/plans.js';
-import { viewCase, viewCaseDetail, viewEvidence } from '../../domain/scans/views.js';
-import type { ListFilters } from '../../domain/scans/list-filters.js';
+import { viewCase, viewCaseDetail, viewEvidence } from '../../domain/cases/case-views.js';
+import type { ListFilters } from '../../domain/cases/list-filters.js';
 import type { ExportStream } from '../../domain/exports/export-service.js';
 import type { ExportFormat } from '../../domain/exports/formats.js';
 import {

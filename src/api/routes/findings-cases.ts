@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { notFound } from '../../lib/errors.js';
-import type { CaseService } from '../../domain/scans/case-service.js';
-import { viewCase, viewCaseDetail, viewEvidence, viewFinding } from '../../domain/scans/views.js';
+import type { CaseService } from '../../domain/cases/case-service.js';
+import { viewCase, viewCaseDetail, viewEvidence, viewFinding } from '../../domain/cases/case-views.js';
 import {
   DEFAULT_LIMIT,
   idParams,

@@ -1,7 +1,7 @@
 import { EXPORT_FORMATS } from '../../domain/exports/formats.js';
 import { FINDING_EXPORT_FORMATS } from '../../domain/exports/findings-export.js';
-import type { ListFilters } from '../../domain/scans/list-filters.js';
-import { CASE_STATUSES } from '../../domain/scans/case-status.js';
+import type { ListFilters } from '../../domain/cases/list-filters.js';
+import { CASE_STATUSES } from '../../domain/cases/case-status.js';
 import { PRIORITIES, RECOMMENDED_ACTIONS, SEVERITIES } from '../../domain/triage-engine/types.js';
 import { listFilterProperties, type ListQuery } from './scans.js';
 

@@ -1,5 +1,5 @@
 import { SCAN_FORMATS } from '../../domain/scans/scan-formats.js';
-import { CASE_STATUSES } from '../../domain/scans/case-status.js';
+import { CASE_STATUSES } from '../../domain/cases/case-status.js';
 import { RECOMMENDED_ACTIONS, SEVERITIES } from '../../domain/triage-engine/types.js';
 import {
   cursor,

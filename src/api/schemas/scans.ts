@@ -1,9 +1,9 @@
-import { splitList, type ListFilters } from '../../domain/scans/list-filters.js';
+import { splitList, type ListFilters } from '../../domain/cases/list-filters.js';
 import { describedPattern } from '../../lib/schema-patterns.js';
 import { SCAN_FORMATS } from '../../domain/scans/scan-formats.js';
 import { SCAN_TRIAGE_MODES, type ScanTriageMode } from '../../domain/scans/scan-store.js';
-import { CASE_STATUSES, type CaseStatus } from '../../domain/scans/case-status.js';
-import { CASE_SORTS, type CaseSort } from '../../domain/scans/case-sort.js';
+import { CASE_STATUSES, type CaseStatus } from '../../domain/cases/case-status.js';
+import { CASE_SORTS, type CaseSort } from '../../domain/cases/case-sort.js';
 import {
   ASSET_CRITICALITIES,
   ASSET_ENVIRONMENTS,

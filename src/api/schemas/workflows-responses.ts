@@ -1,4 +1,4 @@
-import { CASE_STATUSES } from '../../domain/scans/case-status.js';
+import { CASE_STATUSES } from '../../domain/cases/case-status.js';
 import { isoDateTime, nullableDateTime, nullableInteger, nullableString } from './responses.js';
 import { fieldsSchema, rateLimitSchema, ruleSchema } from './workflows.js';
 

@@ -1,5 +1,5 @@
 import { describedPattern } from '../../lib/schema-patterns.js';
-import { CASE_STATUSES } from '../../domain/scans/case-status.js';
+import { CASE_STATUSES } from '../../domain/cases/case-status.js';
 import {
   ASSET_ENVIRONMENTS,
   PRIORITIES,

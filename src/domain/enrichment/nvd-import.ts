@@ -1,6 +1,6 @@
 import type { Pool } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
-import { markStaleForCves } from '../scans/case-triage-store.js';
+import { markStaleForCves } from '../cases/case-triage-store.js';
 import { malformed } from './import-error.js';
 import { lockFeed, recordImport, writeCvssScores } from './enrichment-store.js';
 import { runImport, type ImportResultBase } from './import-run.js';

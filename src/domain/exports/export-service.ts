@@ -4,7 +4,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Pool } from '../../db/pool.js';
 import { AppError, notFound } from '../../lib/errors.js';
 import type { ScanStorage } from '../scans/scan-storage.js';
-import type { ListFilters } from '../scans/list-filters.js';
+import type { ListFilters } from '../cases/list-filters.js';
 import { caseJsonView, type ExportMeta } from './export-case.js';
 import {
   completeExport,

@@ -1,6 +1,6 @@
 import type { Db } from '../../db/pool.js';
 import { isUuid } from '../../lib/ids.js';
-import { filterSql, kevColumn, type ListFilters } from '../scans/list-filters.js';
+import { filterSql, kevColumn, type ListFilters } from '../cases/list-filters.js';
 import type { ExportCase, ExportCaseStatus, ExportSeverity, ExportTriage } from './export-case.js';
 import type { ExportFormat } from './formats.js';
 

@@ -1,9 +1,9 @@
 import { pipeline, Readable } from 'node:stream';
 import { stringify } from 'csv-stringify';
 import type { Db } from '../../db/pool.js';
-import { listFindings } from '../scans/finding-store.js';
-import { viewFinding } from '../scans/views.js';
-import type { ListFilters } from '../scans/list-filters.js';
+import { listFindings } from '../cases/finding-store.js';
+import { viewFinding } from '../cases/case-views.js';
+import type { ListFilters } from '../cases/list-filters.js';
 import { neutraliseCell } from './csv-export.js';
 
 /** Findings leave the service as CSV or JSON Lines (SARIF and VEX describe cases, not sightings). */

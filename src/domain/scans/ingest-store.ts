@@ -1,6 +1,7 @@
 import type { Db, Pool } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
 import { sql } from '../../db/sql.js';
+import { upsertScanCases } from '../cases/case-upsert.js';
 
 /**
  * The ingest's writes: persistence of a scan's findings (DECISIONS §8, §10), in three set-based
@@ -11,7 +12,7 @@ import { sql } from '../../db/sql.js';
  *    of the parser's output, so a retried or crashed job resumes after them and never stores a
  *    record twice (UNIQUE (scan_id, record_index) guards the rest).
  * 2. {@link completeScan} once the file is parsed: in one transaction, upsert the cases by
- *    (workspace, fingerprint), derive every counter from the stored findings, and mark the scan
+ *    (workspace, fingerprint) (`upsertScanCases` of `domain/cases`), derive every counter from the stored findings, and mark the scan
  *    completed. Counters are never incremented per batch, so a half-counted scan cannot exist,
  *    and findings are not rewritten (they reach their case through the fingerprint).
  * 3. `failScanForGood` (scan-failure.ts) when the file is broken or the job is given up: the
@@ -37,39 +38,7 @@ export async function completeScan(
     );
     const ws = rows[0]?.workspace_id;
     if (!ws) return false;
-    await tx.query(
-      `WITH seen AS (SELECT DISTINCT fingerprint FROM findings WHERE scan_id = $1),
-       reopened AS (
-         UPDATE cases c SET status = 'open', updated_at = now() FROM seen
-         WHERE c.workspace_id = $2 AND c.fingerprint = seen.fingerprint AND c.status = 'resolved'
-         RETURNING c.id
-       )
-       INSERT INTO case_status_history (case_id, from_status, to_status, actor, note)
-       SELECT id, 'resolved', 'open', 'scan:' || $1::text, 'Seen again by a scan.' FROM reopened`,
-      [scanId, ws],
-    );
-    // One sort of the scan's narrow case columns, in memory: the window shares DISTINCT ON's order.
-    await tx.query(`SET LOCAL work_mem = '64MB'`);
-    // Ordered by fingerprint so concurrent completions of one workspace lock cases in the same order.
-    const upsert = await tx.query<{ created: number }>(
-      `WITH upserted AS (
-       INSERT INTO cases (workspace_id, fingerprint, title, severity, scanner, rule_id, cve_ids, cwe_ids, cvss_score,
-                          asset, host, ip, fqdn, component, port, protocol, first_scan_id, last_scan_id,
-                          first_seen, last_seen, sightings)
-       SELECT DISTINCT ON (fingerprint) workspace_id, fingerprint, title, severity, scanner, rule_id, cve_ids, cwe_ids,
-              cvss_score, asset, host, ip, fqdn, component, port, protocol, scan_id, scan_id, now(), now(),
-              count(*) OVER (PARTITION BY fingerprint ORDER BY record_index DESC
-                             ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
-       FROM findings WHERE scan_id = $1
-       ORDER BY fingerprint, record_index DESC
-       ON CONFLICT (workspace_id, fingerprint) DO UPDATE SET
-         title = EXCLUDED.title, severity = EXCLUDED.severity, cve_ids = EXCLUDED.cve_ids, cwe_ids = EXCLUDED.cwe_ids,
-         cvss_score = EXCLUDED.cvss_score, last_scan_id = EXCLUDED.last_scan_id, last_seen = EXCLUDED.last_seen,
-         sightings = cases.sightings + EXCLUDED.sightings, updated_at = now()
-       RETURNING xmax = 0 AS created)
-       SELECT count(*) FILTER (WHERE created)::int AS created FROM upserted`,
-      [scanId],
-    );
+    const created = await upsertScanCases(tx, scanId, ws);
     await tx.query(
       `WITH sev AS (SELECT severity, count(*)::int AS n FROM findings WHERE scan_id = $1 GROUP BY severity),
        total AS (SELECT coalesce(sum(n), 0)::int AS n, coalesce(jsonb_object_agg(severity, n), '{}') AS j FROM sev)
@@ -77,7 +46,7 @@ export async function completeScan(
                         duplicates = total.n - $4, by_severity = total.j, bytes_parsed = $2,
                         notes = $3, error = NULL, finished_at = now()
        FROM total WHERE scans.id = $1`,
-      [scanId, result.bytes, result.notes, upsert.rows[0]!.created],
+      [scanId, result.bytes, result.notes, created],
     );
     return true;
   });

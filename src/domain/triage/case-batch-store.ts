@@ -1,161 +1,16 @@
 import { withTransaction, type Db, type Pool } from '../../db/pool.js';
 import type { PlanName } from '../../db/entities/index.js';
-import { isUuid } from '../../lib/ids.js';
-import { filterSql, type ListFilters } from '../scans/list-filters.js';
 import type { ScanTriageMode } from '../scans/scan-store.js';
 import type { Priority, TriageRequest } from '../triage-engine/types.js';
-import type { CaseRisk } from './case-risk.js';
-import type { CaseTriageSource } from './case-triage-request.js';
 import { findBatch, type BatchRow } from './batch-store.js';
 
 /**
- * The SQL of case triage (DECISIONS §8, §10): which cases a scan or a selection names, with what
- * ranks them (`case-risk.ts`) and what their triage requests are built from
- * (`case-triage-request.ts`); case batches (batch records whose items name their case); and the
- * triage state of a scan (`scans.triage*`). A scan's triage batch has the scan's id, so
+ * The SQL of case triage's batches: case batches (batch records whose items name their case) and
+ * the triage state of a scan (`scans.triage*`). Which cases a scan or a selection names, and what
+ * their requests are built from, is read in `domain/cases` (`case-candidates.ts`,
+ * `case-triage-source.ts`). A scan's triage batch has the scan's id, so
  * `GET /api/v1/triage/batch/<scanId>` shows its items.
  */
-
-/** A case's risk now: KEV membership of any of its CVEs, their highest EPSS, its CVSS (else NVD's). */
-const RISK_COLUMNS = `c.id, c.severity, c.first_seen,
-  EXISTS (SELECT 1 FROM kev_entries k WHERE k.cve_id = ANY(c.cve_ids)) AS kev,
-  (SELECT max(e.epss) FROM epss_scores e WHERE e.cve_id = ANY(c.cve_ids)) AS epss,
-  coalesce(c.cvss_score, (SELECT max(s.base_score) FROM cvss_scores s WHERE s.cve_id = ANY(c.cve_ids))) AS cvss`;
-
-interface RiskRow {
-  id: string;
-  severity: string;
-  first_seen: Date;
-  kev: boolean;
-  epss: number | null;
-  cvss: string | null;
-}
-
-const toRisk = (r: RiskRow): CaseRisk => ({
-  id: r.id,
-  kev: r.kev,
-  epss: r.epss === null ? null : Number(r.epss),
-  cvss: r.cvss === null ? null : Number(r.cvss),
-  severity: r.severity,
-  firstSeen: r.first_seen,
-});
-
-/**
- * The cases a completed scan asks to triage: `all` — every case it sighted; `new` — those it
- * created (their first scan) or reopened (a resolved case it saw again: its history says so).
- */
-export async function scanCaseCandidates(
-  db: Db,
-  scan: { id: string; workspaceId: string },
-  mode: 'new' | 'all',
-): Promise<CaseRisk[]> {
-  const { rows } = await db.query<RiskRow>(
-    `SELECT ${RISK_COLUMNS}
-       FROM cases c
-      WHERE c.workspace_id = $2
-        AND c.fingerprint IN (SELECT fingerprint FROM findings WHERE scan_id = $1)
-        AND ($3 = 'all' OR c.first_scan_id = $1 OR EXISTS (
-              SELECT 1 FROM case_status_history h
-               WHERE h.case_id = c.id AND h.actor = 'scan:' || $1::text AND h.to_status = 'open'))`,
-    [scan.id, scan.workspaceId, mode],
-  );
-  return rows.map(toRisk);
-}
-
-/**
- * The cases of a workspace a selection names: `caseIds` (ids of other workspaces and malformed
- * ones match nothing) or the list filters of `GET /api/v1/cases`. At most `max + 1` rows, so the
- * caller can tell a selection that is too large.
- */
-export async function selectedCaseCandidates(
-  db: Db,
-  workspaceId: string,
-  selection: { caseIds: readonly string[] } | { filters: ListFilters },
-  max: number,
-): Promise<CaseRisk[]> {
-  const params: unknown[] = [workspaceId];
-  const where =
-    'caseIds' in selection
-      ? [`c.id = ANY($${params.push(selection.caseIds.filter(isUuid))}::uuid[])`]
-      : filterSql('c', selection.filters, params, 'cases');
-  params.push(max + 1);
-  const { rows } = await db.query<RiskRow>(
-    `SELECT ${RISK_COLUMNS} FROM cases c WHERE c.workspace_id = $1 ${where.map((w) => `AND ${w}`).join(' ')}
-      LIMIT $${params.length}`,
-    params,
-  );
-  return rows.map(toRisk);
-}
-
-/**
- * What the triage requests of `caseIds` are built from, in their order: each case with its
- * newest sighting in `scanId` (a scan's triage) or in its last scan, and that scan's asset context.
- */
-export async function caseRequestSources(
-  db: Db,
-  workspaceId: string,
-  caseIds: readonly string[],
-  scanId: string | null,
-): Promise<(CaseTriageSource & { id: string })[]> {
-  const { rows } = await db.query<{
-    id: string;
-    title: string;
-    severity: string;
-    cve_ids: string[];
-    cvss_score: string | null;
-    description: string | null;
-    cvss_vector: string | null;
-    asset: string | null;
-    host: string | null;
-    ip: string | null;
-    fqdn: string | null;
-    component: string | null;
-    asset_name: string | null;
-    asset_environment: string | null;
-    asset_criticality: string | null;
-    asset_internet_exposed: boolean | null;
-  }>(
-    `SELECT c.id, c.title, c.severity, c.cve_ids, c.cvss_score, c.asset, c.host, c.ip, c.fqdn, c.component,
-            f.description, f.cvss_vector, s.asset_name, s.asset_environment, s.asset_criticality,
-            s.asset_internet_exposed
-       FROM unnest($2::uuid[]) WITH ORDINALITY AS k(id, ord)
-       JOIN cases c ON c.id = k.id AND c.workspace_id = $1
-       LEFT JOIN scans s ON s.id = coalesce($3::uuid, c.last_scan_id)
-       LEFT JOIN LATERAL (
-         SELECT f.description, coalesce(f.cvss_vector, f.cvss_v3_vector, f.cvss_v2_vector) AS cvss_vector
-           FROM findings f
-          WHERE f.workspace_id = c.workspace_id AND f.fingerprint = c.fingerprint AND f.scan_id = s.id
-          ORDER BY f.record_index DESC LIMIT 1) f ON true
-      ORDER BY k.ord`,
-    [workspaceId, caseIds, scanId],
-  );
-  return rows.map((r) => ({
-    id: r.id,
-    title: r.title,
-    severity: r.severity,
-    cveIds: r.cve_ids,
-    cvssScore: r.cvss_score,
-    description: r.description,
-    cvssVector: r.cvss_vector,
-    asset: r.asset,
-    host: r.host,
-    ip: r.ip,
-    fqdn: r.fqdn,
-    component: r.component,
-    context:
-      r.asset_name === null &&
-      r.asset_environment === null &&
-      r.asset_criticality === null &&
-      r.asset_internet_exposed === null
-        ? null
-        : {
-            name: r.asset_name,
-            environment: r.asset_environment,
-            criticality: r.asset_criticality,
-            internetExposed: r.asset_internet_exposed,
-          },
-  }));
-}
 
 /** A scan as its triage needs it: whose, billed to which key, in which mode, and its workspace's plan. */
 export interface ScanForTriage {

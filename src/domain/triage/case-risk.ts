@@ -1,23 +1,13 @@
+import type { CaseRisk } from '../cases/case-candidates.js';
 import { SEVERITIES } from '../triage-engine/types.js';
 
 /**
- * Which cases a case triage spends the month's last AI calls on (DECISIONS §8, §10: "never
- * beyond the remaining AI calls, riskiest first"). Riskiest first means, in order: a CVE in the
+ * Which cases a case triage spends the month's last AI calls on: never beyond the
+ * remaining AI calls, riskiest first. Riskiest first means, in order: a CVE in the
  * KEV catalog, then the highest EPSS score, then the highest CVSS base score, then the severity;
  * ties go to the case first seen earliest, then to the lower id, so the choice is the same on
- * every run.
+ * every run. The facts it ranks on are read by `domain/cases/case-candidates.ts`.
  */
-export interface CaseRisk {
-  id: string;
-  /** One of the case's CVEs is in the KEV catalog. */
-  kev: boolean;
-  /** The highest EPSS score among its CVEs; null when none has one. */
-  epss: number | null;
-  /** Its CVSS base score; null when unknown. */
-  cvss: number | null;
-  severity: string;
-  firstSeen: Date;
-}
 
 const severityRank = (s: string): number => {
   const i = (SEVERITIES as readonly string[]).indexOf(s);

@@ -7,6 +7,7 @@ import type {
 } from '../triage-engine/types.js';
 import { ASSET_CRITICALITIES, ASSET_ENVIRONMENTS, SEVERITIES } from '../triage-engine/types.js';
 import { TRIAGE_REQUEST_LIMITS as L } from './triage-requests.js';
+import type { CaseTriageSource } from '../cases/case-triage-source.js';
 
 /**
  * The triage request of a case (DECISIONS §10: "built from its normalised fields and the asset
@@ -27,33 +28,6 @@ import { TRIAGE_REQUEST_LIMITS as L } from './triage-requests.js';
 
 /** Longest description a case's request carries: enough for the models, well inside the input-token `max`. */
 export const CASE_DESCRIPTION_MAX = 4_000;
-
-/** Asset context of the scan a case is triaged for (the upload's query, DECISIONS §8). */
-export interface CaseAssetContext {
-  name: string | null;
-  environment: string | null;
-  criticality: string | null;
-  internetExposed: boolean | null;
-}
-
-/** The normalised fields of a case (and its newest sighting) a triage request is built from. */
-export interface CaseTriageSource {
-  title: string;
-  severity: string;
-  cveIds: readonly string[];
-  cvssScore: number | string | null;
-  /** The newest sighting's description. */
-  description: string | null;
-  /** The newest sighting's CVSS vector. */
-  cvssVector: string | null;
-  asset: string | null;
-  host: string | null;
-  ip: string | null;
-  fqdn: string | null;
-  component: string | null;
-  /** The scan's asset context; null when the scan named none. */
-  context: CaseAssetContext | null;
-}
 
 const CVE = /^CVE-\d{4}-\d{4,}$/;
 

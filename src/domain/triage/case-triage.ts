@@ -1,20 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from '../../db/pool.js';
-import { AppError, invalidRequest, notFound } from '../../lib/errors.js';
+import { invalidRequest, notFound } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
 import { effectivePlan, type PlanCatalog } from '../plans/plans.js';
-import type { ListFilters } from '../scans/list-filters.js';
 import type { QuotaService } from '../usage/quota.js';
 import type { TriageResponse } from '../triage-engine/types.js';
 import {
-  caseRequestSources,
-  createCaseBatch,
-  recordScanTriageWithoutBatch,
   scanCaseCandidates,
-  scanForTriage,
   selectedCaseCandidates,
-} from './case-batch-store.js';
-import { riskiestFirst, type CaseRisk } from './case-risk.js';
+  type CaseRisk,
+  type CaseSelection,
+} from '../cases/case-candidates.js';
+import { CASE_SELECTION_MAX } from '../cases/case-selection.js';
+import { caseRequestSources } from '../cases/case-triage-source.js';
+import { createCaseBatch, recordScanTriageWithoutBatch, scanForTriage } from './case-batch-store.js';
+import { riskiestFirst } from './case-risk.js';
 import { caseTriageRequest } from './case-triage-request.js';
 import { quotaRefusal } from './quota-refusal.js';
 import type { TriageCaller, TriageService } from './triage-service.js';
@@ -30,14 +30,8 @@ import type { TriageCaller, TriageService } from './triage-service.js';
  * the rest are reported `skippedForQuota`. Nothing ever passes the monthly limit.
  */
 
-/** Largest selection `POST /api/v1/cases/triage` takes (the service plan's monthly AI calls). */
-export const CASE_SELECTION_MAX = 50_000;
-
 /** How long a case batch's reservation lives if its process dies before settling it (as batches). */
 const RESERVATION_TTL_MS = 24 * 3_600_000;
-
-/** A case selection: ids, or the list filters of `GET /api/v1/cases`. */
-export type CaseSelection = { caseIds: readonly string[] } | { filters: ListFilters };
 
 /** What accepting a case batch did. `batchId` is null when no case was selected. */
 export interface AcceptedCaseBatch {
@@ -185,22 +179,4 @@ export function createCaseTriageService(deps: CaseTriageDeps): CaseTriageService
       return deps.triage.triageOne(caller, caseTriageRequest(source), { caseId });
     },
   };
-}
-
-/**
- * The selection of a `POST /api/v1/cases/triage` body: `caseIds`, or the list filters (of
- * which `named` says which the body gave). Both at once is a 400 naming each filter.
- */
-export function caseSelectionOf(
-  caseIds: readonly string[] | undefined,
-  filters: ListFilters,
-  named: readonly string[],
-): CaseSelection {
-  if (caseIds === undefined) return { filters };
-  if (named.length > 0) {
-    throw new AppError('invalid_request', 'Select cases by caseIds or by filters, not both.', {
-      errors: named.map((k) => ({ path: `/${k}`, message: 'must not be given with caseIds' })),
-    });
-  }
-  return { caseIds };
 }

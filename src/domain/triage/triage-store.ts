@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { withTransaction, type Db, type Pool } from '../../db/pool.js';
-import { recordCaseTriages, type CaseTriageInput } from '../scans/case-triage-store.js';
+import { recordCaseTriages, type CaseTriageInput } from '../cases/case-triage-store.js';
 import type { Hop, TriageResponse } from '../triage-engine/types.js';
 import type { LedgerEntry } from '../usage/ledger.js';
 import { ledgerCallColumns } from '../usage/ledger.js';

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Pool } from '../../db/pool.js';
 import { AppError } from '../../lib/errors.js';
-import { changeCaseStatus } from '../scans/case-store.js';
-import type { CaseStatus } from '../scans/case-status.js';
+import { changeCaseStatus } from '../cases/case-store.js';
+import type { CaseStatus } from '../cases/case-status.js';
 import { unsealWorkflowSecret } from './sealing.js';
 import { verifyHubSignature } from './signing.js';
 import type { WorkflowTrigger } from './trigger.js';

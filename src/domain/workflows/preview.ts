@@ -1,6 +1,6 @@
 import type { Db } from '../../db/pool.js';
 import type { FieldError } from '../../lib/errors.js';
-import { getCase, listCases } from '../scans/case-store.js';
+import { getCase, listCases } from '../cases/case-store.js';
 import { loadDeliveryCase } from './workflow-store.js';
 import { mappedPriority, mappingErrors, renderLabels, renderSummary } from './template.js';
 import { GITHUB_TITLE_MAX } from './targets/github.js';

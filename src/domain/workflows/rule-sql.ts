@@ -1,4 +1,4 @@
-import { filterSql, type ListFilters } from '../scans/list-filters.js';
+import { filterSql, type ListFilters } from '../cases/list-filters.js';
 import type { WorkflowRule } from './types.js';
 
 /**

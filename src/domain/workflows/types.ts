@@ -1,4 +1,4 @@
-import type { CaseStatus } from '../scans/case-status.js';
+import type { CaseStatus } from '../cases/case-status.js';
 
 /**
  * Mapped workflows (DECISIONS §10, issue 14).

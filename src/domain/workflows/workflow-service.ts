@@ -3,7 +3,7 @@ import { withTransaction, type Pool } from '../../db/pool.js';
 import { seqCursor, seqPage } from '../../lib/cursor.js';
 import { AppError, invalidRequest, notFound, type FieldError } from '../../lib/errors.js';
 import { outboundUrlProblem, type OutboundUrlOptions } from '../../lib/outbound-url.js';
-import type { CaseStatus } from '../scans/case-status.js';
+import type { CaseStatus } from '../cases/case-status.js';
 import { recordAuditEvent } from '../keys/audit-log.js';
 import type { Actor } from '../keys/key-service.js';
 import { attemptDelivery, recordAttemptOutcome, type DeliveryDeps } from './deliver.js';

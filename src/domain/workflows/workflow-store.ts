@@ -1,6 +1,6 @@
 import type { Queryable } from '../../db/pool.js';
 import { isUuid } from '../../lib/ids.js';
-import type { CaseStatus } from '../scans/case-status.js';
+import type { CaseStatus } from '../cases/case-status.js';
 import { ruleWhere } from './rule-sql.js';
 import type {
   DeliveryCase,

@@ -1,10 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import {
-  CASE_DESCRIPTION_MAX,
-  caseTriageRequest,
-  type CaseTriageSource,
-} from '../../../src/domain/triage/case-triage-request.js';
-import { compareCaseRisk, riskiestFirst, type CaseRisk } from '../../../src/domain/triage/case-risk.js';
+import type { CaseRisk } from '../../../src/domain/cases/case-candidates.js';
+import type { CaseTriageSource } from '../../../src/domain/cases/case-triage-source.js';
+import { CASE_DESCRIPTION_MAX, caseTriageRequest } from '../../../src/domain/triage/case-triage-request.js';
+import { compareCaseRisk, riskiestFirst } from '../../../src/domain/triage/case-risk.js';
 
 const base: CaseTriageSource = {
   title: 'Apache Log4j RCE',

@@ -1,4 +1,4 @@
-import { CASE_STATUSES } from '../../../domain/scans/case-status.js';
+import { CASE_STATUSES } from '../../../domain/cases/case-status.js';
 import { html, type SafeHtml } from '../html.js';
 import { layout } from './layout.js';
 import { accountNav } from './settings-nav.js';

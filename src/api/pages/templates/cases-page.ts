@@ -1,7 +1,7 @@
 import { EXPORT_FORMATS } from '../../../domain/exports/formats.js';
-import { CASE_STATUSES } from '../../../domain/scans/case-status.js';
+import { CASE_STATUSES } from '../../../domain/cases/case-status.js';
 import { PRIORITIES, RECOMMENDED_ACTIONS, SEVERITIES } from '../../../domain/triage-engine/types.js';
-import { CASE_SORTS } from '../../../domain/scans/case-sort.js';
+import { CASE_SORTS } from '../../../domain/cases/case-sort.js';
 import { BULK_MAX, consoleCasesQuery } from '../../schemas/console-data.js';
 import { html, type SafeHtml } from '../html.js';
 import { layout } from './layout.js';

@@ -1,4 +1,4 @@
-import type { CaseDashboard } from '../../../domain/scans/case-store.js';
+import type { CaseDashboard } from '../../../domain/cases/case-store.js';
 import { html, type SafeHtml } from '../html.js';
 import { layout } from './layout.js';
 import { accountNav } from './settings-nav.js';

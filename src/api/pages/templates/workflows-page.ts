@@ -1,4 +1,4 @@
-import { CASE_STATUSES } from '../../../domain/scans/case-status.js';
+import { CASE_STATUSES } from '../../../domain/cases/case-status.js';
 import { PRIORITIES, SEVERITIES } from '../../../domain/triage-engine/types.js';
 import { html, type SafeHtml } from '../html.js';
 import { layout, field } from './layout.js';

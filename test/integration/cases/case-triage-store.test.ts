@@ -11,7 +11,7 @@ import {
   recordCaseTriage,
   recordCaseTriages,
   type CaseTriageAnswer,
-} from '../../../src/domain/scans/case-triage-store.js';
+} from '../../../src/domain/cases/case-triage-store.js';
 
 /** The case triage store (issue 13): current answer + history in one statement, set-based stale marking. */
 const CVE_A = 'CVE-2099-10001';

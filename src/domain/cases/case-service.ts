@@ -95,7 +95,7 @@ export interface CaseService {
   finding(workspaceId: string, id: string): Promise<StoredFinding | null>;
 }
 
-/** The case service over `pool`: plain delegation to the scans area's stores. */
+/** The case service over `pool`: plain delegation to the cases area's stores. */
 export function createCaseService(pool: Pool): CaseService {
   return {
     list: (workspaceId, q) => listCases(pool, workspaceId, q),

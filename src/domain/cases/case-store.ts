@@ -18,7 +18,7 @@ import { filterSql, kevColumn, type ListFilters, VISIBLE_FINDINGS } from './list
  * counts of the Cases page and the dashboard. Rows are mapped to camelCase here, once. Reads show
  * KEV and EPSS from the enrichment tables. Elsewhere: a case's triage (its triage columns and
  * `case_triage_history`) in `case-triage-store.ts`; cases are created and reopened by a scan's
- * completion (`completeScan` of `ingest-store.ts`).
+ * completion (`upsertScanCases` of `case-upsert.ts`, called by the scans area's ingest).
  */
 
 /** A case: one problem on one asset within a workspace (DECISIONS §10), with its current triage. */

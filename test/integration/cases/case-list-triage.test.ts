@@ -9,7 +9,7 @@ import { startScanApp, waitForScan, type ScanTestApp } from '../../helpers/scan-
 import { cycloneDx16Validator, sarifValidator } from '../../helpers/export-schemas.js';
 import { problemDocument } from '../../helpers/problem.js';
 import { importEpss, importKev } from '../../../src/domain/enrichment/index.js';
-import { recordCaseTriages, type CaseTriageAnswer } from '../../../src/domain/scans/case-triage-store.js';
+import { recordCaseTriages, type CaseTriageAnswer } from '../../../src/domain/cases/case-triage-store.js';
 import { GRANT_CASES_WRITE } from '../../../src/db/migrations/m012-cases-write-scope.js';
 
 /**

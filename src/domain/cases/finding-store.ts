@@ -7,8 +7,8 @@ import { filterSql, kevColumn, type ListFilters, VISIBLE_FINDINGS } from './list
 /**
  * The reads of `findings` (DECISIONS §9, §10): the findings list and one finding, each with its
  * case's id and triage (same workspace and fingerprint) and its KEV flag, mapped to camelCase
- * here. Only findings of completed scans are visible. The ingest writes them (`scan-writer.ts`,
- * `ingest-store.ts`).
+ * here. Only findings of completed scans are visible. The ingest writes them
+ * (`domain/scans/scan-writer.ts`, `domain/scans/ingest-store.ts`).
  */
 
 /** A stored finding as read back (DECISIONS §9 fields); `Finding` of `parsers/` is one being parsed. */

@@ -90,5 +90,5 @@ export const kevColumn = (alias: string): string =>
 export const splitList = (s: string | undefined): string[] | undefined =>
   s ? s.split(',').filter(Boolean) : undefined;
 
-/** Joined to `findings f`: only findings of completed scans are visible (see ingest-store). */
+/** Joined to `findings f`: only findings of completed scans are visible (see `domain/scans/ingest-store.ts`). */
 export const VISIBLE_FINDINGS = `JOIN scans s ON s.id = f.scan_id AND s.status = 'completed'`;

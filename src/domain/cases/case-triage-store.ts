@@ -15,7 +15,7 @@ import { isUuid } from '../../lib/ids.js';
  *   by 0.1 or more, or the CVSS base score changed. Only a new answer clears it; nothing here
  *   ever triages (that spends the customer's AI calls).
  *
- * The literal types are this module's own: `domain/scans` imports no other area, so the
+ * The literal types are this module's own: `domain/cases` imports no other area, so the
  * enrichment loaders (which call {@link markStaleForCves}) can import it without a cycle.
  */
 export type CaseTriagePriority = 'CRITICAL' | 'HIGH' | 'MEDIUM' | 'LOW' | 'INFO';
@@ -153,7 +153,7 @@ export interface CaseTriage {
 
 /**
  * The current-triage columns of `cases` (m011) as a statement selects them: for the row mappers
- * of the scans stores (`case-store.ts`, `finding-store.ts`) only, never past them.
+ * of the cases stores (`case-store.ts`, `finding-store.ts`) only, never past them.
  */
 export interface TriageColumnsRow {
   priority: CaseTriagePriority | null;

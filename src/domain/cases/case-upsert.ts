@@ -1,0 +1,50 @@
+import type { Db } from '../../db/pool.js';
+
+/**
+ * Cases from a completed scan's stored findings: one case per (workspace, fingerprint), created
+ * on its first sighting and updated on every later one; a resolved case seen again is reopened,
+ * with the change in its history (its actor `scan:<scanId>`, which a scan's triage of new cases
+ * reads back). Runs inside the scan's completion transaction (`completeScan` of
+ * `domain/scans/ingest-store.ts`), so cases and the scan's counters commit together.
+ */
+
+/**
+ * Reopens the resolved cases `scanId` sighted and upserts a case for each fingerprint of its
+ * findings, in `tx` (a transaction: it sets a local `work_mem`). Returns how many cases it created.
+ */
+export async function upsertScanCases(tx: Db, scanId: string, workspaceId: string): Promise<number> {
+  await tx.query(
+    `WITH seen AS (SELECT DISTINCT fingerprint FROM findings WHERE scan_id = $1),
+     reopened AS (
+       UPDATE cases c SET status = 'open', updated_at = now() FROM seen
+       WHERE c.workspace_id = $2 AND c.fingerprint = seen.fingerprint AND c.status = 'resolved'
+       RETURNING c.id
+     )
+     INSERT INTO case_status_history (case_id, from_status, to_status, actor, note)
+     SELECT id, 'resolved', 'open', 'scan:' || $1::text, 'Seen again by a scan.' FROM reopened`,
+    [scanId, workspaceId],
+  );
+  // One sort of the scan's narrow case columns, in memory: the window shares DISTINCT ON's order.
+  await tx.query(`SET LOCAL work_mem = '64MB'`);
+  // Ordered by fingerprint so concurrent completions of one workspace lock cases in the same order.
+  const upsert = await tx.query<{ created: number }>(
+    `WITH upserted AS (
+     INSERT INTO cases (workspace_id, fingerprint, title, severity, scanner, rule_id, cve_ids, cwe_ids, cvss_score,
+                        asset, host, ip, fqdn, component, port, protocol, first_scan_id, last_scan_id,
+                        first_seen, last_seen, sightings)
+     SELECT DISTINCT ON (fingerprint) workspace_id, fingerprint, title, severity, scanner, rule_id, cve_ids, cwe_ids,
+            cvss_score, asset, host, ip, fqdn, component, port, protocol, scan_id, scan_id, now(), now(),
+            count(*) OVER (PARTITION BY fingerprint ORDER BY record_index DESC
+                           ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
+     FROM findings WHERE scan_id = $1
+     ORDER BY fingerprint, record_index DESC
+     ON CONFLICT (workspace_id, fingerprint) DO UPDATE SET
+       title = EXCLUDED.title, severity = EXCLUDED.severity, cve_ids = EXCLUDED.cve_ids, cwe_ids = EXCLUDED.cwe_ids,
+       cvss_score = EXCLUDED.cvss_score, last_scan_id = EXCLUDED.last_scan_id, last_seen = EXCLUDED.last_seen,
+       sightings = cases.sightings + EXCLUDED.sightings, updated_at = now()
+     RETURNING xmax = 0 AS created)
+     SELECT count(*) FILTER (WHERE created)::int AS created FROM upserted`,
+    [scanId],
+  );
+  return upsert.rows[0]!.created;
+}

@@ -1,0 +1,115 @@
+import type { Case, CaseDetail, Evidence, StatusChange } from './case-store.js';
+import type { CaseTriage } from './case-triage-store.js';
+import type { StoredFinding } from './finding-store.js';
+
+/**
+ * The public JSON of cases and findings (`api/schemas/scans-responses.ts`), from the domain types
+ * the stores return: the one view of a case shared by the list, the detail and the exports (a
+ * JSON Lines finding is its API view too).
+ */
+
+/** A case's current triage as the API shows it (a triage answer's fields plus `policyVersion`), or null. */
+export function viewTriage(t: CaseTriage | null) {
+  if (t === null) return null;
+  return {
+    priority: t.priority,
+    recommendedAction: t.recommendedAction,
+    reasoning: t.reasoning,
+    confidenceScore: t.confidenceScore,
+    severityOverride: t.severityOverride,
+    model: t.model,
+    triagedAt: t.triagedAt.toISOString(),
+    policyVersion: t.policyVersion,
+  };
+}
+
+export function viewFinding(f: StoredFinding) {
+  return {
+    object: 'finding' as const,
+    id: f.id,
+    scanId: f.scanId,
+    caseId: f.caseId,
+    recordIndex: f.recordIndex,
+    fingerprint: f.fingerprint,
+    scanner: f.scanner,
+    ruleId: f.ruleId,
+    title: f.title,
+    severity: f.severity,
+    cveIds: f.cveIds,
+    cweIds: f.cweIds,
+    cvssScore: f.cvssScore,
+    cvssVector: f.cvssVector,
+    kev: f.kev,
+    description: f.description,
+    solution: f.solution,
+    asset: { ...f.asset },
+    port: f.port,
+    protocol: f.protocol,
+    exploitAvailable: f.exploitAvailable,
+    confidence: f.confidence,
+    suppressed: f.suppressed,
+    triage: viewTriage(f.triage),
+    triageStale: f.triageStale,
+    createdAt: f.createdAt.toISOString(),
+  };
+}
+
+export function viewCase(c: Case) {
+  return {
+    object: 'case' as const,
+    id: c.id,
+    fingerprint: c.fingerprint,
+    title: c.title,
+    severity: c.severity,
+    status: c.status,
+    scanner: c.scanner,
+    ruleId: c.ruleId,
+    cveIds: c.cveIds,
+    cweIds: c.cweIds,
+    cvssScore: c.cvssScore,
+    kev: c.kev,
+    epss: c.epss,
+    asset: { ...c.asset },
+    port: c.port,
+    protocol: c.protocol,
+    firstSeen: c.firstSeen.toISOString(),
+    lastSeen: c.lastSeen.toISOString(),
+    firstScanId: c.firstScanId,
+    lastScanId: c.lastScanId,
+    sightings: c.sightings,
+    triage: viewTriage(c.triage),
+    triageStale: c.triageStale,
+    createdAt: c.createdAt.toISOString(),
+    updatedAt: c.updatedAt.toISOString(),
+  };
+}
+
+/**
+ * A case as `GET /api/v1/cases/:id` shows it: the case with its current triage, its newest
+ * sightings, its status history and the newest page of its triage history.
+ */
+export function viewCaseDetail(c: Case, detail: CaseDetail) {
+  return {
+    ...viewCase(c),
+    evidence: detail.evidence.data.map(viewEvidence),
+    evidenceNextCursor: detail.evidence.nextCursor,
+    history: detail.history.map(viewStatusChange),
+    triageHistory: detail.triageHistory.data,
+    triageHistoryNextCursor: detail.triageHistory.nextCursor,
+  };
+}
+
+export function viewEvidence(e: Evidence) {
+  return {
+    id: e.id,
+    scanId: e.scanId,
+    findingId: e.findingId,
+    rawExcerpt: e.rawExcerpt,
+    scannerOutput: e.scannerOutput,
+    seenAt: e.seenAt.toISOString(),
+  };
+}
+
+function viewStatusChange(h: StatusChange) {
+  return { from: h.from, to: h.to, actor: h.actor, note: h.note, at: h.at.toISOString() };
+}
