@@ -155,13 +155,19 @@ describe('batch limits', () => {
     expect((await single()).statusCode).toBe(200);
     const over = await post({ items: [item(1), item(2)] });
     expect(over.statusCode).toBe(429);
-    expect(over.json()).toMatchObject({
-      code: 'monthly_limit_exceeded',
+    expect(over.json()).toEqual({
+      type: 'https://docs.vulntriage.dev/errors/monthly_limit_exceeded',
+      title: 'Monthly AI-call limit exceeded',
       status: 429,
+      code: 'monthly_limit_exceeded',
       detail: 'This workspace has 1 of its 3 AI calls left for this month; the batch asks for 2.',
+      requestId: expect.any(String),
     });
     expect(Number(over.headers['retry-after'])).toBeGreaterThan(0);
-    expect(over.headers['ratelimit-remaining']).toBe('0');
+    // The RateLimit-* fields are the key's request rate (this is its third request of the
+    // minute, of 5), never a monthly "0 remaining" beside a detail that says 1 remains.
+    expect(over.headers['ratelimit-limit']).toBe('5');
+    expect(over.headers['ratelimit-remaining']).toBe('2');
     expect((await single()).statusCode).toBe(200);
     t.clock.advance(61_000);
     expect((await single()).json().code).toBe('monthly_limit_exceeded');
