@@ -1,16 +1,21 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupFunction } from 'node:net';
-import { isIP, isIPv6 } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
+
+type IPv4Range = ReturnType<ipaddr.IPv4['range']>;
+type IPv6Range = ReturnType<ipaddr.IPv6['range']>;
 
 /**
- * Requests to URLs chosen by customers (batch webhooks, DECISIONS §7) must never reach our own
+ * Requests to URLs chosen by customers (batch webhooks, workflow targets) must never reach our own
  * network: that would be server-side request forgery. Two checks, and both are needed:
  * - when the URL is accepted, {@link outboundUrlProblem} refuses anything that is not https, carries
  *   credentials, names a host by an address outside public unicast space, or uses a name that only
  *   means something inside a network (`localhost`, `*.internal`, single labels, ...);
  * - when we connect, {@link resolveAllowedAddresses} resolves the name and refuses if ANY address is
  *   outside public space, because a name can be re-pointed after acceptance (DNS rebinding). The
- *   caller must then connect to exactly those addresses ({@link pinnedLookup}), never resolving again.
+ *   caller must then connect to exactly those addresses ({@link pinnedLookup}), never resolving again;
+ *   `outbound-request.ts` does both for every outbound request.
  *
  * Glossary: an address *class* is `public` or the reason it is not (`loopback`, `private`, ...).
  * `allowPrivateHosts` (setting `WEBHOOK_ALLOW_PRIVATE_HOSTS`, for local receivers in tests) admits the
@@ -38,58 +43,60 @@ const PRIVATE_NETWORK = new Set<AddressClass>([
   'unique_local',
 ]);
 
-/** First match wins (IANA IPv4 Special-Purpose Address Registry). */
-const IPV4_RANGE_TEXT: readonly [string, number, AddressClass][] = [
-  ['0.0.0.0', 8, 'unspecified'], // "this network": 0.0.0.0 connects to the local host
-  ['10.0.0.0', 8, 'private'],
-  ['100.64.0.0', 10, 'shared'], // carrier-grade NAT
-  ['127.0.0.0', 8, 'loopback'],
-  ['169.254.0.0', 16, 'link_local'], // includes the cloud metadata service 169.254.169.254
-  ['172.16.0.0', 12, 'private'],
-  ['192.0.0.0', 24, 'reserved'],
-  ['192.0.2.0', 24, 'reserved'],
-  ['192.88.99.0', 24, 'reserved'],
-  ['192.168.0.0', 16, 'private'],
-  ['198.18.0.0', 15, 'reserved'],
-  ['198.51.100.0', 24, 'reserved'],
-  ['203.0.113.0', 24, 'reserved'],
-  ['224.0.0.0', 4, 'multicast'],
-  ['240.0.0.0', 4, 'reserved'], // includes broadcast 255.255.255.255
-];
-const IPV4_RANGES = IPV4_RANGE_TEXT.map(([base, bits, cls]) => [BigInt(parseV4(base)), bits, cls] as const);
+/**
+ * ipaddr.js names every special-purpose range (the IANA registries); the names that carry a class
+ * of their own map to it, every other special range (benchmarking, documentation, AS112, AMT,
+ * Teredo, ORCHID, discard, ...) is `reserved`: it is not public unicast space.
+ */
+const IPV4_CLASSES: Partial<Record<IPv4Range, AddressClass>> = {
+  unicast: 'public',
+  unspecified: 'unspecified', // "this network": 0.0.0.0 connects to the local host
+  private: 'private',
+  carrierGradeNat: 'shared',
+  loopback: 'loopback',
+  linkLocal: 'link_local', // includes the cloud metadata service 169.254.169.254
+  multicast: 'multicast',
+};
 
-/** `embedded`: the range carries an IPv4 address in bits 96..127 (or 16..47 for 6to4), classed as such. */
-const IPV6_RANGE_TEXT: readonly [string, number, AddressClass | 'embedded' | 'embedded_6to4'][] = [
-  ['::', 128, 'unspecified'],
-  ['::1', 128, 'loopback'],
-  ['::ffff:0:0', 96, 'embedded'], // IPv4-mapped
-  ['64:ff9b::', 96, 'embedded'], // NAT64 well-known prefix
-  ['64:ff9b:1::', 48, 'private'], // local-use NAT64
-  ['fc00::', 7, 'unique_local'],
-  ['fe80::', 10, 'link_local'],
-  ['fec0::', 10, 'private'], // deprecated site-local
-  ['ff00::', 8, 'multicast'],
-  ['2001::', 23, 'reserved'], // IETF protocol assignments, Teredo
-  ['2001:db8::', 32, 'reserved'],
-  ['2002::', 16, 'embedded_6to4'],
-  ['3fff::', 20, 'reserved'],
-];
-const IPV6_RANGES = IPV6_RANGE_TEXT.map(([prefix, bits, cls]) => [parseV6(prefix)!, bits, cls] as const);
+const IPV6_CLASSES: Partial<Record<IPv6Range | 'deprecatedSiteLocal', AddressClass>> = {
+  unspecified: 'unspecified',
+  loopback: 'loopback',
+  uniqueLocal: 'unique_local',
+  linkLocal: 'link_local',
+  deprecatedSiteLocal: 'private',
+  multicast: 'multicast',
+};
 
 /** Classifies an IP address (IPv4 dotted quad or IPv6, brackets and zone allowed). */
 export function classifyAddress(address: string): AddressClass {
   const ip = unbracket(address);
-  if (isIP(ip) === 4) return classifyV4(parseV4(ip));
-  const v6 = parseV6(ip);
-  if (v6 === null) return 'invalid';
-  for (const [prefix, bits, cls] of IPV6_RANGES) {
-    if (!inPrefix(v6, prefix, bits, 128)) continue;
-    if (cls === 'embedded') return classifyV4(Number(v6 & 0xffffffffn));
-    if (cls === 'embedded_6to4') return classifyV4(Number((v6 >> 80n) & 0xffffffffn));
-    return cls;
+  // node's isIP is the gate: ipaddr.js also parses forms (`0x7f.1`, `127.1`) a socket never sees here.
+  const version = isIP(ip.replace(/%.*$/, ''));
+  if (version === 4) return classifyV4(ipaddr.IPv4.parse(ip));
+  if (version !== 6) return 'invalid';
+  const v6 = ipaddr.IPv6.parse(ip);
+  const range = v6.range() as IPv6Range | 'deprecatedSiteLocal';
+  // IPv4 carried inside IPv6 is classed as the IPv4 address it reaches.
+  if (range === 'ipv4Mapped') return classifyV4(v6.toIPv4Address());
+  if (range === '6to4') return classifyV4(v4From(v6.parts[1]!, v6.parts[2]!));
+  if (range === 'rfc6052') {
+    // 64:ff9b::/96 embeds an IPv4 address; local-use 64:ff9b:1::/48 translates inside a network.
+    return v6.match(NAT64_WELL_KNOWN) ? classifyV4(v4From(v6.parts[6]!, v6.parts[7]!)) : 'private';
   }
   // Only 2000::/3 is allocated for global unicast; the rest (IPv4-compatible ::/96 among it) is not.
-  return inPrefix(v6, 0x2n << 124n, 3, 128) ? 'public' : 'reserved';
+  if (range === 'unicast') return v6.match(GLOBAL_UNICAST) ? 'public' : 'reserved';
+  return IPV6_CLASSES[range] ?? 'reserved';
+}
+
+const NAT64_WELL_KNOWN = ipaddr.IPv6.parseCIDR('64:ff9b::/96');
+const GLOBAL_UNICAST = ipaddr.IPv6.parseCIDR('2000::/3');
+
+function classifyV4(ip: ipaddr.IPv4): AddressClass {
+  return IPV4_CLASSES[ip.range()] ?? 'reserved';
+}
+
+function v4From(high: number, low: number): ipaddr.IPv4 {
+  return new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
 }
 
 /** True when `allowPrivateHosts` lets us connect to an address of this class. */
@@ -221,41 +228,4 @@ export function pinnedLookup(addresses: readonly ResolvedAddress[]): LookupFunct
       callback(null, usable[0]!.address, usable[0]!.family);
     }
   };
-}
-
-function parseV4(ip: string): number {
-  return ip.split('.').reduce((n, octet) => n * 256 + Number(octet), 0);
-}
-
-function classifyV4(n: number): AddressClass {
-  for (const [base, bits, cls] of IPV4_RANGES) {
-    if (inPrefix(BigInt(n), base, bits, 32)) return cls;
-  }
-  return 'public';
-}
-
-/** IPv6 text (with `::`, a dotted IPv4 tail or a zone) to a 128-bit integer; null if not IPv6. */
-function parseV6(address: string): bigint | null {
-  const ip = address.toLowerCase().replace(/%.*$/, '');
-  if (!isIPv6(ip)) return null;
-  let text = ip;
-  const lastColon = text.lastIndexOf(':');
-  const tail = text.slice(lastColon + 1);
-  if (tail.includes('.')) {
-    const v4 = parseV4(tail);
-    text = `${text.slice(0, lastColon + 1)}${Math.floor(v4 / 65536).toString(16)}:${(v4 % 65536).toString(16)}`;
-  }
-  const [head = '', rest] = text.split('::');
-  const left = head === '' ? [] : head.split(':');
-  const right = rest === undefined || rest === '' ? [] : rest.split(':');
-  const groups =
-    rest === undefined
-      ? left
-      : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
-  return groups.reduce((n, g) => (n << 16n) | BigInt(parseInt(g, 16)), 0n);
-}
-
-function inPrefix(value: bigint, base: bigint, bits: number, width: number): boolean {
-  const shift = BigInt(width - bits);
-  return value >> shift === base >> shift;
 }

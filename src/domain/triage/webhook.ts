@@ -1,17 +1,10 @@
 import { createHmac } from 'node:crypto';
-import http from 'node:http';
-import https from 'node:https';
 import type { Config } from '../../lib/config.js';
-import {
-  outboundUrlProblem,
-  pinnedLookup,
-  resolveAllowedAddresses,
-  unbracket,
-  type ResolveHost,
-} from '../../lib/outbound-url.js';
+import { outboundRequest } from '../../lib/outbound-request.js';
+import type { ResolveHost } from '../../lib/outbound-url.js';
 
 /**
- * Batch webhooks (DECISIONS §7), signed with HMAC-SHA-256. The signing key of a batch is
+ * Batch webhooks, signed with HMAC-SHA-256. The signing key of a batch is
  * derived from the API key that created it: `HMAC-SHA-256(key = the API key secret,
  * "webhook:" + batchId)`, hex. The receiver computes the same from its own key, so no
  * webhook secret is ever sent in a response; we keep the derived key sealed with the batch.
@@ -64,8 +57,6 @@ export async function deliverWebhook(
   payload: unknown,
   options: WebhookDeliveryOptions = {},
 ): Promise<WebhookOutcome> {
-  if (outboundUrlProblem(url, options) !== null) return 'refused_url';
-  const target = new URL(url);
   const body = JSON.stringify(payload);
   const attempts = options.attempts ?? 3;
   let last: WebhookOutcome = 'not attempted';
@@ -74,19 +65,23 @@ export async function deliverWebhook(
     const ts = Math.floor((options.now ?? Date.now)() / 1000);
     const headers = {
       'content-type': 'application/json',
-      'content-length': String(Buffer.byteLength(body)),
       'user-agent': 'vulntriage-webhook/1',
       'x-webhook-timestamp': String(ts),
       'x-webhook-signature': signWebhook(signingKey, ts, body),
     };
-    const result = await attemptOnce(target, headers, body, options);
-    if (typeof result === 'number') {
-      if (result >= 200 && result < 300) return 'delivered';
-      last = `http_${result}`;
-      if (result < 500 && result !== 429) return last;
-    } else {
-      last = result;
-      if (result === 'refused_address') return last;
+    const result = await outboundRequest(
+      { method: 'POST', url, headers, body },
+      { ...options, maxResponseBytes: options.maxResponseBytes ?? 65_536 },
+    );
+    // Once the status line is in, the answer stands even if the body is slow or cut.
+    const status = result.ok ? result.status : 'status' in result ? result.status : undefined;
+    if (status !== undefined) {
+      if (status >= 200 && status < 300) return 'delivered';
+      last = `http_${status}`;
+      if (status < 500 && status !== 429) return last;
+    } else if (!result.ok) {
+      last = result.reason;
+      if (result.reason === 'refused_url' || result.reason === 'refused_address') return last;
     }
   }
   return last;
@@ -102,59 +97,4 @@ export function makeWebhookDeliverer(
       allowLoopbackHttp: config.webhookAllowLoopbackHttp,
       ...options,
     });
-}
-
-/** One POST: the response status, or why there is none. Never throws. */
-function attemptOnce(
-  target: URL,
-  headers: Record<string, string>,
-  body: string,
-  options: WebhookDeliveryOptions,
-): Promise<number | 'timeout' | 'network_error' | 'dns_error' | 'refused_address'> {
-  return new Promise((resolve) => {
-    let req: http.ClientRequest | undefined;
-    let status: number | undefined;
-    let settled = false;
-    const settle = (outcome: Parameters<typeof resolve>[0]) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      req?.destroy();
-      resolve(outcome);
-    };
-    // Once the status line is in, the answer stands even if the body is slow.
-    const timer = setTimeout(() => settle(status ?? 'timeout'), options.timeoutMs ?? 10_000);
-    const maxBytes = options.maxResponseBytes ?? 65_536;
-    resolveAllowedAddresses(target.hostname, options).then(
-      (checked) => {
-        if (settled) return;
-        if (!checked.ok) return settle(checked.reason);
-        const transport = target.protocol === 'https:' ? https : http;
-        req = transport.request(
-          {
-            method: 'POST',
-            host: unbracket(target.hostname),
-            port: target.port === '' ? undefined : Number(target.port),
-            path: `${target.pathname}${target.search}`,
-            headers,
-            agent: false,
-            lookup: pinnedLookup(checked.addresses),
-          },
-          (res) => {
-            status = res.statusCode ?? 0;
-            let read = 0;
-            res.on('data', (chunk: Buffer) => {
-              read += chunk.length;
-              if (read >= maxBytes) settle(status!);
-            });
-            res.on('end', () => settle(status!));
-            res.on('error', () => settle(status!));
-          },
-        );
-        req.on('error', () => settle(status ?? 'network_error'));
-        req.end(body);
-      },
-      () => settle('dns_error'),
-    );
-  });
 }

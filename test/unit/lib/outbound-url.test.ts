@@ -38,6 +38,9 @@ describe('classifyAddress', () => {
     ['239.255.255.250', 'multicast'],
     ['240.0.0.1', 'reserved'],
     ['255.255.255.255', 'reserved'],
+    // special-purpose ranges without a class of their own are not public unicast space
+    ['192.175.48.1', 'reserved'], // AS112 DNS sinks
+    ['192.52.193.1', 'reserved'], // AMT relays
     // IPv6
     ['2606:4700::1111', 'public'],
     ['2001:4860:4860::8888', 'public'],
@@ -55,6 +58,10 @@ describe('classifyAddress', () => {
     ['100::1', 'reserved'],
     ['::7f00:1', 'reserved'], // IPv4-compatible, deprecated
     ['4000::1', 'reserved'],
+    ['2620:4f:8000::1', 'reserved'], // AS112 DNS sinks
+    ['2001:3::1', 'reserved'], // AMT
+    ['5f00::1', 'reserved'], // segment routing
+    ['100::1:2', 'reserved'], // discard-only
     // IPv4 inside IPv6: classed as the IPv4 address
     ['::ffff:127.0.0.1', 'loopback'],
     ['::ffff:7f00:1', 'loopback'],
