@@ -53,7 +53,7 @@ function parseLocation(loc: unknown): {
 }
 
 /**
- * CLI findings (DECISIONS §8): `{"tool": {"name", "version"}, "findings": [...]}` or JSON Lines
+ * CLI findings (docs/ingestion.md#formats): `{"tool": {"name", "version"}, "findings": [...]}` or JSON Lines
  * with one finding per line, optionally after a first line `{"tool": {"name", "version"}}` that
  * names the scanner (as the document form does). Only `title` is required; a finding without one is a broken upload,
  * reported with its position rather than silently dropped.

@@ -98,7 +98,7 @@ function pickRating(ratings: readonly CdxRating[], prefix: string): CdxRating | 
 }
 
 /**
- * One finding per vulnerability × affected component (DECISIONS §9). An unresolvable ref is kept
+ * One finding per vulnerability × affected component (docs/ingestion.md#formats). An unresolvable ref is kept
  * as the component identity (a purl ref stays a purl) rather than dropping the finding.
  */
 export function cdxFindings(

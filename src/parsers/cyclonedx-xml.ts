@@ -29,7 +29,7 @@ interface VulnFrame {
 }
 
 /**
- * CycloneDX XML 1.0–1.6 (DECISIONS §9). Handles top-level `bom/vulnerabilities/vulnerability`
+ * CycloneDX XML 1.0–1.6 (docs/ingestion.md#formats). Handles top-level `bom/vulnerabilities/vulnerability`
  * (1.4+) and the older vulnerability extension (`v:vulnerabilities` inside a component, or at
  * bom level with a `ref` attribute); prefixes are stripped by the walker, so both arrive as
  * `vulnerability`. Components precede vulnerabilities in the schema, so each vulnerability is

@@ -4,7 +4,7 @@ import { SCAN_FORMATS, type ScanFormat } from './types.js';
 /** How many leading bytes {@link detectFormat} wants to see. */
 export const DETECT_HEAD_BYTES = 64 * 1024;
 
-/** Formats a caller may force instead of detection (the `format` query of DECISIONS §8). */
+/** Formats a caller may force instead of detection (the `format` query, docs/ingestion.md#upload). */
 export const FORMAT_OVERRIDES: readonly ScanFormat[] = SCAN_FORMATS;
 
 /** Type guard for a user-supplied `format` override. */
@@ -121,7 +121,7 @@ function detectJson(text: string): ScanFormat | null {
 
 /**
  * JSON Lines where the first complete line is an object shaped like a CLI finding, or a
- * `{"tool": …}` line followed by one (both CLI shapes of DECISIONS §8, see `cli.ts`).
+ * `{"tool": …}` line followed by one (both CLI shapes of docs/ingestion.md#formats, see `cli.ts`).
  */
 function looksLikeJsonLines(text: string): boolean {
   const lines = text.split('\n', 3).map((l) => l.trim());

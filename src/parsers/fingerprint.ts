@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import type { FindingAsset } from './types.js';
 
-/** The fields of a finding that define its case identity (DECISIONS §10). */
+/** The fields of a finding that define its case identity (docs/cases.md#deduplication). */
 export interface FingerprintInput {
   scanner: string;
   ruleId: string | null;
@@ -12,7 +12,7 @@ export interface FingerprintInput {
   protocol: string | null;
   producerFingerprints: Readonly<Record<string, string>> | null;
   /**
-   * The asset named by the upload (`asset=` of DECISIONS §8). It counts only for a finding that
+   * The asset named by the upload (`asset=` of docs/ingestion.md#asset-context). It counts only for a finding that
    * names no host of its own, see {@link attributedAsset}.
    * @defaultValue null
    */
@@ -46,7 +46,7 @@ function hasHostIdentity(a: FindingAsset): boolean {
 }
 
 /**
- * The upload's asset a finding is attributed to (DECISIONS §8 asset context), or null. Findings
+ * The upload's asset a finding is attributed to (docs/ingestion.md#asset-context), or null. Findings
  * without a host (SARIF, CycloneDX, CLI findings without `asset`) only say which file or package,
  * not which application: the upload's `asset=` says that, so it joins their identity and label.
  * A finding with its own host keeps it: the scanner's host is more precise than an upload label
@@ -111,7 +111,7 @@ export function canonicalFingerprintString(input: FingerprintInput): string {
 
 /**
  * Pure SHA-256 hex fingerprint: scanner rule id (or CVE set when there is none), plus asset (and
- * the upload's asset for a finding without a host), plus port or location (DECISIONS §8, §10). Findings with equal fingerprints in one workspace are
+ * the upload's asset for a finding without a host), plus port or location (docs/ingestion.md#asset-context, docs/cases.md#deduplication). Findings with equal fingerprints in one workspace are
  * sightings of one case.
  */
 export function fingerprintFinding(input: FingerprintInput): string {

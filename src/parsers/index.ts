@@ -1,5 +1,5 @@
 /**
- * Public surface of the scan parsers: stream in, normalised finding batches out (DECISIONS §8/§9).
+ * Public surface of the scan parsers: stream in, normalised finding batches out (docs/ingestion.md#parsing, docs/ingestion.md#formats).
  * No database, no queue: persistence iterates {@link parseScan} (or the worker pool) and writes
  * batches keyed by (scan id, recordIndex).
  */

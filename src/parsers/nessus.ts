@@ -42,7 +42,7 @@ const ITEM_FIELDS = new Set([
 ]);
 
 /**
- * Nessus v2 (`NessusClientData_v2`), DECISIONS §9: one finding per ReportItem. HostProperties
+ * Nessus v2 (`NessusClientData_v2`), docs/ingestion.md#formats: one finding per ReportItem. HostProperties
  * precede the ReportItems of a ReportHost, so host identity is known when each item closes and
  * nothing per host has to be buffered. Policy is skipped (it can be megabytes of preferences).
  */

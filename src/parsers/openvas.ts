@@ -34,7 +34,7 @@ function parseTags(tags: string | undefined): Map<string, string> {
 }
 
 /**
- * OpenVAS / Greenbone report XML (DECISIONS §9): `report/report/results/result`, also wrapped in
+ * OpenVAS / Greenbone report XML (docs/ingestion.md#formats): `report/report/results/result`, also wrapped in
  * `get_reports_response`. The record is any `result` whose parent is `results`, which covers both
  * wrappings and never matches the `result_count` summaries.
  */

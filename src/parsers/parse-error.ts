@@ -1,5 +1,5 @@
 /**
- * Parser errors. Codes are a subset of the API's closed set (DECISIONS §2): a recognised but broken
+ * Parser errors. Codes are a subset of the API's closed set (docs/api.md#errors): a recognised but broken
  * file is `unparseable_scan` (422), an unrecognised one `unsupported_format` (415).
  */
 

@@ -29,7 +29,7 @@ export interface ParseScanOptions {
   /** Where the Qualys asset-report join may spill. @defaultValue os.tmpdir() */
   tmpDir?: string;
   /**
-   * The asset the upload named (`asset=`, DECISIONS §8): findings without a host of their own
+   * The asset the upload named (`asset=`, docs/ingestion.md#asset-context): findings without a host of their own
    * are fingerprinted under it (see `attributedAsset`). @defaultValue null
    */
   uploadAsset?: string | null;
@@ -56,7 +56,7 @@ const SAYS_WHAT_IT_IS = /^(?:The file looks like|The file is |Expected root elem
 export const DEFAULT_BATCH_SIZE = 500;
 
 /**
- * Parses a scan stream into batches of normalised findings (DECISIONS §8/§9).
+ * Parses a scan stream into batches of normalised findings (docs/ingestion.md#parsing, docs/ingestion.md#formats).
  *
  * Backpressure: the parse is a pull pipeline. Input is read only while the consumer is asking
  * for the next batch, so at most one batch plus the findings of one input chunk are held,
@@ -106,7 +106,7 @@ export function parseScan(source: ByteSource, options: ParseScanOptions = {}): S
       if (pending.length > 0) yield pending;
       if (recordIndex === 0 && mismatch !== null) {
         // Parsed as the forced format, another format's file has nothing that format's parser
-        // looks for: say so rather than complete with no findings (issue 11 §10).
+        // looks for: say so rather than complete with no findings (docs/ingestion.md#refused-uploads).
         throw new ParseError(
           'unparseable_scan',
           `The file looks like ${FORMAT_NAMES[mismatch]}, not ${FORMAT_NAMES[format]}: read as format=${format} it has no findings. Upload it without format= (it is detected as ${mismatch}) or with format=${mismatch}.`,

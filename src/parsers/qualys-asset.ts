@@ -28,7 +28,7 @@ const cap = (s: string | null): string | null =>
   s && s.length > GLOSSARY_TEXT_CAP ? s.slice(0, GLOSSARY_TEXT_CAP) : s;
 
 /**
- * Qualys asset data report (DECISIONS §9). Hosts list QIDs only; titles, severities and CVEs live
+ * Qualys asset data report (docs/ingestion.md#formats). Hosts list QIDs only; titles, severities and CVEs live
  * in the GLOSSARY, which comes after all hosts. Join strategy: each VULN_INFO is written as one
  * row (`qualys-spill.ts`) to a private temp file while streaming (memory: one row), the glossary
  * is held as a map (memory: O(distinct QIDs), each entry's texts capped at 8 KiB), and after the

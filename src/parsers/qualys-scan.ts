@@ -14,7 +14,7 @@ interface IpState {
 }
 
 /**
- * Qualys scan report (`SCAN/IP/{VULNS,PRACTICES,INFOS}/CAT/{VULN,PRACTICE,INFO}`), DECISIONS §9.
+ * Qualys scan report (`SCAN/IP/{VULNS,PRACTICES,INFOS}/CAT/{VULN,PRACTICE,INFO}`), docs/ingestion.md#formats.
  * Each record is complete in place (title, CVSS, CVEs inline), so findings stream out as records
  * close. INFOS are information gathered: always INFO whatever their Qualys level. SERVICES are
  * an inventory, not findings, and are skipped.

@@ -7,7 +7,7 @@ import { parseCyclonedx } from './cyclonedx.js';
 import { parseCli } from './cli.js';
 import type { ScanFormat } from './types.js';
 
-/** One parser per format (DECISIONS §9). */
+/** One parser per format (docs/ingestion.md#formats). */
 export const FORMAT_PARSERS: Readonly<Record<ScanFormat, FormatParser>> = {
   nessus: parseNessus,
   qualys: parseQualys,

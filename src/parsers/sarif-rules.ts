@@ -21,7 +21,7 @@ type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Obj) : {});
 
 /**
- * Rules of one run, from the driver and every extension (DECISIONS §9). A result names its rule
+ * Rules of one run, from the driver and every extension (docs/ingestion.md#formats). A result names its rule
  * by `rule.toolComponent.index` + `rule.index`, by `ruleIndex` (driver), or by `ruleId`; we try
  * them in that order because ids are not unique across components.
  */

@@ -19,7 +19,7 @@ const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 const str = (v: unknown): string | null => (typeof v === 'string' && v.trim() !== '' ? v : null);
 
 /**
- * SARIF 2.1.0 (DECISIONS §9), streamed: only `runs[i].tool` and each `runs[i].results[j]` are
+ * SARIF 2.1.0 (docs/ingestion.md#formats), streamed: only `runs[i].tool` and each `runs[i].results[j]` are
  * assembled. Producers write `tool` before `results` (the schema's order); if a file puts results
  * first, those results are held until the run's tool arrives or the run ends, which is the one
  * case where memory grows with the file.

@@ -3,7 +3,7 @@ import type { Severity } from './types.js';
 /** Nessus and Qualys use integer levels; Nessus 0..4, Qualys 1..5 (mapped by the caller). */
 const NESSUS_LEVELS: readonly Severity[] = ['INFO', 'LOW', 'MEDIUM', 'HIGH', 'CRITICAL'];
 
-/** Nessus `severity` attribute: 0 INFO, 1 LOW, 2 MEDIUM, 3 HIGH, 4 CRITICAL (DECISIONS §9). */
+/** Nessus `severity` attribute: 0 INFO, 1 LOW, 2 MEDIUM, 3 HIGH, 4 CRITICAL (docs/ingestion.md#formats). */
 export function severityFromNessus(level: string | undefined): Severity {
   const n = Number.parseInt(level ?? '', 10);
   return NESSUS_LEVELS[n] ?? 'INFO';
@@ -35,7 +35,7 @@ export function severityFromCvss(score: number | null): Severity {
   return 'LOW';
 }
 
-/** SARIF `security-severity` (a numeric string) per DECISIONS §9: no INFO band for a scored result. */
+/** SARIF `security-severity` (a numeric string) per docs/ingestion.md#formats: no INFO band for a scored result. */
 export function severityFromSecuritySeverity(score: number): Severity {
   if (score >= 9) return 'CRITICAL';
   if (score >= 7) return 'HIGH';

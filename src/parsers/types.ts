@@ -1,5 +1,5 @@
 /**
- * Normalised finding shape shared by every scan parser (DECISIONS §8, §9).
+ * Normalised finding shape shared by every scan parser (docs/ingestion.md#parsing, docs/ingestion.md#formats).
  *
  * Glossary:
  * - record: one unit of scanner output that yields findings (a Nessus ReportItem, an OpenVAS
@@ -7,13 +7,13 @@
  *   a CLI finding).
  * - recordIndex: the 0-based position of the finding in the parser's output order, which is a
  *   pure function of the file's bytes, so persistence can upsert keyed by (scan, recordIndex).
- * - fingerprint: SHA-256 of the case identity (DECISIONS §10), see `fingerprint.ts`.
+ * - fingerprint: SHA-256 of the case identity (docs/cases.md#deduplication), see `fingerprint.ts`.
  */
 
 /** Severity bands, highest first. */
 export type Severity = 'CRITICAL' | 'HIGH' | 'MEDIUM' | 'LOW' | 'INFO';
 
-/** Every format the scan route accepts (DECISIONS §8 `format` query). */
+/** Every format the scan route accepts (the `format` query, docs/ingestion.md#upload). */
 export const SCAN_FORMATS = ['nessus', 'qualys', 'openvas', 'sarif', 'cyclonedx', 'cli'] as const;
 
 /** One of {@link SCAN_FORMATS}. */
@@ -37,8 +37,8 @@ export interface Finding {
   /** Position in the parser output; stable across re-parses of the same bytes. */
   recordIndex: number;
   /**
-   * Case identity hash (DECISIONS §10), under the upload's asset for a finding without a host
-   * of its own (`attributedAsset` in `fingerprint.ts`, DECISIONS §8; `completeFinding` applies it).
+   * Case identity hash (docs/cases.md#deduplication), under the upload's asset for a finding without a host
+   * of its own (`attributedAsset` in `fingerprint.ts`, docs/ingestion.md#asset-context; `completeFinding` applies it).
    */
   fingerprint: string;
   format: ScanFormat;

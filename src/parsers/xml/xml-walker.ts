@@ -34,7 +34,7 @@ const localName = (qname: string): string => {
 };
 
 /**
- * Streams XML through a SAX tokenizer with the safety rules of DECISIONS §8: no DTD is fetched
+ * Streams XML through a SAX tokenizer with the safety rules of docs/ingestion.md#parsing: no DTD is fetched
  * (neither tokenizer can), a DOCTYPE declaring entities is refused so `&x;` can never expand
  * (XXE, billion laughs), and depth, text and token sizes are bounded so hostile input fails
  * with a ParseError instead of exhausting memory.
