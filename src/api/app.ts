@@ -18,13 +18,14 @@ import { selfServiceRoutes } from './routes/self-service.js';
 import { consoleAuthRoutes } from './routes/console-auth.js';
 import { consoleWorkspaceRoutes } from './routes/console-workspace.js';
 import { consoleScanRoutes } from './routes/console-scans.js';
-import { consoleCaseRoutes } from './routes/console-cases.js';
 import { consoleTriageRoutes } from './routes/console-triage.js';
 import { consoleWorkflowRoutes } from './routes/console-workflows.js';
 import { actorFrom, registerKeyManagement } from './routes/key-management.js';
 import { triageRoutes } from './routes/triage.js';
 import { registerScanListRoutes, registerScanPipelineRoutes } from './routes/scans.js';
-import { registerFindingCaseRoutes } from './routes/findings-cases.js';
+import { registerCaseRoutes } from './routes/cases.js';
+import { registerDashboardRoute } from './routes/dashboard.js';
+import { apiSurface, consoleSurface } from './routes/surface.js';
 import { registerCaseTriageRoutes } from './routes/case-triage.js';
 import { registerAuditEventRoutes } from './routes/audit-events.js';
 import { registerExportDownloadRoute, registerExportRoutes } from './routes/exports.js';
@@ -105,10 +106,16 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   await app.register(
     async (scope) => {
       consoleSession(scope, deps.sessions);
+      // The console's answers are one person's workspace: no shared cache keeps them.
+      scope.addHook('onSend', async (_req, reply) => {
+        if (!reply.hasHeader('cache-control')) void reply.header('Cache-Control', 'no-store');
+      });
       consoleAuthRoutes(scope, deps);
       consoleWorkspaceRoutes(scope, deps);
       consoleScanRoutes(scope, deps);
-      consoleCaseRoutes(scope, deps);
+      registerCaseRoutes(scope, deps, consoleSurface);
+      registerExportRoutes(scope, deps, consoleSurface);
+      registerDashboardRoute(scope, deps);
       consoleTriageRoutes(scope, deps);
       consoleWorkflowRoutes(scope, deps);
       registerKeyManagement(scope, deps, {
@@ -134,16 +141,9 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
       selfServiceRoutes(scope, deps);
       triageRoutes(scope, deps);
       registerScanListRoutes(scope, deps.scans);
-      registerFindingCaseRoutes(scope, {
-        cases: deps.cases,
-        workflows: {
-          links: (caseId) => deps.workflows.service.links(caseId),
-          statusChanged: (workspaceId, caseId) =>
-            deps.workflows.trigger.casesChanged(workspaceId, [caseId], 'case.status_changed'),
-        },
-      });
+      registerCaseRoutes(scope, deps, apiSurface);
       registerCaseTriageRoutes(scope, deps);
-      registerExportRoutes(scope, deps);
+      registerExportRoutes(scope, deps, apiSurface);
       registerKeyManagement(scope, deps, {
         workspaceOf: (req) => req.apiKey.workspace.id,
         actorOf: (req) => actorFrom(req, `key:${req.apiKey.id}`),

@@ -1,19 +1,17 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ExportService, ExportStream } from '../../domain/exports/export-service.js';
-import type { ExportFormat } from '../../domain/exports/formats.js';
-import type { FindingExportFormat } from '../../domain/exports/findings-export.js';
 import { invalidRequest, notFound } from '../../lib/errors.js';
 import {
   createExportBody,
   downloadQuery,
   exportCasesQuery,
   exportFindingsQuery,
-  type CreateExportBody,
-  type ExportQuery,
 } from '../schemas/exports.js';
+import { typed } from '../typed-app.js';
+import type { Surface } from './surface.js';
 import { idParams, listFiltersOf } from '../schemas/scans.js';
 import { exportFile, exportView } from '../schemas/exports-responses.js';
-import { KEY_ROUTE_ERRORS, PUBLIC_ROUTE_ERRORS, problemResponse, responses } from '../schemas/responses.js';
+import { PUBLIC_ROUTE_ERRORS, problemResponse, responses } from '../schemas/responses.js';
 
 function send(reply: FastifyReply, s: ExportStream): FastifyReply {
   return reply
@@ -23,86 +21,101 @@ function send(reply: FastifyReply, s: ExportStream): FastifyReply {
     .send(s.body);
 }
 
+/** A finished export's signed link, as a path on this origin (the console may run under another name). */
+function localLink(url: string | null): string | null {
+  if (!url) return null;
+  const u = new URL(url);
+  return `${u.pathname}${u.search}`;
+}
+
 /**
- * Exports under `/api/v1` (issue 13), scope `scans:read`: direct streams of cases (every format)
- * and findings (CSV, JSON Lines), and export jobs with their status. Another workspace's
- * export id is 404 like an unknown one.
+ * How each surface shows an export job: the API gives its signed link whole and its status URL in
+ * `Location`; the console gives the link as a path on its own origin.
  */
-export function registerExportRoutes(app: FastifyInstance, deps: { exports: ExportService }): void {
-  const read = { scope: 'scans:read' as const };
+const EXPORT_VIEWS = {
+  api: {
+    casesSummary: 'Stream cases as CSV, JSON Lines, SARIF or CycloneDX VEX',
+    link: (url: string | null) => url,
+    location: true,
+  },
+  console: { casesSummary: 'Stream cases in an export format', link: localLink, location: false },
+} as const;
 
-  app.get(
-    '/exports/cases',
-    {
-      config: read,
-      schema: {
-        summary: 'Stream cases as CSV, JSON Lines, SARIF or CycloneDX VEX',
-        querystring: exportCasesQuery,
-        response: responses({ 200: exportFile('cases') }, [...KEY_ROUTE_ERRORS, 413]),
-      },
-    },
-    async (req, reply) => {
-      const q = req.query as ExportQuery;
+/**
+ * Exports, written once and registered under both surfaces (`scans:read` on the
+ * API): direct streams of cases (every format), export jobs with their status, and on the API
+ * direct streams of findings (CSV, JSON Lines). Another workspace's export id is 404 like an
+ * unknown one.
+ */
+export function registerExportRoutes(
+  app: FastifyInstance,
+  deps: { exports: ExportService },
+  surface: Surface,
+): void {
+  const r = typed(app);
+  const view = EXPORT_VIEWS[surface.kind];
+  const read = surface.needs('scans:read');
+
+  const casesSchema = {
+    summary: view.casesSummary,
+    querystring: exportCasesQuery,
+    response: responses({ 200: exportFile('cases') }, [...surface.errors, 413]),
+  };
+  r.get('/exports/cases', { config: read, schema: casesSchema }, async (req, reply) => {
+    const q = req.query;
+    return send(reply, await deps.exports.streamCases(surface.workspaceOf(req), q.format, listFiltersOf(q)));
+  });
+
+  if (surface.kind === 'api') {
+    const findingsSchema = {
+      summary: 'Stream findings as CSV or JSON Lines',
+      querystring: exportFindingsQuery,
+      response: responses({ 200: exportFile('findings') }, surface.errors),
+    };
+    r.get('/exports/findings', { config: read, schema: findingsSchema }, async (req, reply) => {
+      const q = req.query;
       return send(
         reply,
-        await deps.exports.streamCases(req.apiKey.workspace.id, q.format as ExportFormat, listFiltersOf(q)),
-      );
-    },
-  );
-
-  app.get(
-    '/exports/findings',
-    {
-      config: read,
-      schema: {
-        summary: 'Stream findings as CSV or JSON Lines',
-        querystring: exportFindingsQuery,
-        response: responses({ 200: exportFile('findings') }, KEY_ROUTE_ERRORS),
-      },
-    },
-    async (req, reply) => {
-      const q = req.query as ExportQuery;
-      return send(
-        reply,
-        deps.exports.streamFindings(req.apiKey.workspace.id, q.format as FindingExportFormat, {
+        deps.exports.streamFindings(surface.workspaceOf(req), q.format, {
           ...listFiltersOf(q),
           ...(q.case !== undefined ? { caseId: q.case } : {}),
         }),
       );
-    },
-  );
+    });
+  }
 
   const createSchema = {
     summary: 'Start an export job',
     body: createExportBody,
-    response: responses({ 202: exportView }, [...KEY_ROUTE_ERRORS, 413, 415]),
+    response: responses({ 202: exportView }, [...surface.errors, 413, 415]),
   };
-  app.post('/exports', { config: read, schema: createSchema }, async (req, reply) => {
-    const body = req.body as CreateExportBody;
+  r.post('/exports', { config: read, schema: createSchema }, async (req, reply) => {
+    const body = req.body;
     const subject = body.subject ?? 'cases';
     if (subject === 'findings' && body.format !== 'csv' && body.format !== 'jsonl') {
       // What the schema cannot say: SARIF and VEX describe cases, not single sightings.
       throw invalidRequest([{ path: '/format', message: 'must be csv or jsonl when subject is findings' }]);
     }
-    const view = await deps.exports.create({
-      workspaceId: req.apiKey.workspace.id,
-      keyId: req.apiKey.id,
+    const created = await deps.exports.create({
+      workspaceId: surface.workspaceOf(req),
+      keyId: surface.keyOf(req),
       subject,
       format: body.format,
       filter: body.filter ?? {},
     });
-    return reply.code(202).header('location', view.statusUrl).send(view);
+    if (view.location) void reply.header('location', created.statusUrl);
+    return reply.code(202).send({ ...created, downloadUrl: view.link(created.downloadUrl) });
   });
 
   const statusSchema = {
     summary: 'An export job',
     params: idParams,
-    response: responses({ 200: exportView }, [...KEY_ROUTE_ERRORS, 404]),
+    response: responses({ 200: exportView }, [...surface.errors, 404]),
   };
-  app.get('/exports/:id', { config: read, schema: statusSchema }, async (req) => {
-    const view = await deps.exports.get(req.apiKey.workspace.id, (req.params as { id: string }).id);
-    if (!view) throw notFound('export');
-    return view;
+  r.get('/exports/:id', { config: read, schema: statusSchema }, async (req) => {
+    const found = await deps.exports.get(surface.workspaceOf(req), req.params.id);
+    if (!found) throw notFound('export');
+    return { ...found, downloadUrl: view.link(found.downloadUrl) };
   });
 }
 
@@ -111,7 +124,7 @@ export function registerExportRoutes(app: FastifyInstance, deps: { exports: Expo
  * key (the link is the credential). Forged or unknown → 404; past its expiry → 410.
  */
 export function registerExportDownloadRoute(app: FastifyInstance, deps: { exports: ExportService }): void {
-  app.get(
+  typed(app).get(
     '/api/exports/:id/download',
     {
       schema: {
@@ -125,7 +138,7 @@ export function registerExportDownloadRoute(app: FastifyInstance, deps: { export
       },
     },
     async (req, reply) => {
-      const file = await deps.exports.download((req.params as { id: string }).id, req.query as object);
+      const file = await deps.exports.download(req.params.id, req.query);
       return send(reply.header('content-length', file.bytes), file);
     },
   );
