@@ -1,13 +1,27 @@
 import pg from 'pg';
+import { isConnectionLost } from './connection-errors.js';
 
 /** Anything that runs a parameterised query: a pool, or one client inside a transaction. */
 export type Queryable = Pick<pg.Pool, 'query'>;
 export type Pool = pg.Pool;
 
 /**
+ * How long a caller waits for a connection (a free slot, or a new connection to open) before
+ * the pool gives up with "timeout exceeded when trying to connect": a database that accepts
+ * no connection becomes a 503 instead of a request that hangs.
+ */
+export const POOL_CONNECT_TIMEOUT_MS = 10_000;
+
+/**
  * The pool for set-based SQL on hot paths (keys, quotas, counters, bulk loads). With
  * `synchronousCommit: false` its commits do not wait for the WAL flush: only for writes whose
  * loss in a database crash is harmless (see the quota reservation).
+ *
+ * Every client it opens carries an 'error' listener for its whole life, checked out or idle: a
+ * server that ends the session (`pg_terminate_backend`, a failover) makes `pg` emit 'error' on
+ * the client, and an 'error' with no listener ends the process. The statement in flight fails
+ * with the error itself, which is how the caller learns of it. A read-only statement run on the
+ * pool that fails so is retried once on a fresh connection (see {@link isReadOnlyStatement}).
  */
 export function createPool(
   databaseUrl: string,
@@ -18,11 +32,55 @@ export function createPool(
     connectionString: databaseUrl,
     max,
     idleTimeoutMillis: 10_000,
+    connectionTimeoutMillis: POOL_CONNECT_TIMEOUT_MS,
     ...(opts.synchronousCommit === false ? { options: '-c synchronous_commit=off' } : {}),
   });
-  // An idle client losing its connection must not crash the process; the next query reconnects.
-  pool.on('error', () => undefined);
+  guardClients(pool);
+  retryReadsOnce(pool);
   return pool;
+}
+
+/**
+ * Gives every client `pool` opens a lifelong 'error' listener (see {@link createPool}); the
+ * pool's own 'error' (an idle client lost) is absorbed too. For pools this module does not
+ * create: BullMQ's PostgreSQL backend.
+ */
+export function guardClients(pool: pg.Pool): void {
+  pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
+}
+
+/**
+ * True for one statement that only reads: a plain SELECT (or VALUES, SHOW, TABLE) with no
+ * locking clause and no data-modifying CTE. Such a statement, sent outside a transaction and
+ * lost with its connection, can run again with the same meaning; a write cannot (it may have
+ * committed before the connection was lost).
+ */
+export function isReadOnlyStatement(text: string): boolean {
+  const head = text.trimStart().slice(0, 8).toLowerCase();
+  if (!/^(select|values|show|table)\b/.test(head)) return false;
+  return !/\b(insert|update|delete|merge|for\s+(no\s+key\s+)?(update|share)|for\s+key\s+share|nextval|setval|pg_notify|pg_advisory\w*|pg_terminate_backend)\b/i.test(
+    text,
+  );
+}
+
+type QueryFn = (...args: unknown[]) => Promise<unknown>;
+
+/** Wraps `pool.query` so a read-only statement lost with its connection runs once more. */
+function retryReadsOnce(pool: pg.Pool): void {
+  const query = pool.query.bind(pool) as unknown as QueryFn;
+  (pool as unknown as { query: QueryFn }).query = (...args: unknown[]) => {
+    // The callback form is left alone: nothing here uses it, and it returns no promise.
+    if (args.some((a) => typeof a === 'function')) return query(...args);
+    const first = args[0];
+    const text = typeof first === 'string' ? first : (first as { text?: unknown } | null)?.text;
+    const attempt = query(...args);
+    if (typeof text !== 'string' || !isReadOnlyStatement(text)) return attempt;
+    return attempt.catch((err: unknown) => {
+      if (!isConnectionLost(err) || pool.ending) throw err;
+      return query(...args);
+    });
+  };
 }
 
 /**
@@ -45,6 +103,13 @@ export interface TransactionOptions {
    * rolled back and the error rethrown, as for an error of `fn`.
    */
   prelude?: string;
+  /**
+   * Run `fn` once more from the start when the connection is lost before COMMIT is sent (see
+   * {@link withTransaction}). Off for a transaction that reads a stream as it goes: a second
+   * run would find the stream spent.
+   * @defaultValue true
+   */
+  retryOnLostConnection?: boolean;
 }
 
 /**
@@ -52,7 +117,10 @@ export interface TransactionOptions {
  * is rethrown). The one transaction idiom of the code base.
  *
  * - Given the pool, it checks a client out and always releases it; a client whose ROLLBACK
- *   failed is destroyed, never handed to the next caller in an unknown state.
+ *   failed is destroyed, never handed to the next caller in an unknown state. When the
+ *   connection is lost before COMMIT is sent, the whole of `fn` runs once more on a fresh
+ *   connection, so `fn` must keep its effects inside the transaction (the database rolled the
+ *   first run back; anything it did elsewhere happens twice).
  * - Given a client it does not own (a writer's dedicated connection), it leaves the release to
  *   the owner.
  * - Given a client already inside `withTransaction`, the inner call is a SAVEPOINT: it rolls
@@ -66,15 +134,34 @@ export async function withTransaction<T>(
   options: TransactionOptions = {},
 ): Promise<T> {
   if (!isClient(db)) {
-    const client = await db.connect();
-    let destroy = false;
-    try {
-      return await transaction(client, fn, options.prelude, () => (destroy = true));
-    } finally {
-      client.release(destroy || undefined);
+    for (let attempt = 1; ; attempt++) {
+      const progress = { commitSent: false };
+      try {
+        return await pooledTransaction(db, fn, options.prelude, progress);
+      } catch (err) {
+        // Lost before COMMIT was sent: the server rolled it back, so running it again from the
+        // start is the same request. Lost during COMMIT: it may have committed; never repeat.
+        const retry = attempt === 1 && options.retryOnLostConnection !== false && !progress.commitSent;
+        if (!retry || db.ending || !isConnectionLost(err)) throw err;
+      }
     }
   }
-  return transaction(db, fn, options.prelude, () => undefined);
+  return transaction(db, fn, options.prelude, () => undefined, { commitSent: false });
+}
+
+async function pooledTransaction<T>(
+  pool: pg.Pool,
+  fn: (client: pg.PoolClient, prelude: pg.QueryResult[]) => Promise<T>,
+  prelude: string | undefined,
+  progress: { commitSent: boolean },
+): Promise<T> {
+  const client = await pool.connect();
+  let destroy = false;
+  try {
+    return await transaction(client, fn, prelude, () => (destroy = true), progress);
+  } finally {
+    client.release(destroy || undefined);
+  }
 }
 
 function isClient(db: Db): db is pg.PoolClient {
@@ -86,6 +173,7 @@ async function transaction<T>(
   fn: (client: pg.PoolClient, prelude: pg.QueryResult[]) => Promise<T>,
   prelude: string | undefined,
   onBrokenRollback: () => void,
+  progress: { commitSent: boolean },
 ): Promise<T> {
   const depth = open.get(client);
   const savepoint = depth === undefined ? null : `tx_${depth + 1}`;
@@ -108,6 +196,7 @@ async function transaction<T>(
   open.set(client, (depth ?? -1) + 1);
   try {
     const result = await fn(client, started);
+    if (!savepoint) progress.commitSent = true;
     await client.query(savepoint ? `RELEASE SAVEPOINT ${savepoint}` : 'COMMIT');
     return result;
   } catch (err) {

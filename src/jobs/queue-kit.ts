@@ -9,6 +9,7 @@ import {
   type WorkerOptions,
 } from 'bullmq';
 import { withDeadline } from '../lib/deadline.js';
+import { guardClients, type Pool } from '../db/pool.js';
 
 /**
  * One way to make queues and workers, on either BullMQ backend (DECISIONS §1): Redis when
@@ -177,6 +178,17 @@ export function createQueueKit(opts: QueueKitOptions): QueueKit {
   }
 
   const pg = withBackend(createPostgresBackend);
+  /**
+   * BullMQ's PostgreSQL backend opens a pool per queue and worker, and checks a client out of it
+   * (to migrate or check its schema) without an 'error' listener: a backend terminated then
+   * would end the process. Its pool is reached the one way BullMQ 6 exposes it; a later version
+   * that moves it fails the fault test (test/faults/database-kill.test.ts), not silently.
+   */
+  const guarded = <T>(made: T): T => {
+    const pool = (made as { backend?: { connection?: { pool?: Pool } } }).backend?.connection?.pool;
+    if (pool) guardClients(pool);
+    return made;
+  };
   const schema = opts.namespace ?? 'bullmq';
   const connectionName = `${schema}:queue-kit`;
   const connection = {
@@ -189,13 +201,15 @@ export function createQueueKit(opts: QueueKitOptions): QueueKit {
   return {
     kind: 'postgres',
     connectionName,
-    queue: <D>(name: string) => named<D>(name, () => new pg.Queue(name, { connection })),
+    queue: <D>(name: string) => named<D>(name, () => guarded(new pg.Queue(name, { connection }))),
     worker: (name, processor, wopts) =>
       track(
-        new pg.Worker(name, processor as never, { connection, ...wopts } as never),
+        guarded(new pg.Worker(name, processor as never, { connection, ...wopts } as never)),
       ) as unknown as WorkerHandle,
     async ping() {
-      await named(HEALTH_QUEUE, () => new pg.Queue(HEALTH_QUEUE, { connection })).getJobCounts('waiting');
+      await named(HEALTH_QUEUE, () => guarded(new pg.Queue(HEALTH_QUEUE, { connection }))).getJobCounts(
+        'waiting',
+      );
     },
     close: closeAll,
   };

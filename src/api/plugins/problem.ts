@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { scrubUrl } from '../../lib/logger.js';
+import { databaseUnavailable, isConnectionLost } from '../../db/connection-errors.js';
 import { patternMessage } from '../../lib/schema-patterns.js';
 import {
   AppError,
@@ -144,6 +145,16 @@ export const problemPlugin = fp(
                 ? 'unsupported_media_type'
                 : 'invalid_request';
           return send(reply, problemOf(code, 'The request could not be read.', req.id));
+        }
+        if (isConnectionLost(err)) {
+          // A failover or a killed backend says nothing about this request: retry it later.
+          req.log.warn({ err: err.message }, 'database connection lost');
+          const unavailable = databaseUnavailable(err);
+          return send(
+            reply,
+            problemOf(unavailable.code, unavailable.detail, req.id),
+            unavailable.options.headers,
+          );
         }
         req.log.error({ err }, 'unhandled error');
         return send(

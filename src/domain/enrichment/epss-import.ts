@@ -28,20 +28,25 @@ export async function importEpss(
     const started = performance.now();
     const opened = await openSource(source, options);
     const csv = new EpssCsvToCopy();
-    const rows = await withTransaction(pool, async (client) => {
-      await lockFeed(client, 'epss');
-      const replaced = await replaceEpssScores(
-        client,
-        [opened.body, opened.decode, csv],
-        () => csv.meta.scoreDate,
-      );
-      if ('duplicate' in replaced) throw malformed(`a CVE is listed twice (${replaced.duplicate})`);
-      const inserted = replaced.inserted;
-      // Every score may have moved: check every triaged case against its snapshot (DECISIONS §10).
-      await markStaleForCves(client, null);
-      await recordImport(client, 'epss', origin, inserted);
-      return inserted;
-    }).finally(() => opened.body.destroy()); // closes the file or download if we failed before its end
+    const rows = await withTransaction(
+      pool,
+      async (client) => {
+        await lockFeed(client, 'epss');
+        const replaced = await replaceEpssScores(
+          client,
+          [opened.body, opened.decode, csv],
+          () => csv.meta.scoreDate,
+        );
+        if ('duplicate' in replaced) throw malformed(`a CVE is listed twice (${replaced.duplicate})`);
+        const inserted = replaced.inserted;
+        // Every score may have moved: check every triaged case against its snapshot (DECISIONS §10).
+        await markStaleForCves(client, null);
+        await recordImport(client, 'epss', origin, inserted);
+        return inserted;
+      },
+      // The file is read as the transaction goes: a second run would find it spent.
+      { retryOnLostConnection: false },
+    ).finally(() => opened.body.destroy()); // closes the file or download if we failed before its end
     return {
       source: 'epss',
       origin,

@@ -38,44 +38,50 @@ export async function importNvd(
     const started = performance.now();
     const opened = await openSource(source, options);
     const counts = { rows: 0, withoutMetrics: 0, rejected: 0 };
-    await withTransaction(pool, async (client) => {
-      await lockFeed(client, 'nvd');
-      let format: unknown;
-      // Keyed by CVE, so a CVE listed twice in one batch is written once, with its last record.
-      let pending = new Map<string, NvdRecord>();
-      const flush = async (): Promise<void> => {
-        const batch = pending;
-        pending = new Map();
-        const records = [...batch.values()];
-        await writeCvssScores(
-          client,
-          records.flatMap((r) => (r.kind === 'score' ? [{ cveId: r.cveId, ...r.cvss }] : [])),
-          records.flatMap((r) => (r.kind === 'rejected' ? [r.cveId] : [])),
+    await withTransaction(
+      pool,
+      async (client) => {
+        await lockFeed(client, 'nvd');
+        let format: unknown;
+        // Keyed by CVE, so a CVE listed twice in one batch is written once, with its last record.
+        let pending = new Map<string, NvdRecord>();
+        const flush = async (): Promise<void> => {
+          const batch = pending;
+          pending = new Map();
+          const records = [...batch.values()];
+          await writeCvssScores(
+            client,
+            records.flatMap((r) => (r.kind === 'score' ? [{ cveId: r.cveId, ...r.cvss }] : [])),
+            records.flatMap((r) => (r.kind === 'rejected' ? [r.cveId] : [])),
+          );
+        };
+        const feed = await readJsonFeed(
+          opened,
+          { fields: ['format'], itemsKey: 'vulnerabilities', skipInItems: UNREAD },
+          async (ev) => {
+            if (ev.kind === 'field') {
+              format = ev.value;
+              return;
+            }
+            const record = parseNvdVulnerability(ev.value, ev.index);
+            counts[
+              record.kind === 'score' ? 'rows' : record.kind === 'rejected' ? 'rejected' : 'withoutMetrics'
+            ]++;
+            pending.set(record.cveId, record);
+            if (pending.size >= FLUSH_EVERY) await flush();
+          },
         );
-      };
-      const feed = await readJsonFeed(
-        opened,
-        { fields: ['format'], itemsKey: 'vulnerabilities', skipInItems: UNREAD },
-        async (ev) => {
-          if (ev.kind === 'field') {
-            format = ev.value;
-            return;
-          }
-          const record = parseNvdVulnerability(ev.value, ev.index);
-          counts[
-            record.kind === 'score' ? 'rows' : record.kind === 'rejected' ? 'rejected' : 'withoutMetrics'
-          ]++;
-          pending.set(record.cveId, record);
-          if (pending.size >= FLUSH_EVERY) await flush();
-        },
-      );
-      if (format !== 'NVD_CVE') throw malformed('not an NVD CVE API 2.0 document: "format" is not "NVD_CVE"');
-      if (!feed.sawItems) throw malformed('not an NVD CVE API 2.0 document: no vulnerabilities array');
-      await flush();
-      // A changed or withdrawn base score makes the cases triaged on the old one stale (DECISIONS §10).
-      await markStaleForCves(client, null);
-      await recordImport(client, 'nvd', origin, counts.rows);
-    }).finally(() => opened.body.destroy());
+        if (format !== 'NVD_CVE')
+          throw malformed('not an NVD CVE API 2.0 document: "format" is not "NVD_CVE"');
+        if (!feed.sawItems) throw malformed('not an NVD CVE API 2.0 document: no vulnerabilities array');
+        await flush();
+        // A changed or withdrawn base score makes the cases triaged on the old one stale (DECISIONS §10).
+        await markStaleForCves(client, null);
+        await recordImport(client, 'nvd', origin, counts.rows);
+      },
+      // The file is read as the transaction goes: a second run would find it spent.
+      { retryOnLostConnection: false },
+    ).finally(() => opened.body.destroy());
     return { source: 'nvd', origin, ...counts, durationMs: Math.round(performance.now() - started) };
   });
 }
