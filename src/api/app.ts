@@ -7,6 +7,7 @@ import { Ajv } from 'ajv';
 import type { AppDeps } from './app-deps.js';
 import { RequestLineLogController } from './plugins/request-line-log.js';
 import { problemPlugin } from './plugins/problem.js';
+import { clientErrorHandler, frameworkErrors } from './plugins/client-errors.js';
 import { metricsPlugin } from './plugins/metrics.js';
 import { openapiPlugin } from './plugins/openapi.js';
 import { registerQueueDashboard } from './plugins/queue-dashboard.js';
@@ -63,7 +64,11 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     // Node's backstop for any request (issue 11 §4): no request lives longer than the longest
     // upload allowed. Uploads are cut sooner by their own idle and body timeouts (a 408 problem).
     requestTimeout: deps.config.uploads.bodyTimeoutMs + 60_000,
-    return503OnClosing: true,
+    // Requests that arrive while closing get 503 from the problem plugin, as a problem document.
+    return503OnClosing: false,
+    // Answers written before a route runs are problem documents too.
+    frameworkErrors,
+    clientErrorHandler,
     ...(options.requestLog === 'line' ? { logController: new RequestLineLogController() } : {}),
   });
   const ajv = validators();

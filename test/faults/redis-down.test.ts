@@ -46,6 +46,7 @@ describe.skipIf(!hasRedisServer)('Redis down', () => {
   it('answers /readyz 503 within its own deadline', { timeout: 10_000 }, async () => {
     const res = await t.app.inject({ method: 'GET', url: '/readyz' });
     expect(res.statusCode).toBe(503);
+    expect(res.headers['retry-after']).toBe('5');
     expect(res.json()).toMatchObject({ status: 503, code: 'overloaded' });
   });
 

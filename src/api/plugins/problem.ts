@@ -168,6 +168,22 @@ export const problemPlugin = fp(
       },
     );
 
+    // Fastify's own answer while closing (`return503OnClosing`) is `{"error", "statusCode"}` JSON
+    // without Retry-After; this is the same load shedding as a problem document.
+    let closing = false;
+    app.addHook('preClose', async () => {
+      closing = true;
+    });
+    app.addHook('onRequest', async (req, reply) => {
+      if (!closing) return;
+      await send(
+        reply,
+        problemOf('overloaded', 'This server is shutting down; retry, another will answer.', req.id),
+        { 'Retry-After': '1', Connection: 'close' },
+      );
+      return reply;
+    });
+
     app.setNotFoundHandler((req, reply) =>
       send(
         reply,

@@ -16,6 +16,7 @@ export function healthRoutes(app: FastifyInstance, deps: Pick<AppDeps, 'readines
       req.log.warn({ err: (err as Error).message }, 'not ready');
       return reply
         .code(503)
+        .header('Retry-After', '5')
         .type('application/problem+json')
         .send(problemOf('overloaded', 'A dependency (database or queue) cannot be reached.', req.id));
     }
