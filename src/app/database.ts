@@ -19,7 +19,7 @@ export async function openDatabaseOnly(config: Config, log: Logger): Promise<Dat
   const embedded = config.databaseUrl ? null : await openEmbedded(config, log, true);
   const url = config.databaseUrl ?? embedded!.url;
   try {
-    const orm = await createOrm(url, { poolMax: 2 });
+    const orm = await createOrm(url, { poolMax: 2, createDatabase: embedded !== null });
     try {
       await migrate(orm, url);
     } finally {

@@ -49,7 +49,8 @@ export async function openInfrastructure(
     databaseUrl = embedded.url;
   }
   const pepper = config.keyPepper ?? localPepper(config.dataDir);
-  const orm = await createOrm(databaseUrl);
+  // Creating the database is the embedded mode's alone: with DATABASE_URL a missing one is refused.
+  const orm = await createOrm(databaseUrl, { createDatabase: embedded !== null });
   if (options.migrate ?? true) {
     const applied = await migrate(orm, databaseUrl);
     if (applied.length > 0) log.info({ applied }, 'database migrated');

@@ -7,10 +7,22 @@ import { migrationsList } from './migrations/index.js';
 export type Orm = MikroORM;
 export type Em = EntityManager;
 
-/** Opens the ORM on `databaseUrl`. The caller owns it and must `close()` it. */
-export async function createOrm(databaseUrl: string, options: { poolMax?: number } = {}): Promise<Orm> {
+/**
+ * Opens the ORM on `databaseUrl`. The caller owns it and must `close()` it.
+ *
+ * MikroORM creates a database it does not find, when it connects and again before migrating.
+ * Only the embedded PostgreSQL of `npm start` may be created so (`createDatabase: true`); with
+ * `DATABASE_URL` a missing database is a mistyped name or the wrong server, so
+ * {@link assertDatabaseExists} refuses it first.
+ */
+export async function createOrm(
+  databaseUrl: string,
+  options: { poolMax?: number; createDatabase?: boolean } = {},
+): Promise<Orm> {
+  if (!options.createDatabase) await assertDatabaseExists(databaseUrl);
   return MikroORM.init({
     clientUrl: databaseUrl,
+    ensureDatabase: options.createDatabase ?? false,
     entities,
     extensions: [Migrator],
     migrations: { migrationsList, transactional: true, allOrNothing: true, tableName: 'schema_migrations' },
@@ -29,6 +41,8 @@ export async function createOrm(databaseUrl: string, options: { poolMax?: number
  */
 export async function migrate(orm: Orm, databaseUrl: string): Promise<string[]> {
   const lock = new pg.Client(databaseUrl);
+  // A session ended under the lock must fail the migration, not end the process.
+  lock.on('error', () => undefined);
   await lock.connect();
   try {
     await lock.query('select pg_advisory_lock(727001)');
@@ -37,5 +51,41 @@ export async function migrate(orm: Orm, databaseUrl: string): Promise<string[]> 
   } finally {
     await lock.query('select pg_advisory_unlock(727001)').catch(() => undefined);
     await lock.end();
+  }
+}
+
+/** The start-up error for a `DATABASE_URL` whose database does not exist. */
+export class MissingDatabaseError extends Error {
+  constructor(
+    readonly database: string,
+    where: string,
+  ) {
+    super(
+      `database "${database}" does not exist on ${where}: check the name in DATABASE_URL, ` +
+        `or create it (createdb ${database}) before starting`,
+    );
+    this.name = 'MissingDatabaseError';
+  }
+}
+
+/**
+ * Connects once to `databaseUrl` and throws {@link MissingDatabaseError} when its database does
+ * not exist (SQLSTATE 3D000). The message names the database, host and port, never the user or
+ * password. Any other failure (refused, bad password) is rethrown as `pg` reported it.
+ */
+export async function assertDatabaseExists(databaseUrl: string): Promise<void> {
+  const probe = new pg.Client(databaseUrl);
+  probe.on('error', () => undefined);
+  try {
+    await probe.connect();
+  } catch (err) {
+    if ((err as { code?: unknown }).code === '3D000') {
+      const url = new URL(databaseUrl);
+      const name = decodeURIComponent(url.pathname.slice(1)) || url.username;
+      throw new MissingDatabaseError(name, `${url.hostname}:${url.port || '5432'}`);
+    }
+    throw err;
+  } finally {
+    await probe.end().catch(() => undefined);
   }
 }
