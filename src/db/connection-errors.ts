@@ -3,7 +3,7 @@ import { AppError } from '../lib/errors.js';
 /**
  * Recognising a lost or refused database connection, the fault a failover, a restart or a
  * connection-limit kill (`pg_terminate_backend`) produces. Such an error says nothing about the
- * request: it is answered 503 `overloaded` with `Retry-After` (docs/operations.md#faults), and a
+ * request: it is answered 503 `overloaded` with `Retry-After` (docs/operations.md#failure-behaviour), and a
  * statement that can safely run again is retried once first (see `pool.ts`).
  *
  * Invariant: only errors where the statement either never reached the server or the server

@@ -21,7 +21,7 @@ if (!hasRedisServer) console.warn('[faults/database-kill] no redis-server binary
  * it. With every backend of the service's database terminated every 0.2–0.3 s during traffic
  * over every route family, served by a `web` and a `worker` process, neither process exits and
  * no answer is a 500: a lost connection is a 503 `overloaded` with Retry-After, or the answer
- * itself after one retry (docs/operations.md#faults).
+ * itself after one retry (docs/operations.md#failure-behaviour).
  */
 
 const nessus = readFileSync(path.resolve('test/fixtures/scans/nessus/nessus_v_unknown.xml'));

@@ -6,7 +6,7 @@ import { TEST_PEPPER } from '../helpers/test-app.js';
 /*
  * Creating a database is `npm start`'s embedded mode alone: with DATABASE_URL, a database that
  * does not exist (a mistyped name) is a start-up error naming it, not a new empty database the
- * service starts on (docs/operations.md#faults).
+ * service starts on (docs/operations.md#failure-behaviour).
  */
 
 /** Runs `src/main.ts web` to its exit, with a hard bound; its exit code and output. */

@@ -4,7 +4,7 @@ import { startTestServer, type TestServer } from '../helpers/start-test-server.j
 
 /*
  * Every answer the server writes is a problem document, including those written before a route
- * runs: a URL Fastify cannot decode, and requests Node's HTTP parser refuses (docs/operations.md#faults).
+ * runs: a URL Fastify cannot decode, and requests Node's HTTP parser refuses (docs/operations.md#failure-behaviour).
  * Raw sockets, because fetch would refuse to send most of these requests.
  */
 

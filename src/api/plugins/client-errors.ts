@@ -7,7 +7,7 @@ import { problemOf } from './problem.js';
 
 /**
  * The answers written before a route runs, as problem documents like every other answer
- * (docs/operations.md#faults): Fastify's own (a URL it cannot decode) through its
+ * (docs/operations.md#failure-behaviour): Fastify's own (a URL it cannot decode) through its
  * `frameworkErrors` option, and Node's HTTP parser's (a header section too large, a request that
  * is not valid HTTP/1.1, a request that stalls before its headers end) through `clientError`.
  * Fastify's defaults answer these with `{"error", "statusCode"}` JSON and its own `FST_` codes.
