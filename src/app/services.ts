@@ -97,6 +97,8 @@ export async function buildServices(
       enqueueBatchItems(infra.queues, batchId, total, config.batchItemRetry),
   });
   const scanStorage = createLocalScanStorage(config.scanStorageDir);
+  // One gate for every upload route: the API's and the console's uploads share the places.
+  const uploadGate = createUploadGate(config.uploads);
   const caseTriage = createCaseTriageService({
     db: infra.pool,
     quota,
@@ -157,11 +159,12 @@ export async function buildServices(
         pool: infra.pool,
         storage: scanStorage,
         enqueue: (p) => enqueueScanIngest(scanQueue(), p),
+        gate: uploadGate,
+        limits: config.uploads,
       }),
       triageView: (scan) => scanTriageView(infra.pool, scan),
       storage: scanStorage,
-      uploadGate: createUploadGate(config.uploads),
-      uploadLimits: config.uploads,
+      uploadGate,
       get queue() {
         return scanQueue();
       },

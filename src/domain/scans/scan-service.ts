@@ -1,5 +1,5 @@
 import type { Page } from '../../lib/cursor.js';
-import { acceptScan, type AcceptScanDeps, type AcceptScanInput } from './accept-scan.js';
+import { uploadScan, type UploadScanDeps, type UploadScanInput } from './upload-scan.js';
 import { getScan, listScans, type Scan, type ScanStatus } from './scan-store.js';
 
 /**
@@ -11,15 +11,15 @@ export interface ScanService {
   get(workspaceId: string, id: string): Promise<Scan | null>;
   /** The workspace's scans, newest first, keyset-paged. */
   list(workspaceId: string, q: { status?: ScanStatus; limit: number; cursor?: string }): Promise<Page<Scan>>;
-  /** Stores an upload, records its scan and enqueues its parse ({@link acceptScan}). */
-  accept(input: AcceptScanInput): Promise<{ scan: Scan; replayed: boolean }>;
+  /** Takes an upload place, checks the free space, stores the file, records its scan and enqueues its parse ({@link uploadScan}). */
+  upload(input: UploadScanInput): Promise<{ scan: Scan; replayed: boolean }>;
 }
 
-/** The scan service: plain delegation to the scan store and {@link acceptScan}. */
-export function createScanService(deps: AcceptScanDeps): ScanService {
+/** The scan service: plain delegation to the scan store and {@link uploadScan}. */
+export function createScanService(deps: UploadScanDeps): ScanService {
   return {
     get: (workspaceId, id) => getScan(deps.pool, workspaceId, id),
     list: (workspaceId, q) => listScans(deps.pool, workspaceId, q),
-    accept: (input) => acceptScan(deps, input),
+    upload: (input) => uploadScan(deps, input),
   };
 }
