@@ -18,12 +18,12 @@ import { modelRoutes } from './routes/models.js';
 import { selfServiceRoutes } from './routes/self-service.js';
 import { consoleAuthRoutes } from './routes/console-auth.js';
 import { consoleWorkspaceRoutes } from './routes/console-workspace.js';
-import { consoleScanRoutes } from './routes/console-scans.js';
 import { consoleTriageRoutes } from './routes/console-triage.js';
 import { consoleWorkflowRoutes } from './routes/console-workflows.js';
 import { actorFrom, registerKeyManagement } from './routes/key-management.js';
 import { triageRoutes } from './routes/triage.js';
-import { registerScanListRoutes, registerScanPipelineRoutes } from './routes/scans.js';
+import { registerPipelineScanRoute, registerScanRoutes } from './routes/scans.js';
+import { registerConsoleUploadRoute, registerPipelineUploadRoute } from './routes/scan-upload.js';
 import { registerCaseRoutes } from './routes/cases.js';
 import { registerDashboardRoute } from './routes/dashboard.js';
 import { apiSurface, consoleSurface } from './routes/surface.js';
@@ -117,7 +117,8 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
       });
       consoleAuthRoutes(scope, deps);
       consoleWorkspaceRoutes(scope, deps);
-      consoleScanRoutes(scope, deps);
+      registerScanRoutes(scope, deps.scans, consoleSurface);
+      registerConsoleUploadRoute(scope, deps, consoleSurface);
       registerCaseRoutes(scope, deps, consoleSurface);
       registerExportRoutes(scope, deps, consoleSurface);
       registerDashboardRoute(scope, deps);
@@ -145,7 +146,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
       modelRoutes(scope, deps);
       selfServiceRoutes(scope, deps);
       triageRoutes(scope, deps);
-      registerScanListRoutes(scope, deps.scans);
+      registerScanRoutes(scope, deps.scans, apiSurface);
       registerCaseRoutes(scope, deps, apiSurface);
       registerCaseTriageRoutes(scope, deps);
       registerExportRoutes(scope, deps, apiSurface);
@@ -163,7 +164,8 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   await app.register(
     async (scope) => {
       apiKeyAuth(scope, keyAuth);
-      registerScanPipelineRoutes(scope, deps.scans);
+      registerPipelineUploadRoute(scope, deps, apiSurface);
+      registerPipelineScanRoute(scope, deps.scans, apiSurface);
     },
     { prefix: '/api/pipeline' },
   );
