@@ -54,6 +54,8 @@ export interface AppDeps {
   audit: AuditLog;
   /** KEV, EPSS and NVD enrichment of CVE ids (the console's case page). */
   enrichment: EnrichmentLookup;
+  /** Whether a KEV catalog is loaded: the case page says "Not listed" only then, else "Unknown". */
+  kevCatalogLoaded: () => Promise<boolean>;
   /** The console's workspace card. */
   workspaceSummary: WorkspaceSummaries;
   /** Scans read and uploaded (the service), their storage and the `scan-ingest` queue. */

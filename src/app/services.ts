@@ -26,7 +26,7 @@ import { scanTriageView } from '../domain/triage/case-batch-store.js';
 import { createCaseSelectionService } from '../domain/cases/case-selection.js';
 import { createUsageReports } from '../domain/usage/usage-report.js';
 import { createAuditLog } from '../domain/keys/audit-log.js';
-import { createEnrichmentLookup } from '../domain/enrichment/index.js';
+import { createEnrichmentLookup, createKevCatalogCheck } from '../domain/enrichment/index.js';
 import { createWorkspaceSummaries } from '../domain/workspaces/workspace-summary.js';
 import { createUploadGate } from '../domain/scans/upload-gate.js';
 import { enqueueScanIngest, SCAN_INGEST_QUEUE, type ScanIngestPayload } from '../jobs/scan-ingest.js';
@@ -137,6 +137,7 @@ export async function buildServices(
     usageReports: createUsageReports(infra.pool),
     audit: createAuditLog(infra.pool),
     enrichment: createEnrichmentLookup(infra.pool),
+    kevCatalogLoaded: createKevCatalogCheck(infra.pool),
     sessions: createSessionStore(infra.pool, infra.pepper, clock),
     meter,
     rateLimiter: createRateLimiter(

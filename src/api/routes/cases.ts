@@ -52,7 +52,10 @@ const CASE_VIEWS = {
   },
 } as const;
 
-export type CaseRouteDeps = Pick<AppDeps, 'cases' | 'config' | 'enrichment' | 'workflows'>;
+export type CaseRouteDeps = Pick<
+  AppDeps,
+  'cases' | 'config' | 'enrichment' | 'kevCatalogLoaded' | 'workflows'
+>;
 
 /**
  * Findings and cases, written once and registered under both surfaces: lists
@@ -158,14 +161,15 @@ export function registerCaseRoutes(app: FastifyInstance, deps: CaseRouteDeps, su
   r.get('/cases/:id', { config: read, schema: caseSchema }, async (req) => {
     const c = await deps.cases.get(surface.workspaceOf(req), req.params.id);
     if (!c) throw notFound('case');
-    const [detail, enrichment, caseLinks] = await Promise.all([
+    const [detail, enrichment, kevCatalogLoaded, caseLinks] = await Promise.all([
       deps.cases.detailOf(c, view.depth, view.depth),
       view.enrich ? deps.enrichment(c.cveIds) : null,
+      view.enrich ? deps.kevCatalogLoaded() : null,
       links(c.id),
     ]);
     return {
       ...viewCaseDetail(c, detail),
-      ...(enrichment ? { enrichment: [...enrichment.values()] } : {}),
+      ...(enrichment ? { enrichment: [...enrichment.values()], kevCatalogLoaded } : {}),
       links: caseLinks,
     };
   });

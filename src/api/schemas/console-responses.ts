@@ -106,10 +106,15 @@ export const consoleScanList = listOf(consoleScanView);
 
 export const consoleCaseDetail = {
   ...caseDetail,
-  required: [...caseDetail.required, 'enrichment'],
+  required: [...caseDetail.required, 'enrichment', 'kevCatalogLoaded'],
   properties: {
     ...caseDetail.properties,
     enrichment: { type: 'array', items: { type: 'object' }, description: 'KEV, EPSS and CVSS of its CVEs.' },
+    kevCatalogLoaded: {
+      type: 'boolean',
+      description:
+        'A CISA KEV catalog is loaded: a CVE absent from it is not listed (else its KEV status is unknown).',
+    },
   },
 } as const;
 

@@ -3,7 +3,12 @@
  * PostgreSQL, the daily refresh, and the lookup the triage path uses.
  */
 export type { CveEnrichment, EnrichmentLookup } from './types.js';
-export { lookupEnrichment, createEnrichmentLookup, normaliseCveIds } from './lookup.js';
+export {
+  lookupEnrichment,
+  createEnrichmentLookup,
+  createKevCatalogCheck,
+  normaliseCveIds,
+} from './lookup.js';
 export {
   createCachedEnrichmentLookup,
   type CachedEnrichmentLookup,

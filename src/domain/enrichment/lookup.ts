@@ -1,5 +1,6 @@
 import type { Queryable } from '../../db/pool.js';
-import { findEnrichment } from './enrichment-store.js';
+import type { Db } from '../../db/pool.js';
+import { findEnrichment, kevIsEmpty } from './enrichment-store.js';
 import type { CveEnrichment, EnrichmentLookup } from './types.js';
 
 /** Trims, upper-cases and de-duplicates CVE ids, dropping empty ones. */
@@ -31,4 +32,12 @@ export async function lookupEnrichment(
 /** `lookupEnrichment` bound to a pool, as the `EnrichmentLookup` the triage path takes. */
 export function createEnrichmentLookup(db: Queryable): EnrichmentLookup {
   return (cveIds) => lookupEnrichment(db, cveIds);
+}
+
+/**
+ * Whether a CISA KEV catalog is loaded, bound to a pool: with one, a CVE absent from it is "not
+ * listed"; without one, its KEV status is unknown (an empty table proves nothing).
+ */
+export function createKevCatalogCheck(db: Db): () => Promise<boolean> {
+  return async () => !(await kevIsEmpty(db));
 }

@@ -308,6 +308,42 @@ describe('console case routes', () => {
     expect(own.json()).toMatchObject({ id, format: 'csv' });
   });
 
+  it('says whether a KEV catalog is loaded, so the page tells "Unknown" from "Not listed"', async () => {
+    const list = await t.app.inject({
+      method: 'GET',
+      url: '/api/v1/cases?cve=CVE-2022-0778',
+      headers: { 'x-api-key': a.key },
+    });
+    const caseId = (list.json().data as { id: string }[])[0]!.id;
+    const detail = async () => {
+      const res = await t.app.inject({
+        method: 'GET',
+        url: `/api/console/cases/${caseId}`,
+        headers: as(a, false),
+      });
+      expect(res.statusCode).toBe(200);
+      const body = res.json() as { cveIds: string[]; enrichment: unknown[]; kevCatalogLoaded: boolean };
+      return { cveIds: body.cveIds, enrichment: body.enrichment, kevCatalogLoaded: body.kevCatalogLoaded };
+    };
+    // No catalog: neither CVE's KEV status is known.
+    expect(await detail()).toEqual({
+      cveIds: ['CVE-2022-0778', 'CVE-2023-0286'],
+      enrichment: [],
+      kevCatalogLoaded: false,
+    });
+    // A catalog without them: both are known not to be listed, though no feed has a record of them.
+    await t.infra.pool.query(`INSERT INTO kev_entries (cve_id) VALUES ('CVE-1999-0001')`);
+    try {
+      expect(await detail()).toEqual({
+        cveIds: ['CVE-2022-0778', 'CVE-2023-0286'],
+        enrichment: [],
+        kevCatalogLoaded: true,
+      });
+    } finally {
+      await t.infra.pool.query(`DELETE FROM kev_entries WHERE cve_id = 'CVE-1999-0001'`);
+    }
+  });
+
   it('streams a small export and answers the dashboard', async () => {
     const res = await t.app.inject({
       method: 'GET',

@@ -51,7 +51,8 @@ function facts(c) {
   ];
 }
 
-function cveRow(cve, e) {
+/** A CVE's KEV cell: listed, "Not listed" when a catalog is loaded, else "Unknown". */
+function cveRow(cve, e, kevCatalogLoaded) {
   const nvd = h(
     'a',
     {
@@ -71,7 +72,7 @@ function cveRow(cve, e) {
           e.kevDueDate ? h('div', { class: 'hint' }, `due ${e.kevDueDate}`) : null,
           e.kevRansomware ? h('div', { class: 'hint' }, 'used in ransomware campaigns') : null,
         )
-      : h('span', { class: 'muted' }, e ? 'Not listed' : 'Unknown');
+      : h('span', { class: 'muted' }, kevCatalogLoaded ? 'Not listed' : 'Unknown');
   const epss =
     e && e.epss !== null
       ? h(
@@ -261,7 +262,9 @@ function draw(c) {
   $('case-facts').replaceChildren(...facts(c));
   $('case-status').value = c.status;
   const byCve = new Map(c.enrichment.map((e) => [e.cveId, e]));
-  $('cves-body').replaceChildren(...c.cveIds.map((cve) => cveRow(cve, byCve.get(cve.toUpperCase()))));
+  $('cves-body').replaceChildren(
+    ...c.cveIds.map((cve) => cveRow(cve, byCve.get(cve.toUpperCase()), c.kevCatalogLoaded)),
+  );
   show($('cves-table'), c.cveIds.length > 0);
   show($('cves-empty'), c.cveIds.length === 0);
   $('history').replaceChildren(...c.history.slice().reverse().map(historyItem));
