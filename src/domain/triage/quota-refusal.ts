@@ -8,7 +8,7 @@ import { nextMonthStart } from '../plans/plans.js';
  *
  * It carries `Retry-After` (the month's end) and no `RateLimit-*` fields of its own: those
  * describe the key's request rate, set by the API-key gate, and a monthly "remaining: 0" there
- * would contradict a batch refusal that says calls remain (docs/api.md#rate-limits).
+ * would contradict a batch refusal that says calls remain (docs/api.md#plans-and-quotas).
  */
 export function quotaRefusal(
   now: Date,
