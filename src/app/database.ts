@@ -1,6 +1,6 @@
 import type { Config } from '../lib/config.js';
 import type { Logger } from '../lib/logger.js';
-import { createOrm, migrate } from '../db/orm.js';
+import { migrateDatabase } from '../db/orm.js';
 import { createPool, type Pool } from '../db/pool.js';
 import { openEmbedded } from './infrastructure.js';
 
@@ -19,12 +19,7 @@ export async function openDatabaseOnly(config: Config, log: Logger): Promise<Dat
   const embedded = config.databaseUrl ? null : await openEmbedded(config, log, true);
   const url = config.databaseUrl ?? embedded!.url;
   try {
-    const orm = await createOrm(url, { poolMax: 2, createDatabase: embedded !== null });
-    try {
-      await migrate(orm, url);
-    } finally {
-      await orm.close();
-    }
+    await migrateDatabase(url, { createDatabase: embedded !== null });
   } catch (err) {
     await embedded?.close();
     throw err;

@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import type { Config } from '../lib/config.js';
 import type { Logger } from '../lib/logger.js';
 import { openEmbeddedDatabase, type OpenedEmbedded } from '../db/embedded-record.js';
-import { createOrm, migrate, type Orm } from '../db/orm.js';
+import { assertDatabaseExists, migrateDatabase } from '../db/orm.js';
 import { createPool, type Pool } from '../db/pool.js';
 import { createQueueKit, type QueueKit } from '../jobs/queue-kit.js';
 import {
@@ -15,14 +15,14 @@ import {
 } from '../domain/keys/invalidation-bus.js';
 
 /**
- * The connections a process holds: database (embedded when no DATABASE_URL), ORM, a pool
- * for set-based SQL, Redis when configured, the invalidation bus and the queue kit.
+ * The connections a process holds: database (embedded when no DATABASE_URL), the pool every
+ * statement goes through, a pool of relaxed commits, Redis when configured, the invalidation bus
+ * and the queue kit. MikroORM is opened only to migrate, and closed before this returns.
  * `close()` releases them in the reverse order of opening.
  */
 export interface Infrastructure {
   databaseUrl: string;
   pepper: string;
-  orm: Orm;
   pool: Pool;
   /** Commits without waiting for the WAL flush: for writes whose loss in a crash is harmless. */
   relaxedPool: Pool;
@@ -50,10 +50,11 @@ export async function openInfrastructure(
   }
   const pepper = config.keyPepper ?? localPepper(config.dataDir);
   // Creating the database is the embedded mode's alone: with DATABASE_URL a missing one is refused.
-  const orm = await createOrm(databaseUrl, { createDatabase: embedded !== null });
   if (options.migrate ?? true) {
-    const applied = await migrate(orm, databaseUrl);
+    const applied = await migrateDatabase(databaseUrl, { createDatabase: embedded !== null });
     if (applied.length > 0) log.info({ applied }, 'database migrated');
+  } else if (!embedded) {
+    await assertDatabaseExists(databaseUrl);
   }
   const pool = createPool(databaseUrl);
   const relaxedPool = createPool(databaseUrl, 5, { synchronousCommit: false });
@@ -75,7 +76,6 @@ export async function openInfrastructure(
   return {
     databaseUrl,
     pepper,
-    orm,
     pool,
     relaxedPool,
     redis,
@@ -87,7 +87,6 @@ export async function openInfrastructure(
       redis?.disconnect();
       await pool.end();
       await relaxedPool.end();
-      await orm.close();
       await embedded?.close();
     },
   };

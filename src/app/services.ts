@@ -77,7 +77,7 @@ export async function buildServices(
     metrics.keyCache.invalidated(m.kind);
     verifier.invalidate(m);
   });
-  const keys = createKeyService({ orm: infra.orm, pepper: infra.pepper, bus: infra.bus, clock });
+  const keys = createKeyService({ db: infra.pool, pepper: infra.pepper, bus: infra.bus, clock });
   const meter = createRequestMeter(infra.pool);
   const quota = createQuotaService(infra.pool, clock, { reserveDb: infra.relaxedPool });
   const workflows = buildWorkflows(config, infra, clock, logger);
@@ -109,7 +109,7 @@ export async function buildServices(
       enqueueBatchItems(infra.queues, batchId, total, config.batchItemRetry),
   });
   const workspaces = createWorkspaceService({
-    orm: infra.orm,
+    db: infra.pool,
     pepper: infra.pepper,
     bus: infra.bus,
     clock,

@@ -1,14 +1,15 @@
 import pg from 'pg';
-import { MikroORM, type EntityManager } from '@mikro-orm/postgresql';
+import { MikroORM } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import { entities } from './entities/index.js';
 import { migrationsList } from './migrations/index.js';
 
 export type Orm = MikroORM;
-export type Em = EntityManager;
 
 /**
- * Opens the ORM on `databaseUrl`. The caller owns it and must `close()` it.
+ * Opens the ORM on `databaseUrl`. The caller owns it and must `close()` it. MikroORM serves the
+ * migrations and the schema-equality test only: statements go through `pool.ts` and `sql.ts`,
+ * so no process keeps an ORM (and its pool) open; see {@link migrateDatabase}.
  *
  * MikroORM creates a database it does not find, when it connects and again before migrating.
  * Only the embedded PostgreSQL of `npm start` may be created so (`createDatabase: true`); with
@@ -87,5 +88,22 @@ export async function assertDatabaseExists(databaseUrl: string): Promise<void> {
     throw err;
   } finally {
     await probe.end().catch(() => undefined);
+  }
+}
+
+/**
+ * Opens a small ORM on `databaseUrl`, applies pending migrations (see {@link migrate}) and closes
+ * it again: how a process migrates at start without holding a second pool for its lifetime.
+ * Returns the names of the migrations it applied.
+ */
+export async function migrateDatabase(
+  databaseUrl: string,
+  options: { createDatabase?: boolean } = {},
+): Promise<string[]> {
+  const orm = await createOrm(databaseUrl, { poolMax: 2, createDatabase: options.createDatabase });
+  try {
+    return await migrate(orm, databaseUrl);
+  } finally {
+    await orm.close();
   }
 }

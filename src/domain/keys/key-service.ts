@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Em, Orm } from '../../db/orm.js';
+import { withTransaction, type Db } from '../../db/pool.js';
 import type { ApiKey } from '../../db/entities/index.js';
 import { AppError, notFound } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
@@ -9,7 +9,7 @@ import { DEFAULT_GRACE_HOURS, effectiveKeyState, graceEnd } from './key-lifecycl
 import type { InvalidationBus } from './invalidation-bus.js';
 import * as store from './keys-store.js';
 
-/** Who did something to a key, for the audit trail (DECISIONS §4: who, when, from where). */
+/** Who did something to a key, for the audit trail (who, when, from where). */
 export interface Actor {
   /** `user:<id>`, `key:<id>` or `operator`. */
   actor: string;
@@ -20,8 +20,8 @@ export interface Actor {
 export const REVEAL_TTL_MS = 15 * 60_000;
 
 export interface KeyServiceDeps {
-  /** The ORM whose entity manager the service forks per call: routes never hold one. */
-  orm: Orm;
+  /** The pool: each use case runs its statements in a transaction of its own. */
+  db: Db;
   pepper: string;
   bus: InvalidationBus | null;
   clock: () => Date;
@@ -46,18 +46,18 @@ export interface KeyInput {
 }
 
 /**
- * Adds a key (and its audit event) in the caller's unit of work `em`. With `reveal`, the secret
+ * Stores a key (and its audit event) on `db`, a client of the caller's transaction. With `reveal`, the secret
  * is sealed into a one-time reveal row; without, the answer itself reveals it (audited as such).
  * Exported for the workspace use cases, which create a first key in their own transaction.
  */
 export async function insertKey(
-  em: Em,
+  db: Db,
   ctx: { pepper: string; clock: () => Date },
   input: KeyInput,
 ): Promise<NewKey> {
   const secret = generateApiKey();
   const now = ctx.clock();
-  const key = store.addKey(em, {
+  const key: ApiKey = {
     id: randomUUID(),
     workspaceId: input.workspaceId,
     label: input.label,
@@ -71,25 +71,28 @@ export async function insertKey(
     createdAt: now,
     lastUsedAt: null,
     revokedAt: null,
-  });
-  store.addAuditEvent(em, {
+  };
+  await store.insertKeyRow(db, key);
+  await store.insertAuditEvent(db, {
     workspaceId: input.workspaceId,
     keyId: key.id,
     action: 'create',
     ...input.actor,
+    at: new Date(),
   });
   if (!input.reveal) {
-    store.addAuditEvent(em, {
+    await store.insertAuditEvent(db, {
       workspaceId: input.workspaceId,
       keyId: key.id,
       action: 'reveal',
       ...input.actor,
       details: { via: 'api_response' },
+      at: new Date(),
     });
     return { key, secret, revealToken: null };
   }
   const revealToken = randomToken();
-  await store.addReveal(em, {
+  await store.insertReveal(db, {
     tokenHash: hashToken(ctx.pepper, revealToken),
     keyId: key.id,
     workspaceId: key.workspaceId,
@@ -101,17 +104,15 @@ export async function insertKey(
 }
 
 /**
- * Key management (DECISIONS §4). Every function acts for one workspace; a key of another
- * workspace is "not found", never "forbidden". Each call runs on its own fork of the ORM's
- * entity manager, so no caller holds one.
+ * Key management. Every function acts for one workspace; a key of another workspace is "not
+ * found", never "forbidden". Each change runs in a transaction of its own.
  */
 export function createKeyService(deps: KeyServiceDeps) {
   const { pepper, clock } = deps;
-  const fork = () => deps.orm.em.fork();
 
-  async function findKey(em: Em, workspaceId: string, keyId: string, lock = false): Promise<ApiKey> {
+  async function findKey(db: Db, workspaceId: string, keyId: string, lock = false): Promise<ApiKey> {
     if (!isUuid(keyId)) throw notFound('key');
-    const key = await store.findKey(em, workspaceId, keyId, lock);
+    const key = await store.findKey(db, workspaceId, keyId, lock);
     if (!key) throw notFound('key');
     return key;
   }
@@ -119,7 +120,7 @@ export function createKeyService(deps: KeyServiceDeps) {
   return {
     /** Creates a key; with `reveal`, it is shown once on the reveal page instead of in the answer. */
     async createKey(input: KeyInput): Promise<NewKey> {
-      return fork().transactional((tx) => insertKey(tx, deps, input));
+      return withTransaction(deps.db, (tx) => insertKey(tx, deps, input));
     },
 
     /**
@@ -133,7 +134,7 @@ export function createKeyService(deps: KeyServiceDeps) {
       actor: Actor;
       reveal: boolean;
     }): Promise<{ old: ApiKey; successor: NewKey }> {
-      const result = await fork().transactional(async (tx) => {
+      const result = await withTransaction(deps.db, async (tx) => {
         const old = await findKey(tx, input.workspaceId, input.keyId, true);
         const now = clock();
         const state = effectiveKeyState(old, now);
@@ -153,22 +154,25 @@ export function createKeyService(deps: KeyServiceDeps) {
         old.state = hours === 0 ? 'expired' : 'rotating';
         old.graceEndsAt = graceEnd(now, hours);
         old.successorId = successor.key.id;
-        store.addAuditEvent(tx, {
+        await store.updateKeyLifecycle(tx, old);
+        await store.insertAuditEvent(tx, {
           workspaceId: input.workspaceId,
           keyId: old.id,
           action: 'rotate',
           ...input.actor,
           details: { successorId: successor.key.id, graceHours: hours },
+          at: new Date(),
         });
         // With no grace the old key ends now, so the sweeper never sees it: its expiry is
         // audited here, as every expiry is.
         if (old.state === 'expired') {
-          store.addAuditEvent(tx, {
+          await store.insertAuditEvent(tx, {
             workspaceId: input.workspaceId,
             keyId: old.id,
             action: 'expire',
             ...input.actor,
             details: { reason: 'rotation', successorId: successor.key.id },
+            at: new Date(),
           });
         }
         return { old, successor };
@@ -179,16 +183,18 @@ export function createKeyService(deps: KeyServiceDeps) {
 
     /** Revocation is immediate and final; it reaches every process through the bus. */
     async revokeKey(input: { workspaceId: string; keyId: string; actor: Actor }): Promise<ApiKey> {
-      const key = await fork().transactional(async (tx) => {
+      const key = await withTransaction(deps.db, async (tx) => {
         const k = await findKey(tx, input.workspaceId, input.keyId, true);
         if (k.state !== 'revoked') {
           k.state = 'revoked';
           k.revokedAt = clock();
-          store.addAuditEvent(tx, {
+          await store.updateKeyLifecycle(tx, k);
+          await store.insertAuditEvent(tx, {
             workspaceId: input.workspaceId,
             keyId: k.id,
             action: 'revoke',
             ...input.actor,
+            at: new Date(),
           });
         }
         return k;
@@ -198,7 +204,7 @@ export function createKeyService(deps: KeyServiceDeps) {
     },
 
     async listKeys(workspaceId: string): Promise<ApiKey[]> {
-      return store.listKeys(fork(), workspaceId);
+      return store.listKeys(deps.db, workspaceId);
     },
 
     /**
@@ -212,7 +218,7 @@ export function createKeyService(deps: KeyServiceDeps) {
       actor: Actor;
     }): Promise<{ keyId: string; key: string; masked: string }> {
       const tokenHash = hashToken(pepper, input.token);
-      const outcome = await fork().transactional(async (tx) => {
+      const outcome = await withTransaction(deps.db, async (tx) => {
         const now = clock();
         const isUsable = (r: store.HeldReveal) =>
           r.sealedSecret !== null && !r.revealedAt && r.expiresAt.getTime() > now.getTime();
@@ -222,12 +228,13 @@ export function createKeyService(deps: KeyServiceDeps) {
         if (!row) return null;
         if (!isUsable(row) || !row.sealedSecret) return 'expired' as const;
         const secret = unsealSecret(pepper, row.sealedSecret);
-        store.addAuditEvent(tx, {
+        await store.insertAuditEvent(tx, {
           workspaceId: input.workspaceId,
           keyId: row.keyId,
           action: 'reveal',
           ...input.actor,
           details: { via: 'reveal_page' },
+          at: new Date(),
         });
         return { keyId: row.keyId, key: secret, masked: maskApiKey(secret.slice(0, 8), secret.slice(-4)) };
       });

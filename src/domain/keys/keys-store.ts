@@ -1,59 +1,66 @@
-import { LockMode } from '@mikro-orm/core';
-import type { Em } from '../../db/orm.js';
 import type { Db, Queryable } from '../../db/pool.js';
 import { sql } from '../../db/sql.js';
-import {
-  ApiKeySchema,
-  KeyAuditEventSchema,
-  type ApiKey,
-  type AuditAction,
-  type KeyState,
-  type PlanName,
-  type KeyAuditEvent,
-} from '../../db/entities/index.js';
+import type { ApiKey, AuditAction, KeyState, PlanName, KeyAuditEvent } from '../../db/entities/index.js';
 
 /**
  * The keys area's tables: `api_keys`, `key_audit_events` and `key_reveals` (and the `key_version`
  * counter); nothing else names them. The verifier's hot lookup (`findKeyByHash`) reads the key's workspace
  * row with it, in the same indexed query.
  *
- * Two kinds of function, one per way the area reaches the database:
- * - `(em, …)`: the MikroORM unit of work the key use cases run in (`em` is a transaction's
- *   entity manager; MikroORM maps `api_keys` and `key_audit_events` and stays inside this file
- *   and the services that own a fork).
- * - `(db, …)`: set-based statements on the pool or a transaction client.
+ * Every function takes the pool or a client of the caller's transaction (`withTransaction`): the
+ * key use cases run several of them as one transaction.
  */
+
+/** The columns of `api_keys` as an {@link ApiKey}. */
+const KEY_COLUMNS = sql`id, workspace_id AS "workspaceId", label, key_hash AS "keyHash", prefix,
+  last_four AS "lastFour", scopes, state, expires_at AS "expiresAt", grace_ends_at AS "graceEndsAt",
+  successor_id AS "successorId", created_at AS "createdAt", last_used_at AS "lastUsedAt",
+  revoked_at AS "revokedAt"`;
 
 /** A key of `workspaceId`, or null; `lock` takes its row lock for the caller's transaction. */
 export async function findKey(
-  em: Em,
+  db: Db,
   workspaceId: string,
   keyId: string,
   lock = false,
 ): Promise<ApiKey | null> {
-  return em.findOne(
-    ApiKeySchema,
-    { id: keyId, workspaceId },
-    lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {},
+  const { rows } = await db.query<ApiKey>(
+    sql`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ${keyId} AND workspace_id = ${workspaceId}
+        ${lock ? sql`FOR UPDATE` : sql.empty}`,
   );
+  return rows[0] ?? null;
 }
 
 /** A workspace's keys, newest first. */
-export async function listKeys(em: Em, workspaceId: string): Promise<ApiKey[]> {
-  return em.find(ApiKeySchema, { workspaceId }, { orderBy: { createdAt: 'desc', id: 'asc' } });
+export async function listKeys(db: Db, workspaceId: string): Promise<ApiKey[]> {
+  const { rows } = await db.query<ApiKey>(
+    sql`SELECT ${KEY_COLUMNS} FROM api_keys WHERE workspace_id = ${workspaceId}
+         ORDER BY created_at DESC, id ASC`,
+  );
+  return rows;
 }
 
-/** Adds a key to the unit of work (written at the next flush). */
-export function addKey(em: Em, key: ApiKey): ApiKey {
-  return em.create(ApiKeySchema, key);
+/** Stores a new key. */
+export async function insertKeyRow(db: Db, key: ApiKey): Promise<void> {
+  await db.query(
+    sql`INSERT INTO api_keys (id, workspace_id, label, key_hash, prefix, last_four, scopes, state, expires_at,
+          grace_ends_at, successor_id, created_at, last_used_at, revoked_at)
+        VALUES (${key.id}, ${key.workspaceId}, ${key.label}, ${key.keyHash}, ${key.prefix}, ${key.lastFour},
+          ${key.scopes}, ${key.state}, ${key.expiresAt}, ${key.graceEndsAt}, ${key.successorId},
+          ${key.createdAt}, ${key.lastUsedAt}, ${key.revokedAt})`,
+  );
 }
 
-/** Adds an audit event to the unit of work (DECISIONS §4: who, when, from where). */
-export function addAuditEvent(
-  em: Em,
-  event: Omit<KeyAuditEvent, 'at' | 'details'> & { details?: Record<string, unknown> },
-): void {
-  em.create(KeyAuditEventSchema, { ...event, details: event.details ?? {}, at: new Date() });
+/** Writes a key's lifecycle fields (state, grace end, successor, revocation) as they are in `key`. */
+export async function updateKeyLifecycle(
+  db: Db,
+  key: Pick<ApiKey, 'id' | 'state' | 'graceEndsAt' | 'successorId' | 'revokedAt'>,
+): Promise<void> {
+  await db.query(
+    sql`UPDATE api_keys SET state = ${key.state}, grace_ends_at = ${key.graceEndsAt},
+          successor_id = ${key.successorId}, revoked_at = ${key.revokedAt}
+        WHERE id = ${key.id}`,
+  );
 }
 
 /** A one-time reveal row: the sealed secret of a new key and when its link expires. */
@@ -66,17 +73,13 @@ export interface RevealRow {
   expiresAt: Date;
 }
 
-/** Stores a reveal row in `em`'s transaction, after flushing the key it names. */
-export async function addReveal(em: Em, row: RevealRow): Promise<void> {
-  await em.flush();
-  await em
-    .getConnection()
-    .execute(
-      `INSERT INTO key_reveals (token_hash, key_id, workspace_id, sealed_secret, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)`,
-      [row.tokenHash, row.keyId, row.workspaceId, row.sealedSecret, row.createdAt, row.expiresAt],
-      'run',
-      em.getTransactionContext(),
-    );
+/** Stores a reveal row (in the transaction that stores the key it names). */
+export async function insertReveal(db: Db, row: RevealRow): Promise<void> {
+  await db.query(
+    sql`INSERT INTO key_reveals (token_hash, key_id, workspace_id, sealed_secret, created_at, expires_at)
+        VALUES (${row.tokenHash}, ${row.keyId}, ${row.workspaceId}, ${row.sealedSecret}, ${row.createdAt},
+          ${row.expiresAt})`,
+  );
 }
 
 /** A reveal row as read under its row lock by {@link takeReveal}. */
@@ -90,43 +93,25 @@ export interface HeldReveal {
 /**
  * Reads a workspace's reveal row under its row lock and wipes its sealed secret in the same
  * transaction, whatever the caller decides: two concurrent views cannot both see it.
- * `revealedAt` is recorded only when the caller says the reveal is usable.
+ * `revealedAt` is recorded only when the caller says the reveal is usable. `db` must be a
+ * client inside the caller's transaction, or the lock is released before the wipe.
  */
 export async function takeReveal(
-  em: Em,
+  db: Db,
   tokenHash: string,
   workspaceId: string,
   usable: (row: HeldReveal) => Date | null,
 ): Promise<HeldReveal | null> {
-  const conn = em.getConnection();
-  const ctx = em.getTransactionContext();
-  const rows = await conn.execute<
-    {
-      key_id: string;
-      sealed_secret: string | null;
-      expires_at: string | Date;
-      revealed_at: string | Date | null;
-    }[]
-  >(
-    `SELECT key_id, sealed_secret, expires_at, revealed_at FROM key_reveals
-      WHERE token_hash = ? AND workspace_id = ? FOR UPDATE`,
-    [tokenHash, workspaceId],
-    'all',
-    ctx,
+  const { rows } = await db.query<HeldReveal>(
+    sql`SELECT key_id AS "keyId", sealed_secret AS "sealedSecret", expires_at AS "expiresAt",
+               revealed_at AS "revealedAt"
+          FROM key_reveals WHERE token_hash = ${tokenHash} AND workspace_id = ${workspaceId} FOR UPDATE`,
   );
-  const r = rows[0];
-  if (!r) return null;
-  const row: HeldReveal = {
-    keyId: r.key_id,
-    sealedSecret: r.sealed_secret,
-    expiresAt: new Date(r.expires_at),
-    revealedAt: r.revealed_at ? new Date(r.revealed_at) : null,
-  };
-  await conn.execute(
-    `UPDATE key_reveals SET sealed_secret = NULL, revealed_at = COALESCE(revealed_at, ?) WHERE token_hash = ?`,
-    [usable(row), tokenHash],
-    'run',
-    ctx,
+  const row = rows[0];
+  if (!row) return null;
+  await db.query(
+    sql`UPDATE key_reveals SET sealed_secret = NULL, revealed_at = COALESCE(revealed_at, ${usable(row)})
+         WHERE token_hash = ${tokenHash}`,
   );
   return row;
 }
@@ -134,7 +119,7 @@ export async function takeReveal(
 /**
  * Keys of a workspace that authenticate at `now` (within expiry and grace), counted apart:
  * `active` ones and `rotating` ones (a rotated key in its grace period), so the console's
- * "Active keys" does not count a key that is on its way out (issue 12 item 8).
+ * "Active keys" does not count a key that is on its way out.
  */
 export async function countLiveKeys(
   db: Db,
@@ -184,24 +169,27 @@ export async function wipeExpiredReveals(db: Db, now: Date): Promise<number> {
  */
 export async function readKeyVersion(db: Db): Promise<string> {
   const res = await db.query<{ version: string }>(
-    'SELECT version::text AS version FROM key_version WHERE id = 1',
+    sql`SELECT version::text AS version FROM key_version WHERE id = 1`,
   );
   return res.rows[0]?.version ?? '0';
 }
 
 /**
- * Appends one audit event with a statement of its own (for areas that do not use the entity
- * manager, e.g. workflows): on a transaction client it commits with the change it records.
+ * Appends one audit event (who, when, from where): on a transaction client it
+ * commits with the change it records. `at` defaults to the database's transaction time.
  */
-export async function insertAuditEvent(db: Queryable, e: Omit<KeyAuditEvent, 'id' | 'at'>): Promise<void> {
+export async function insertAuditEvent(
+  db: Queryable,
+  e: Omit<KeyAuditEvent, 'id' | 'at' | 'details'> & { details?: Record<string, unknown>; at?: Date },
+): Promise<void> {
   await db.query(
-    `INSERT INTO key_audit_events (workspace_id, key_id, action, actor, ip, user_agent, details, at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, now())`,
-    [e.workspaceId, e.keyId, e.action, e.actor, e.ip, e.userAgent, JSON.stringify(e.details)],
+    sql`INSERT INTO key_audit_events (workspace_id, key_id, action, actor, ip, user_agent, details, at)
+        VALUES (${e.workspaceId}, ${e.keyId}, ${e.action}, ${e.actor}, ${e.ip}, ${e.userAgent},
+          ${JSON.stringify(e.details ?? {})}, ${e.at ?? sql`now()`})`,
   );
 }
 
-// The audit log read back (DECISIONS §10): the only query that reads `key_audit_events`.
+// The audit log read back: the only query that reads `key_audit_events`.
 
 export interface AuditEventRow {
   id: string;
@@ -234,23 +222,16 @@ export interface AuditEventFilter {
  * never be read, whatever key id is asked for.
  */
 export async function selectAuditEvents(db: Db, f: AuditEventFilter): Promise<AuditEventRow[]> {
-  const where = ['workspace_id = $1'];
-  const args: unknown[] = [f.workspaceId];
-  const add = (sql: string, value: unknown) => {
-    args.push(value);
-    where.push(sql.replace('?', `$${args.length}`));
-  };
-  if (f.keyId !== undefined) add('key_id = ?', f.keyId);
-  if (f.action !== undefined) add('action = ?', f.action);
-  if (f.from !== undefined) add('at >= ?', f.from);
-  if (f.to !== undefined) add('at < ?', f.to);
-  if (f.beforeId !== undefined) add('id < ?::bigint', f.beforeId);
-  args.push(f.limit + 1);
+  const where = [sql`workspace_id = ${f.workspaceId}`];
+  if (f.keyId !== undefined) where.push(sql`key_id = ${f.keyId}`);
+  if (f.action !== undefined) where.push(sql`action = ${f.action}`);
+  if (f.from !== undefined) where.push(sql`at >= ${f.from}`);
+  if (f.to !== undefined) where.push(sql`at < ${f.to}`);
+  if (f.beforeId !== undefined) where.push(sql`id < ${f.beforeId}::bigint`);
   const { rows } = await db.query<AuditEventRow>(
-    `SELECT id::text AS id, at, action, actor, ip, user_agent, key_id, details
-       FROM key_audit_events WHERE ${where.join(' AND ')}
-      ORDER BY key_audit_events.id DESC LIMIT $${args.length}`,
-    args,
+    sql`SELECT id::text AS id, at, action, actor, ip, user_agent, key_id, details
+          FROM key_audit_events WHERE ${sql.join(where, sql` AND `)}
+         ORDER BY key_audit_events.id DESC LIMIT ${f.limit + 1}`,
   );
   return rows;
 }
@@ -306,13 +287,12 @@ interface VerifiedKeyRow {
  */
 export async function findKeyByHash(db: Queryable, keyHash: string): Promise<AuthenticatedKey | null> {
   const res = await db.query<VerifiedKeyRow>(
-    `SELECT k.id, k.label, k.scopes, k.state, k.prefix, k.last_four, k.created_at, k.expires_at, k.grace_ends_at,
+    sql`SELECT k.id, k.label, k.scopes, k.state, k.prefix, k.last_four, k.created_at, k.expires_at, k.grace_ends_at,
             k.last_used_at, k.successor_id,
             w.id AS ws_id, w.name AS ws_name, w.plan AS ws_plan, w.trial_ends_at AS ws_trial_ends_at,
             w.status AS ws_status, w.rotation_policy_days AS ws_rotation_policy_days
        FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
-      WHERE k.key_hash = $1`,
-    [keyHash],
+      WHERE k.key_hash = ${keyHash}`,
   );
   const r = res.rows[0];
   if (!r) return null;

@@ -1,78 +1,80 @@
-import type { Em } from '../../db/orm.js';
 import type { Db } from '../../db/pool.js';
 import { sql } from '../../db/sql.js';
-import {
-  ConsoleUserSchema,
-  MembershipSchema,
-  PlanChangeSchema,
-  WorkspaceSchema,
-  type ConsoleUser,
-  type Membership,
-  type PlanChange,
-  type Workspace,
-} from '../../db/entities/index.js';
+import type { ConsoleUser, Membership, PlanChange, Workspace } from '../../db/entities/index.js';
 
 /**
- * The workspaces area's tables: `workspaces`, `plan_changes`, `console_users` and
- * `memberships` and `console_sessions` (sessions.ts makes and hashes the tokens). MikroORM maps the
- * first four;
- * `(em, …)` functions work in the caller's unit of work, `(db, …)` ones are set-based
- * statements on the pool or a transaction client.
+ * The workspaces area's tables: `workspaces`, `plan_changes`, `console_users`, `memberships`
+ * and `console_sessions` (sessions.ts makes and hashes the tokens). Every function takes the
+ * pool or a client of the caller's transaction (`withTransaction`).
  */
 
 /** A workspace by id, or null. */
-export async function findWorkspace(em: Em, id: string): Promise<Workspace | null> {
-  return em.findOne(WorkspaceSchema, { id });
+export async function findWorkspace(db: Db, id: string): Promise<Workspace | null> {
+  const { rows } = await db.query<Workspace>(
+    sql`SELECT id, name, plan, trial_ends_at AS "trialEndsAt", status,
+               rotation_policy_days AS "rotationPolicyDays", created_at AS "createdAt"
+          FROM workspaces WHERE id = ${id}`,
+  );
+  return rows[0] ?? null;
 }
 
-/** Adds a workspace to the unit of work. */
-export function addWorkspace(em: Em, workspace: Workspace): Workspace {
-  return em.create(WorkspaceSchema, workspace);
+/** Stores a new workspace. */
+export async function insertWorkspace(db: Db, w: Workspace): Promise<void> {
+  await db.query(
+    sql`INSERT INTO workspaces (id, name, plan, trial_ends_at, status, rotation_policy_days, created_at)
+        VALUES (${w.id}, ${w.name}, ${w.plan}, ${w.trialEndsAt}, ${w.status}, ${w.rotationPolicyDays},
+          ${w.createdAt})`,
+  );
 }
 
-/** Records a plan change in the unit of work (the plan history, DECISIONS §5). */
-export function addPlanChange(em: Em, change: PlanChange): void {
-  em.create(PlanChangeSchema, change);
+/** Writes a workspace's plan and trial end as they are in `w`. */
+export async function updatePlan(db: Db, w: Pick<Workspace, 'id' | 'plan' | 'trialEndsAt'>): Promise<void> {
+  await db.query(
+    sql`UPDATE workspaces SET plan = ${w.plan}, trial_ends_at = ${w.trialEndsAt} WHERE id = ${w.id}`,
+  );
 }
 
-/** Adds a console user to the unit of work. */
-export function addUser(em: Em, user: ConsoleUser): void {
-  em.create(ConsoleUserSchema, user);
+/** Records a plan change (the plan history). */
+export async function insertPlanChange(db: Db, c: PlanChange): Promise<void> {
+  await db.query(
+    sql`INSERT INTO plan_changes (workspace_id, from_plan, to_plan, reason, actor, at)
+        VALUES (${c.workspaceId}, ${c.fromPlan}, ${c.toPlan}, ${c.reason}, ${c.actor}, ${c.at})`,
+  );
 }
 
-/** Adds a membership to the unit of work. */
-export function addMembership(em: Em, membership: Membership): void {
-  em.create(MembershipSchema, membership);
+/** Stores a console user. */
+export async function insertUser(db: Db, u: ConsoleUser): Promise<void> {
+  await db.query(
+    sql`INSERT INTO console_users (id, email, password_hash, created_at)
+        VALUES (${u.id}, ${u.email}, ${u.passwordHash}, ${u.createdAt})`,
+  );
 }
 
-/** True when a console user has this email, compared case-insensitively, in `em`'s transaction. */
-export async function emailTaken(em: Em, email: string): Promise<boolean> {
-  const rows = await em
-    .getConnection()
-    .execute(
-      'SELECT 1 FROM console_users WHERE lower(email) = lower(?)',
-      [email],
-      'all',
-      em.getTransactionContext(),
-    );
+/** Stores a membership. */
+export async function insertMembership(db: Db, m: Membership): Promise<void> {
+  await db.query(
+    sql`INSERT INTO memberships (user_id, workspace_id, role, created_at)
+        VALUES (${m.userId}, ${m.workspaceId}, ${m.role}, ${m.createdAt})`,
+  );
+}
+
+/** True when a console user has this email, compared case-insensitively. */
+export async function emailTaken(db: Db, email: string): Promise<boolean> {
+  const { rows } = await db.query(sql`SELECT 1 FROM console_users WHERE lower(email) = lower(${email})`);
   return rows.length > 0;
 }
 
 /** The user with this email (case-insensitive) and their first workspace, or null. */
 export async function findLogin(
-  em: Em,
+  db: Db,
   email: string,
 ): Promise<{ userId: string; passwordHash: string; workspaceId: string } | null> {
-  const rows = await em
-    .getConnection()
-    .execute<{ id: string; password_hash: string; workspace_id: string }[]>(
-      `SELECT u.id, u.password_hash, m.workspace_id FROM console_users u
-       JOIN memberships m ON m.user_id = u.id
-      WHERE lower(u.email) = lower(?) ORDER BY m.created_at LIMIT 1`,
-      [email],
-    );
-  const r = rows[0];
-  return r ? { userId: r.id, passwordHash: r.password_hash, workspaceId: r.workspace_id } : null;
+  const { rows } = await db.query<{ userId: string; passwordHash: string; workspaceId: string }>(
+    sql`SELECT u.id AS "userId", u.password_hash AS "passwordHash", m.workspace_id AS "workspaceId"
+          FROM console_users u JOIN memberships m ON m.user_id = u.id
+         WHERE lower(u.email) = lower(${email}) ORDER BY m.created_at LIMIT 1`,
+  );
+  return rows[0] ?? null;
 }
 
 /**
@@ -80,18 +82,14 @@ export async function findLogin(
  * logins rehashing at once both write a valid hash, and neither undoes a password change.
  */
 export async function updatePasswordHash(
-  em: Em,
+  db: Db,
   userId: string,
   previousHash: string,
   newHash: string,
 ): Promise<void> {
-  await em
-    .getConnection()
-    .execute('UPDATE console_users SET password_hash = ? WHERE id = ? AND password_hash = ?', [
-      newHash,
-      userId,
-      previousHash,
-    ]);
+  await db.query(
+    sql`UPDATE console_users SET password_hash = ${newHash} WHERE id = ${userId} AND password_hash = ${previousHash}`,
+  );
 }
 
 /**
