@@ -3,7 +3,7 @@ import type { Db, Pool } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
 import type { TriageRequest, TriageResponse } from '../triage-engine/types.js';
 import type { RecordOutcome } from './triage-store.js';
-import { settleReservationCtes } from '../usage/usage-store.js';
+import { settleReservationCtes } from '../usage/quota-store.js';
 import { sql } from '../../db/sql.js';
 
 /**

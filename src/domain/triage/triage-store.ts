@@ -4,13 +4,13 @@ import { recordCaseTriages, type CaseTriageInput } from '../cases/case-triage-st
 import type { Hop, TriageResponse } from '../triage-engine/types.js';
 import type { LedgerEntry } from '../usage/ledger.js';
 import { ledgerCallColumns } from '../usage/ledger.js';
+import { insertLedgerRowsFrom } from '../usage/ledger-store.js';
 import {
-  insertLedgerRowsFrom,
   settleReservationCtes,
   settleReservationsCtes,
   takeCallsPerMonth,
   takeOneCall,
-} from '../usage/usage-store.js';
+} from '../usage/quota-store.js';
 import { sql, type SqlFragment } from '../../db/sql.js';
 
 /**

@@ -1,9 +1,7 @@
-import type { Db } from '../../db/pool.js';
-import { insertLedgerRows } from './usage-store.js';
-
 /**
- * The usage ledger (DECISIONS §5): one row per model call, priced at the catalog price of
- * the tier that answered, in integers only. Each row keeps the exact cost in pico-dollars
+ * One entry of the usage ledger, the one type of a ledger row (written by
+ * `ledger-store.ts`): one row per model call, priced at the catalog price of the tier that
+ * answered, in integers only. Each row keeps the exact cost in pico-dollars
  * (`costPicos` of `domain/triage/pricing.ts`) and that cost rounded half-up to micro-dollars; totals are summed in picos and rounded once, so a
  * statement equals Σ tokens × price to the micro-dollar however many rows it spans.
  * `aiCall` marks the one row per answered request that counts as an AI call.
@@ -20,6 +18,7 @@ export interface LedgerEntry {
   /** Exact cost in pico-dollars (10^-12 USD). */
   costPicos: bigint;
   aiCall: boolean;
+  /** When the call was made; now when absent. */
   at?: Date;
 }
 
@@ -41,18 +40,6 @@ export function ledgerCallColumns(entries: readonly LedgerEntry[]): unknown[][] 
     col((e) => e.costPicos.toString()),
     col((e) => e.aiCall),
   ];
-}
-
-/** Appends entries in one statement. */
-export async function recordModelCalls(db: Db, entries: readonly LedgerEntry[]): Promise<void> {
-  await insertLedgerRows(
-    db,
-    entries.map(({ at, ...e }) => ({
-      ...e,
-      costMicros: picosToMicros(e.costPicos),
-      createdAt: at ?? new Date(),
-    })),
-  );
 }
 
 /** Micro-dollars as a USD decimal string with six places: exact, never a float. */

@@ -7,7 +7,7 @@ import {
   insertReservationUpTo,
   releaseExpiredReservations,
   settleReservation,
-} from './usage-store.js';
+} from './quota-store.js';
 
 /**
  * The monthly AI-call quota (DECISIONS §3), enforced in PostgreSQL so every process

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Db } from '../../db/pool.js';
 import { REDIS_STEP_DEADLINE_MS, withDeadline } from '../../lib/deadline.js';
-import { addWindowHits, deleteWindowsBefore } from './usage-store.js';
+import { addWindowHits, deleteWindowsBefore } from './counter-store.js';
 
 /**
  * Fixed-window request limits shared by every process (DECISIONS §1, §3): in Redis when

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/pool.js';
-import { addKeyRequests, type KeyDayCount, type KeyLastUse } from './usage-store.js';
+import { addKeyRequests, type KeyDayCount, type KeyLastUse } from './counter-store.js';
 
 /**
  * Counts authenticated requests per key and remembers when each key was last used,

@@ -3,7 +3,7 @@ import { effectivePlan, monthOf, nextMonthStart, type PlanCatalog } from '../pla
 import { countLiveKeys } from '../keys/keys-store.js';
 import { microsToUsd, picosToMicros } from '../usage/ledger.js';
 import type { QuotaService } from '../usage/quota.js';
-import { workspaceLedgerTotals } from '../usage/usage-store.js';
+import { workspaceLedgerTotals } from '../usage/usage-report-store.js';
 import type { WorkspaceService } from './workspace-service.js';
 
 /** What {@link workspaceSummary} reads from. */

@@ -7,7 +7,7 @@ import { createTestDatabase, testRedisUrl } from '../../helpers/db.js';
 import { startServerProcess } from '../../helpers/server-process.js';
 import { TEST_PEPPER } from '../../helpers/test-app.js';
 import { createQueueKit } from '../../../src/jobs/queue-kit.js';
-import { recordModelCalls } from '../../../src/domain/usage/ledger.js';
+import { recordModelCalls } from '../../../src/domain/usage/ledger-store.js';
 
 const run = promisify(execFile);
 const tightPlans = path.resolve('test/fixtures/foundation/tight-plans.json');

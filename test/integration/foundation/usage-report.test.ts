@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, signUp, type TestApp } from '../../helpers/test-app.js';
 import { monthlyStatement, perKeyTotals, usageSeries } from '../../../src/domain/usage/usage-report.js';
-import {
-  addKeyRequests,
-  insertLedgerRows,
-  workspaceLedgerTotals,
-} from '../../../src/domain/usage/usage-store.js';
+import { addKeyRequests } from '../../../src/domain/usage/counter-store.js';
+import { recordModelCalls } from '../../../src/domain/usage/ledger-store.js';
+import { workspaceLedgerTotals } from '../../../src/domain/usage/usage-report-store.js';
 
 let t: TestApp;
 
@@ -19,7 +17,6 @@ afterAll(async () => {
 const base = {
   requestId: null,
   providerModel: 'gpt-x',
-  costMicros: 0n,
 } as const;
 
 describe('usage reports over the usage store', () => {
@@ -43,9 +40,9 @@ describe('usage reports over the usage store', () => {
       outputTokens: 1,
       costPicos,
       aiCall,
-      createdAt: new Date(at),
+      at: new Date(at),
     });
-    await insertLedgerRows(t.infra.pool, [
+    await recordModelCalls(t.infra.pool, [
       row('2026-03-02T10:00:00Z', 'small', 10, 400_000n, true),
       row('2026-03-02T23:59:59Z', 'small', 20, 400_000n, true),
       row('2026-03-04T00:00:00Z', 'large', 30, 1_700_000n, false),
