@@ -1,8 +1,9 @@
 import type { Db } from '../../db/pool.js';
+import { sql } from '../../db/sql.js';
 import { seqCursor, seqPage, type Page } from '../../lib/cursor.js';
 import { isUuid } from '../../lib/ids.js';
 import { toCaseTriage, type CaseTriage, type TriageColumnsRow } from './case-triage-store.js';
-import { filterSql, kevColumn, type ListFilters, VISIBLE_FINDINGS } from './list-filters.js';
+import { filterWhere, kevColumnSql, type ListFilters, VISIBLE_FINDINGS_SQL } from './list-filters.js';
 
 /**
  * The reads of `findings` (DECISIONS §9, §10): the findings list and one finding, each with its
@@ -139,13 +140,13 @@ function toFinding(f: FindingRow): StoredFinding {
 }
 
 /** A finding's case: the case of its (workspace, fingerprint), whose id and triage it shows. */
-const FINDING_CASE = `LEFT JOIN cases fcase ON fcase.workspace_id = f.workspace_id AND fcase.fingerprint = f.fingerprint`;
+const FINDING_CASE = sql`LEFT JOIN cases fcase ON fcase.workspace_id = f.workspace_id AND fcase.fingerprint = f.fingerprint`;
 /** The finding's own columns a read maps ({@link FindingRow}): not its evidence (m020), read per case. */
-const FINDING_COLUMNS = `f.id, f.seq, f.scan_id, f.record_index, f.fingerprint, f.scanner, f.rule_id, f.title, f.severity,
+const FINDING_COLUMNS = sql`f.id, f.seq, f.scan_id, f.record_index, f.fingerprint, f.scanner, f.rule_id, f.title, f.severity,
   f.cve_ids, f.cwe_ids, f.cvss_score, f.cvss_vector, f.description, f.solution, f.asset, f.host, f.ip, f.fqdn, f.os,
   f.component, f.component_version, f.purl, f.file, f.line, f.port, f.protocol, f.exploit_available, f.confidence,
   f.suppressed, f.created_at`;
-const CASE_COLUMNS = `fcase.id AS case_id, fcase.priority, fcase.recommended_action, fcase.reasoning, fcase.confidence_score,
+const CASE_COLUMNS = sql`fcase.id AS case_id, fcase.priority, fcase.recommended_action, fcase.reasoning, fcase.confidence_score,
   fcase.severity_override, fcase.model, fcase.triaged_at, fcase.policy_version, coalesce(fcase.triage_stale, false) AS triage_stale`;
 
 export async function listFindings(
@@ -153,23 +154,18 @@ export async function listFindings(
   workspaceId: string,
   q: ListFilters & { caseId?: string; limit: number; cursor?: string },
 ): Promise<Page<StoredFinding>> {
-  const params: unknown[] = [workspaceId];
-  const where = ['f.workspace_id = $1', ...filterSql('f', q, params, 'findings')];
+  const where = [sql`f.workspace_id = ${workspaceId}`, ...filterWhere('f', q, 'findings')];
   if (q.caseId !== undefined) {
-    params.push(isUuid(q.caseId) ? q.caseId : '00000000-0000-0000-0000-000000000000');
+    const caseId = isUuid(q.caseId) ? q.caseId : '00000000-0000-0000-0000-000000000000';
     where.push(
-      `f.fingerprint = (SELECT fingerprint FROM cases WHERE id = $${params.length}::uuid AND workspace_id = $1)`,
+      sql`f.fingerprint = (SELECT fingerprint FROM cases WHERE id = ${caseId}::uuid AND workspace_id = ${workspaceId})`,
     );
   }
-  if (q.cursor) {
-    params.push(seqCursor(q.cursor));
-    where.push(`f.seq < $${params.length}::bigint`);
-  }
-  params.push(q.limit + 1);
+  if (q.cursor) where.push(sql`f.seq < ${seqCursor(q.cursor)}::bigint`);
   const { rows } = await db.query<FindingRow>(
-    `SELECT ${FINDING_COLUMNS}, ${CASE_COLUMNS}, ${kevColumn('f')} FROM findings f ${VISIBLE_FINDINGS} ${FINDING_CASE}
-     WHERE ${where.join(' AND ')} ORDER BY f.seq DESC LIMIT $${params.length}`,
-    params,
+    sql`SELECT ${FINDING_COLUMNS}, ${CASE_COLUMNS}, ${kevColumnSql('f')}
+          FROM findings f ${VISIBLE_FINDINGS_SQL} ${FINDING_CASE}
+         WHERE ${sql.join(where, sql` AND `)} ORDER BY f.seq DESC LIMIT ${q.limit + 1}`,
   );
   const page = seqPage(rows, q.limit);
   return { data: page.data.map(toFinding), nextCursor: page.nextCursor };
@@ -178,9 +174,9 @@ export async function listFindings(
 export async function getFinding(db: Db, workspaceId: string, id: string): Promise<StoredFinding | null> {
   if (!isUuid(id)) return null;
   const { rows } = await db.query<FindingRow>(
-    `SELECT ${FINDING_COLUMNS}, ${CASE_COLUMNS}, ${kevColumn('f')} FROM findings f ${VISIBLE_FINDINGS} ${FINDING_CASE}
-     WHERE f.id = $1 AND f.workspace_id = $2`,
-    [id, workspaceId],
+    sql`SELECT ${FINDING_COLUMNS}, ${CASE_COLUMNS}, ${kevColumnSql('f')}
+          FROM findings f ${VISIBLE_FINDINGS_SQL} ${FINDING_CASE}
+         WHERE f.id = ${id} AND f.workspace_id = ${workspaceId}`,
   );
   return rows[0] ? toFinding(rows[0]) : null;
 }

@@ -1,8 +1,9 @@
+import { sql, type SqlFragment } from '../../db/sql.js';
 import { isUuid } from '../../lib/ids.js';
 
 /**
- * The filters of DECISIONS §10 (severity, status, priority, action, triaged, stale, CVE, asset,
- * scanner, scan, KEV, EPSS at least) as SQL over a table alias, with parameters appended to `params`. Shared by the
+ * The list filters (severity, status, priority, action, triaged, stale, CVE, asset, scanner,
+ * scan, KEV, EPSS at least) as SQL over a table alias. Shared by the
  * findings and cases lists and the exports. A finding has no status or triage of its own: its
  * status and triage are its case's (same workspace and fingerprint).
  */
@@ -25,39 +26,34 @@ export interface ListFilters {
   epssMin?: number;
 }
 
-/** WHERE clauses of `f` over the `findings` or `cases` row aliased `alias`. */
-export function filterSql(
-  alias: string,
-  f: ListFilters,
-  params: unknown[],
-  table: 'findings' | 'cases',
-): string[] {
-  const where: string[] = [];
-  const p = (v: unknown): string => {
-    params.push(v);
-    return `$${params.length}`;
-  };
-  if (f.severity?.length) where.push(`${alias}.severity = ANY(${p(f.severity)}::text[])`);
+/** The table aliases the filters are written over: `c` for `cases`, `f` for `findings`. */
+export type FilterAlias = 'c' | 'f';
+
+/** WHERE conditions of `f` over the `findings` or `cases` row aliased `alias`, to be joined with AND. */
+export function filterWhere(alias: FilterAlias, f: ListFilters, table: 'findings' | 'cases'): SqlFragment[] {
+  const t = sql.identifier(alias, ['c', 'f']);
+  const where: SqlFragment[] = [];
+  if (f.severity?.length) where.push(sql`${t}.severity = ANY(${f.severity}::text[])`);
   // Conditions on the case: on the row itself for cases, through one EXISTS for findings.
-  const c = table === 'cases' ? alias : 'fc';
-  const onCase: string[] = [];
-  if (f.status?.length) onCase.push(`${c}.status = ANY(${p(f.status)}::text[])`);
-  if (f.priority?.length) onCase.push(`${c}.priority = ANY(${p(f.priority)}::text[])`);
-  if (f.action?.length) onCase.push(`${c}.recommended_action = ANY(${p(f.action)}::text[])`);
-  if (f.triaged !== undefined) onCase.push(`${c}.triaged_at IS ${f.triaged ? 'NOT ' : ''}NULL`);
-  if (f.stale !== undefined) onCase.push(`${f.stale ? '' : 'NOT '}${c}.triage_stale`);
+  const c = table === 'cases' ? t : sql`fc`;
+  const onCase: SqlFragment[] = [];
+  if (f.status?.length) onCase.push(sql`${c}.status = ANY(${f.status}::text[])`);
+  if (f.priority?.length) onCase.push(sql`${c}.priority = ANY(${f.priority}::text[])`);
+  if (f.action?.length) onCase.push(sql`${c}.recommended_action = ANY(${f.action}::text[])`);
+  if (f.triaged !== undefined) onCase.push(sql`${c}.triaged_at IS ${f.triaged ? sql`NOT ` : sql.empty}NULL`);
+  if (f.stale !== undefined) onCase.push(sql`${f.stale ? sql.empty : sql`NOT `}${c}.triage_stale`);
   if (onCase.length && table === 'cases') where.push(...onCase);
   if (onCase.length && table === 'findings') {
     where.push(
-      `EXISTS (SELECT 1 FROM cases fc WHERE fc.workspace_id = ${alias}.workspace_id AND fc.fingerprint = ${alias}.fingerprint
-                 AND ${onCase.join(' AND ')})`,
+      sql`EXISTS (SELECT 1 FROM cases fc WHERE fc.workspace_id = ${t}.workspace_id AND fc.fingerprint = ${t}.fingerprint
+                 AND ${sql.join(onCase, sql` AND `)})`,
     );
   }
-  if (f.cve) where.push(`${alias}.cve_ids @> ARRAY[${p(f.cve.toUpperCase())}::text]`);
+  if (f.cve) where.push(sql`${t}.cve_ids @> ARRAY[${f.cve.toUpperCase()}::text]`);
   if (f.asset) {
-    const a = p(f.asset);
+    const a = f.asset;
     where.push(
-      `(${alias}.asset = ${a} OR ${alias}.host = ${a} OR ${alias}.ip = ${a} OR ${alias}.fqdn = ${a} OR ${alias}.component = ${a})`,
+      sql`(${t}.asset = ${a} OR ${t}.host = ${a} OR ${t}.ip = ${a} OR ${t}.fqdn = ${a} OR ${t}.component = ${a})`,
     );
   }
   if (f.scan !== undefined) {
@@ -65,30 +61,56 @@ export function filterSql(
     const id = isUuid(f.scan) ? f.scan : '00000000-0000-0000-0000-000000000000';
     where.push(
       table === 'findings'
-        ? `${alias}.scan_id = ${p(id)}::uuid`
-        : `EXISTS (SELECT 1 FROM findings sf JOIN scans ss ON ss.id = sf.scan_id AND ss.status = 'completed'
-                   WHERE sf.workspace_id = ${alias}.workspace_id AND sf.fingerprint = ${alias}.fingerprint AND sf.scan_id = ${p(id)}::uuid)`,
+        ? sql`${t}.scan_id = ${id}::uuid`
+        : sql`EXISTS (SELECT 1 FROM findings sf JOIN scans ss ON ss.id = sf.scan_id AND ss.status = 'completed'
+                   WHERE sf.workspace_id = ${t}.workspace_id AND sf.fingerprint = ${t}.fingerprint AND sf.scan_id = ${id}::uuid)`,
     );
   }
-  if (f.scanner !== undefined) where.push(`${alias}.scanner = ${p(f.scanner)}`);
+  if (f.scanner !== undefined) where.push(sql`${t}.scanner = ${f.scanner}`);
   if (f.epssMin !== undefined) {
     where.push(
-      `(SELECT max(e.epss) FROM epss_scores e WHERE e.cve_id = ANY(${alias}.cve_ids)) >= ${p(f.epssMin)}::float8`,
+      sql`(SELECT max(e.epss) FROM epss_scores e WHERE e.cve_id = ANY(${t}.cve_ids)) >= ${f.epssMin}::float8`,
     );
   }
   if (f.kev !== undefined) {
     where.push(
-      `${f.kev ? '' : 'NOT '}EXISTS (SELECT 1 FROM kev_entries k WHERE k.cve_id = ANY(${alias}.cve_ids))`,
+      sql`${f.kev ? sql.empty : sql`NOT `}EXISTS (SELECT 1 FROM kev_entries k WHERE k.cve_id = ANY(${t}.cve_ids))`,
     );
   }
   return where;
 }
 
+/**
+ * {@link filterWhere} as SQL text whose parameters are appended to `params`, for the statements
+ * still numbering their own parameters. Transitional: it goes once they are all `sql` fragments.
+ * The renumbering is safe because the filters' own text carries no `$`.
+ */
+export function filterSql(
+  alias: string,
+  f: ListFilters,
+  params: unknown[],
+  table: 'findings' | 'cases',
+): string[] {
+  // `alias` is checked against the allowed aliases by filterWhere (sql.identifier).
+  return filterWhere(alias as FilterAlias, f, table).map((frag) => {
+    const base = params.length;
+    params.push(...frag.values);
+    return frag.text.replace(/\$(\d+)/g, (_, n: string) => `$${base + Number(n)}`);
+  });
+}
+
 export const kevColumn = (alias: string): string =>
   `EXISTS (SELECT 1 FROM kev_entries k WHERE k.cve_id = ANY(${alias}.cve_ids)) AS kev`;
+
+/** {@link kevColumn} as a fragment. */
+export const kevColumnSql = (alias: FilterAlias): SqlFragment =>
+  sql`EXISTS (SELECT 1 FROM kev_entries k WHERE k.cve_id = ANY(${sql.identifier(alias, ['c', 'f'])}.cve_ids)) AS kev`;
 
 export const splitList = (s: string | undefined): string[] | undefined =>
   s ? s.split(',').filter(Boolean) : undefined;
 
 /** Joined to `findings f`: only findings of completed scans are visible (see `domain/scans/ingest-store.ts`). */
 export const VISIBLE_FINDINGS = `JOIN scans s ON s.id = f.scan_id AND s.status = 'completed'`;
+
+/** {@link VISIBLE_FINDINGS} as a fragment. */
+export const VISIBLE_FINDINGS_SQL = sql`JOIN scans s ON s.id = f.scan_id AND s.status = 'completed'`;

@@ -161,7 +161,7 @@ interface EnrichmentRow {
 
 // Dates as text and the numeric score as float8, so node-postgres returns strings and numbers
 // rather than local-time Date objects and numeric strings.
-const LOOKUP_SQL = `
+const lookupSql = (cveIds: readonly string[]) => sql`
   SELECT ids.cve_id,
          k.cve_id IS NOT NULL AS kev,
          coalesce(k.known_ransomware, false) AS kev_ransomware,
@@ -169,7 +169,7 @@ const LOOKUP_SQL = `
          to_char(k.due_date, 'YYYY-MM-DD') AS kev_due_date,
          e.epss, e.percentile AS epss_percentile, to_char(e.score_date, 'YYYY-MM-DD') AS epss_date,
          c.base_score::float8 AS cvss_score, c.version AS cvss_version, c.vector AS cvss_vector
-    FROM unnest($1::text[]) AS ids(cve_id)
+    FROM unnest(${cveIds}::text[]) AS ids(cve_id)
     LEFT JOIN kev_entries k ON k.cve_id = ids.cve_id
     LEFT JOIN epss_scores e ON e.cve_id = ids.cve_id
     LEFT JOIN cvss_scores c ON c.cve_id = ids.cve_id
@@ -180,7 +180,7 @@ const LOOKUP_SQL = `
  * the three tables. Takes any `Queryable`, so a test can answer it without a database.
  */
 export async function findEnrichment(db: Queryable, cveIds: readonly string[]): Promise<CveEnrichment[]> {
-  const { rows } = await db.query<EnrichmentRow>(LOOKUP_SQL, [cveIds]);
+  const { rows } = await db.query<EnrichmentRow>(lookupSql(cveIds));
   return rows.map((r) => ({
     cveId: r.cve_id,
     kev: r.kev,

@@ -1,6 +1,7 @@
 import type { Db } from '../../db/pool.js';
+import { sql, type SqlFragment } from '../../db/sql.js';
 import { isUuid } from '../../lib/ids.js';
-import { filterSql, kevColumn, type ListFilters } from '../cases/list-filters.js';
+import { filterWhere, kevColumnSql, type ListFilters } from '../cases/list-filters.js';
 import type { ExportCase, ExportCaseStatus, ExportSeverity, ExportTriage } from './export-case.js';
 import type { ExportFormat } from './formats.js';
 
@@ -68,9 +69,9 @@ export async function insertExport(
   e: Pick<ExportRecord, 'id' | 'workspaceId' | 'keyId' | 'subject' | 'format' | 'filter' | 'expiresAt'>,
 ): Promise<ExportRecord> {
   const { rows } = await db.query<ExportRow>(
-    `INSERT INTO exports (id, workspace_id, key_id, subject, format, filter, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
-    [e.id, e.workspaceId, e.keyId, e.subject, e.format, JSON.stringify(e.filter), e.expiresAt],
+    sql`INSERT INTO exports (id, workspace_id, key_id, subject, format, filter, expires_at)
+        VALUES (${e.id}, ${e.workspaceId}, ${e.keyId}, ${e.subject}, ${e.format}, ${JSON.stringify(e.filter)},
+          ${e.expiresAt}) RETURNING *`,
   );
   return toRecord(rows[0]!);
 }
@@ -78,35 +79,32 @@ export async function insertExport(
 /** An export of the workspace, or null (unknown id, malformed id, or another workspace's). */
 export async function findExport(db: Db, workspaceId: string, id: string): Promise<ExportRecord | null> {
   if (!isUuid(id)) return null;
-  const { rows } = await db.query<ExportRow>(`SELECT * FROM exports WHERE id = $1 AND workspace_id = $2`, [
-    id,
-    workspaceId,
-  ]);
+  const { rows } = await db.query<ExportRow>(
+    sql`SELECT * FROM exports WHERE id = ${id} AND workspace_id = ${workspaceId}`,
+  );
   return rows[0] ? toRecord(rows[0]) : null;
 }
 
 /** By id alone: for the signed download link, whose signature already names the export. */
 export async function findExportById(db: Db, id: string): Promise<ExportRecord | null> {
   if (!isUuid(id)) return null;
-  const { rows } = await db.query<ExportRow>(`SELECT * FROM exports WHERE id = $1`, [id]);
+  const { rows } = await db.query<ExportRow>(sql`SELECT * FROM exports WHERE id = ${id}`);
   return rows[0] ? toRecord(rows[0]) : null;
 }
 
 /** Claims a queued (or a crashed running) export for a run; null when it is finished or gone. */
 export async function startExport(db: Db, id: string, rowsTotal: number): Promise<ExportRecord | null> {
   const { rows } = await db.query<ExportRow>(
-    `UPDATE exports SET status = 'running', rows_total = $2, rows_written = 0
-     WHERE id = $1 AND status IN ('queued', 'running') RETURNING *`,
-    [id, rowsTotal],
+    sql`UPDATE exports SET status = 'running', rows_total = ${rowsTotal}, rows_written = 0
+         WHERE id = ${id} AND status IN ('queued', 'running') RETURNING *`,
   );
   return rows[0] ? toRecord(rows[0]) : null;
 }
 
 export async function recordExportProgress(db: Db, id: string, rowsWritten: number): Promise<void> {
-  await db.query(`UPDATE exports SET rows_written = $2 WHERE id = $1 AND status = 'running'`, [
-    id,
-    rowsWritten,
-  ]);
+  await db.query(
+    sql`UPDATE exports SET rows_written = ${rowsWritten} WHERE id = ${id} AND status = 'running'`,
+  );
 }
 
 export async function completeExport(
@@ -115,16 +113,16 @@ export async function completeExport(
   done: { rowsWritten: number; bytes: number; storageKey: string },
 ): Promise<void> {
   await db.query(
-    `UPDATE exports SET status = 'completed', rows_written = $2, bytes = $3, storage_key = $4, finished_at = now()
-     WHERE id = $1`,
-    [id, done.rowsWritten, done.bytes, done.storageKey],
+    sql`UPDATE exports SET status = 'completed', rows_written = ${done.rowsWritten}, bytes = ${done.bytes},
+          storage_key = ${done.storageKey}, finished_at = now()
+         WHERE id = ${id}`,
   );
 }
 
 export async function failExport(db: Db, id: string, error: string): Promise<void> {
   await db.query(
-    `UPDATE exports SET status = 'failed', error = $2, finished_at = now() WHERE id = $1 AND status <> 'completed'`,
-    [id, error],
+    sql`UPDATE exports SET status = 'failed', error = ${error}, finished_at = now()
+         WHERE id = ${id} AND status <> 'completed'`,
   );
 }
 
@@ -133,16 +131,16 @@ export async function failExport(db: Db, id: string, error: string): Promise<voi
  * false when it is gone or a worker already took it (its job evidently exists).
  */
 export async function deleteQueuedExport(db: Db, id: string): Promise<boolean> {
-  const { rowCount } = await db.query(`DELETE FROM exports WHERE id = $1 AND status = 'queued'`, [id]);
+  const { rowCount } = await db.query(sql`DELETE FROM exports WHERE id = ${id} AND status = 'queued'`);
   return (rowCount ?? 0) > 0;
 }
 
 /** Removes expired exports and returns their storage keys, for the caller to delete the files. */
 export async function deleteExpiredExports(db: Db, now: Date, limit = 500): Promise<string[]> {
   const { rows } = await db.query<{ storage_key: string | null }>(
-    `DELETE FROM exports WHERE id IN (SELECT id FROM exports WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2)
-     RETURNING storage_key`,
-    [now, limit],
+    sql`DELETE FROM exports
+         WHERE id IN (SELECT id FROM exports WHERE expires_at <= ${now} ORDER BY expires_at LIMIT ${limit})
+        RETURNING storage_key`,
   );
   return rows.flatMap((r) => (r.storage_key ? [r.storage_key] : []));
 }
@@ -152,12 +150,9 @@ export async function deleteExpiredExports(db: Db, now: Date, limit = 500): Prom
  * synchronous limit" without counting a million rows.
  */
 export async function countCases(db: Db, workspaceId: string, f: ListFilters, cap: number): Promise<number> {
-  const params: unknown[] = [workspaceId];
-  const where = ['c.workspace_id = $1', ...filterSql('c', f, params, 'cases')];
-  params.push(cap + 1);
+  const where = sql.join([sql`c.workspace_id = ${workspaceId}`, ...filterWhere('c', f, 'cases')], sql` AND `);
   const { rows } = await db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM (SELECT 1 FROM cases c WHERE ${where.join(' AND ')} LIMIT $${params.length}) x`,
-    params,
+    sql`SELECT count(*)::int AS n FROM (SELECT 1 FROM cases c WHERE ${where} LIMIT ${cap + 1}) x`,
   );
   return rows[0]!.n;
 }
@@ -207,7 +202,8 @@ interface ExportCaseRow {
 }
 
 /** A timestamptz as the ISO 8601 text `Date.toISOString()` writes (UTC, milliseconds). */
-const ISO = (col: string): string => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const ISO = (col: SqlFragment): SqlFragment =>
+  sql`to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /**
  * Rows per keyset page. 1,000 rather than 5,000: the same speed, and peak RSS ~175 MB instead of
@@ -231,7 +227,7 @@ export async function* iterateExportCases(
   let total = 0;
   for (;;) {
     const page = exportCasesQuery(workspaceId, f, cursor, PAGE);
-    const { rows }: { rows: ExportCaseRow[] } = await db.query<ExportCaseRow>(page.text, page.values);
+    const { rows }: { rows: ExportCaseRow[] } = await db.query<ExportCaseRow>(page);
     for (const r of rows) yield toExportCase(r);
     total += rows.length;
     if (rows.length < PAGE) return;
@@ -249,25 +245,20 @@ export function exportCasesQuery(
   f: ListFilters,
   cursor: string | null,
   limit: number,
-): { text: string; values: unknown[] } {
-  const params: unknown[] = [workspaceId];
-  const where = ['c.workspace_id = $1', ...filterSql('c', f, params, 'cases')];
-  if (cursor !== null) {
-    params.push(cursor);
-    where.push(`c.seq < $${params.length}::bigint`);
-  }
-  params.push(limit);
-  return {
-    // Arrays as JSON, times as ISO text and scores as float8: pg's JSON.parse and plain
-    // strings cost a fraction of its text-array and Date parsers (measured in bench/exports).
-    text: `SELECT c.seq, c.id, c.fingerprint, c.title, c.severity, c.status, c.scanner, c.rule_id,
+): SqlFragment {
+  const where = [sql`c.workspace_id = ${workspaceId}`, ...filterWhere('c', f, 'cases')];
+  if (cursor !== null) where.push(sql`c.seq < ${cursor}::bigint`);
+  // Arrays as JSON, times as ISO text and scores as float8: pg's JSON.parse and plain
+  // strings cost a fraction of its text-array and Date parsers (measured in bench/exports).
+  return sql`SELECT c.seq, c.id, c.fingerprint, c.title, c.severity, c.status, c.scanner, c.rule_id,
               array_to_json(c.cve_ids) AS cve_ids, array_to_json(c.cwe_ids) AS cwe_ids, c.cvss_score::float8 AS cvss_score,
               c.asset, c.host, c.ip, c.fqdn, c.component, c.port, c.protocol,
-              ${ISO('c.first_seen')} AS first_seen, ${ISO('c.last_seen')} AS last_seen,
-              c.first_scan_id, c.last_scan_id, c.sightings, ${ISO('c.created_at')} AS created_at, ${ISO('c.updated_at')} AS updated_at,
+              ${ISO(sql`c.first_seen`)} AS first_seen, ${ISO(sql`c.last_seen`)} AS last_seen,
+              c.first_scan_id, c.last_scan_id, c.sightings, ${ISO(sql`c.created_at`)} AS created_at,
+              ${ISO(sql`c.updated_at`)} AS updated_at,
               c.priority, c.recommended_action, c.reasoning, c.confidence_score, c.severity_override, c.model,
-              ${ISO('c.triaged_at')} AS triaged_at, c.policy_version, c.triage_stale,
-              ${kevColumn('c')},
+              ${ISO(sql`c.triaged_at`)} AS triaged_at, c.policy_version, c.triage_stale,
+              ${kevColumnSql('c')},
               (SELECT max(e.epss) FROM epss_scores e WHERE e.cve_id = ANY(c.cve_ids)) AS epss,
               lf.cvss_vector, lf.component_version, lf.purl, lf.file, lf.line
        FROM cases c
@@ -275,10 +266,8 @@ export function exportCasesQuery(
          SELECT f.cvss_vector, f.component_version, f.purl, f.file, f.line FROM findings f
          WHERE f.workspace_id = c.workspace_id AND f.fingerprint = c.fingerprint AND f.scan_id = c.last_scan_id
          LIMIT 1) lf ON true
-       WHERE ${where.join(' AND ')}
-       ORDER BY c.seq DESC LIMIT $${params.length}`,
-    values: params,
-  };
+       WHERE ${sql.join(where, sql` AND `)}
+       ORDER BY c.seq DESC LIMIT ${limit}`;
 }
 
 function toExportCase(r: ExportCaseRow): ExportCase {
@@ -340,6 +329,6 @@ function triageOf(r: ExportCaseRow): ExportTriage | null {
  */
 export async function existingExportIds(db: Db, ids: string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  const { rows } = await db.query<{ id: string }>(`SELECT id FROM exports WHERE id = ANY($1::uuid[])`, [ids]);
+  const { rows } = await db.query<{ id: string }>(sql`SELECT id FROM exports WHERE id = ANY(${ids}::uuid[])`);
   return new Set(rows.map((r) => r.id));
 }

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import type { Redis } from 'ioredis';
 import type { Queryable } from '../../db/pool.js';
+import { sql } from '../../db/sql.js';
 
 /**
  * Tells every process to forget what it cached about a key or a workspace, so a revoke,
@@ -197,7 +198,7 @@ export function createPgInvalidationBus(
     async publish(message) {
       deliver(handlers, message);
       await sendQuietly(
-        () => db.query('SELECT pg_notify($1, $2)', [CHANNEL, JSON.stringify(message)]),
+        () => db.query(sql`SELECT pg_notify(${CHANNEL}, ${JSON.stringify(message)})`),
         (e) => onError(e, 'invalidation publish'),
       );
     },

@@ -153,9 +153,8 @@ export interface NewScan {
 /** Claims a scan for parsing; null when it is already completed or failed (nothing to do). */
 export async function startParsing(db: Db, scanId: string): Promise<Scan | null> {
   const { rows } = await db.query<ScanRow>(
-    `UPDATE scans SET status = 'parsing', started_at = coalesce(started_at, now()), attempts = attempts + 1
-     WHERE id = $1 AND status IN ('queued', 'parsing') RETURNING *`,
-    [scanId],
+    sql`UPDATE scans SET status = 'parsing', started_at = coalesce(started_at, now()), attempts = attempts + 1
+         WHERE id = ${scanId} AND status IN ('queued', 'parsing') RETURNING *`,
   );
   return rows[0] ? toScan(rows[0]) : null;
 }
@@ -163,28 +162,13 @@ export async function startParsing(db: Db, scanId: string): Promise<Scan | null>
 /** Inserts a scan; returns null when the workspace already used `idempotencyKey`. */
 export async function insertScan(db: Db, s: NewScan): Promise<Scan | null> {
   const { rows } = await db.query<ScanRow>(
-    `INSERT INTO scans (id, workspace_id, key_id, name, format, bytes, sha256, storage_path, content_encoding,
+    sql`INSERT INTO scans (id, workspace_id, key_id, name, format, bytes, sha256, storage_path, content_encoding,
                         idempotency_key, asset_name, asset_environment, asset_criticality, asset_internet_exposed, triage)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+     VALUES (${s.id}, ${s.workspaceId}, ${s.keyId}, ${s.name}, ${s.format}, ${s.bytes}, ${s.sha256},
+             ${s.storagePath}, ${s.contentEncoding}, ${s.idempotencyKey}, ${s.asset.name}, ${s.asset.environment},
+             ${s.asset.criticality}, ${s.asset.internetExposed}, ${s.triage ?? 'none'})
      ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
      RETURNING *`,
-    [
-      s.id,
-      s.workspaceId,
-      s.keyId,
-      s.name,
-      s.format,
-      s.bytes,
-      s.sha256,
-      s.storagePath,
-      s.contentEncoding,
-      s.idempotencyKey,
-      s.asset.name,
-      s.asset.environment,
-      s.asset.criticality,
-      s.asset.internetExposed,
-      s.triage ?? 'none',
-    ],
   );
   return rows[0] ? toScan(rows[0]) : null;
 }
@@ -195,16 +179,14 @@ export async function insertScan(db: Db, s: NewScan): Promise<Scan | null> {
  */
 export async function deleteQueuedScan(db: Db, id: string): Promise<string | null> {
   const { rows } = await db.query<{ storage_path: string }>(
-    `DELETE FROM scans WHERE id = $1 AND status = 'queued' RETURNING storage_path`,
-    [id],
+    sql`DELETE FROM scans WHERE id = ${id} AND status = 'queued' RETURNING storage_path`,
   );
   return rows[0]?.storage_path ?? null;
 }
 
 export async function scanByIdempotencyKey(db: Db, workspaceId: string, key: string): Promise<Scan | null> {
   const { rows } = await db.query<ScanRow>(
-    `SELECT * FROM scans WHERE workspace_id = $1 AND idempotency_key = $2`,
-    [workspaceId, key],
+    sql`SELECT * FROM scans WHERE workspace_id = ${workspaceId} AND idempotency_key = ${key}`,
   );
   return rows[0] ? toScan(rows[0]) : null;
 }
@@ -212,10 +194,9 @@ export async function scanByIdempotencyKey(db: Db, workspaceId: string, key: str
 /** The scan if it exists in this workspace; malformed ids and other workspaces' ids are null alike. */
 export async function getScan(db: Db, workspaceId: string, id: string): Promise<Scan | null> {
   if (!isUuid(id)) return null;
-  const { rows } = await db.query<ScanRow>(`SELECT * FROM scans WHERE id = $1 AND workspace_id = $2`, [
-    id,
-    workspaceId,
-  ]);
+  const { rows } = await db.query<ScanRow>(
+    sql`SELECT * FROM scans WHERE id = ${id} AND workspace_id = ${workspaceId}`,
+  );
   return rows[0] ? toScan(rows[0]) : null;
 }
 
@@ -225,20 +206,11 @@ export async function listScans(
   workspaceId: string,
   q: { status?: ScanStatus; limit: number; cursor?: string },
 ): Promise<Page<Scan>> {
-  const params: unknown[] = [workspaceId];
-  const where = ['workspace_id = $1'];
-  if (q.status) {
-    params.push(q.status);
-    where.push(`status = $${params.length}`);
-  }
-  if (q.cursor) {
-    params.push(seqCursor(q.cursor));
-    where.push(`seq < $${params.length}::bigint`);
-  }
-  params.push(q.limit + 1);
+  const where = [sql`workspace_id = ${workspaceId}`];
+  if (q.status) where.push(sql`status = ${q.status}`);
+  if (q.cursor) where.push(sql`seq < ${seqCursor(q.cursor)}::bigint`);
   const { rows } = await db.query<ScanRow>(
-    `SELECT * FROM scans WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT $${params.length}`,
-    params,
+    sql`SELECT * FROM scans WHERE ${sql.join(where, sql` AND `)} ORDER BY seq DESC LIMIT ${q.limit + 1}`,
   );
   return seqPage(rows.map(toScan), q.limit);
 }
@@ -246,7 +218,7 @@ export async function listScans(
 /** Which of `ids` name a scan row (any status): the owners of stored files (`storage-sweep.ts`). */
 export async function existingScanIds(db: Db, ids: string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  const { rows } = await db.query<{ id: string }>(`SELECT id FROM scans WHERE id = ANY($1::uuid[])`, [ids]);
+  const { rows } = await db.query<{ id: string }>(sql`SELECT id FROM scans WHERE id = ANY(${ids}::uuid[])`);
   return new Set(rows.map((r) => r.id));
 }
 

@@ -3,6 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import { from as copyFrom } from 'pg-copy-streams';
 import type pg from 'pg';
 import { withTransaction, type Pool } from '../../db/pool.js';
+import { sql } from '../../db/sql.js';
 import { isUuid } from '../../lib/ids.js';
 import type { Finding } from '../../parsers/index.js';
 import { FINDING_COPY_COLUMNS, findingRow, uuidV7, type RowScan } from './finding-copy.js';
@@ -135,7 +136,7 @@ export async function openScanWriter(
         // commit, so a concurrent delete waits and then removes these rows with it, and a scan
         // already deleted fails the batch (the retried job then finds nothing to parse).
         if (updated!.rowCount === 0) {
-          const held = await tx.query(`SELECT 1 FROM scans WHERE id = $1 FOR KEY SHARE`, [scan.id]);
+          const held = await tx.query(sql`SELECT 1 FROM scans WHERE id = ${scan.id} FOR KEY SHARE`);
           if (held.rowCount === 0) throw new Error(`scan ${scan.id} no longer exists`);
         }
         await pipeline(

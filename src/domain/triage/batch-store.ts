@@ -64,23 +64,15 @@ export async function createBatch(
   const id = input.id ?? randomUUID();
   await withTransaction(db, async (tx) => {
     await tx.query(
-      `INSERT INTO triage_batches (id, workspace_id, key_id, status, total, reservation_id, webhook_url, webhook_key_sealed, created_at)
-       VALUES ($1, $2, $3, 'queued', $4, $5, $6, $7, $8)`,
-      [
-        id,
-        input.workspaceId,
-        input.keyId,
-        input.items.length,
-        input.reservationId,
-        input.webhookUrl,
-        input.webhookKeySealed,
-        input.at,
-      ],
+      sql`INSERT INTO triage_batches (id, workspace_id, key_id, status, total, reservation_id, webhook_url,
+                                      webhook_key_sealed, created_at)
+          VALUES (${id}, ${input.workspaceId}, ${input.keyId}, 'queued', ${input.items.length}, ${input.reservationId},
+                  ${input.webhookUrl}, ${input.webhookKeySealed}, ${input.at})`,
     );
     await tx.query(
-      `INSERT INTO triage_batch_items (batch_id, index, status, request)
-       SELECT $1, i - 1, 'queued', r FROM unnest($2::jsonb[]) WITH ORDINALITY AS t(r, i)`,
-      [id, input.items.map((item) => JSON.stringify(item))],
+      sql`INSERT INTO triage_batch_items (batch_id, index, status, request)
+          SELECT ${id}, i - 1, 'queued', r
+            FROM unnest(${input.items.map((item) => JSON.stringify(item))}::jsonb[]) WITH ORDINALITY AS t(r, i)`,
     );
   });
   return id;
@@ -91,14 +83,13 @@ export async function createBatch(
  * CASCADE): the compensation of `acceptBatch` when enqueuing its items failed.
  */
 export async function deleteBatch(db: Db, batchId: string): Promise<void> {
-  await db.query(`DELETE FROM triage_batches WHERE id = $1`, [batchId]);
+  await db.query(sql`DELETE FROM triage_batches WHERE id = ${batchId}`);
 }
 
 export async function findBatch(db: Db, workspaceId: string, batchId: string): Promise<BatchRow | null> {
-  const res = await db.query(`SELECT * FROM triage_batches WHERE id = $1 AND workspace_id = $2`, [
-    batchId,
-    workspaceId,
-  ]);
+  const res = await db.query(
+    sql`SELECT * FROM triage_batches WHERE id = ${batchId} AND workspace_id = ${workspaceId}`,
+  );
   return res.rows[0] ? toBatch(res.rows[0]) : null;
 }
 
@@ -122,9 +113,10 @@ export async function staleBatches(
 ): Promise<BatchRow[]> {
   const res = await db.query(
     which === 'unfinished'
-      ? `SELECT * FROM triage_batches WHERE finished_at IS NULL AND created_at < $1 ORDER BY created_at LIMIT $2`
-      : `SELECT * FROM triage_batches WHERE webhook_status = 'pending' AND finished_at < $1 ORDER BY finished_at LIMIT $2`,
-    [before, limit],
+      ? sql`SELECT * FROM triage_batches WHERE finished_at IS NULL AND created_at < ${before}
+             ORDER BY created_at LIMIT ${limit}`
+      : sql`SELECT * FROM triage_batches WHERE webhook_status = 'pending' AND finished_at < ${before}
+             ORDER BY finished_at LIMIT ${limit}`,
   );
   return res.rows.map(toBatch);
 }
@@ -148,11 +140,11 @@ export async function loadItems(
   keys: readonly { batchId: string; index: number }[],
 ): Promise<LoadedItem[]> {
   const res = await db.query(
-    `SELECT k.ord, b.*, i.status AS item_status, i.request, i.case_id AS item_case_id
-       FROM unnest($1::uuid[], $2::int[]) WITH ORDINALITY AS k(batch_id, index, ord)
-       JOIN triage_batch_items i ON i.batch_id = k.batch_id AND i.index = k.index
-       JOIN triage_batches b ON b.id = i.batch_id`,
-    [keys.map((k) => k.batchId), keys.map((k) => k.index)],
+    sql`SELECT k.ord, b.*, i.status AS item_status, i.request, i.case_id AS item_case_id
+          FROM unnest(${keys.map((k) => k.batchId)}::uuid[], ${keys.map((k) => k.index)}::int[])
+               WITH ORDINALITY AS k(batch_id, index, ord)
+          JOIN triage_batch_items i ON i.batch_id = k.batch_id AND i.index = k.index
+          JOIN triage_batches b ON b.id = i.batch_id`,
   );
   const out: LoadedItem[] = keys.map(() => null);
   for (const r of res.rows)
@@ -178,16 +170,15 @@ export async function recordItemError(
   at: Date,
 ): Promise<RecordOutcome> {
   const res = await db.query<{ completed: number; failed: number; total: number }>(
-    `WITH item AS (
-       UPDATE triage_batch_items SET status = 'failed', error = $3, finished_at = $4
-        WHERE batch_id = $1 AND index = $2 AND status = 'queued'
+    sql`WITH item AS (
+       UPDATE triage_batch_items SET status = 'failed', error = ${JSON.stringify(error)}, finished_at = ${at}
+        WHERE batch_id = ${batchId} AND index = ${index} AND status = 'queued'
        RETURNING batch_id
      )
      UPDATE triage_batches SET failed = failed + 1,
             status = CASE WHEN status = 'queued' THEN 'running' ELSE status END
-      WHERE id = $1 AND EXISTS (SELECT 1 FROM item)
+      WHERE id = ${batchId} AND EXISTS (SELECT 1 FROM item)
       RETURNING completed, failed, total`,
-    [batchId, index, JSON.stringify(error), at],
   );
   const c = res.rows[0];
   if (!c) return { recorded: false, finished: false };
@@ -223,7 +214,7 @@ export async function finishBatch(db: Db, batchId: string, at: Date): Promise<Ba
 }
 
 export async function setWebhookStatus(db: Db, batchId: string, status: string): Promise<void> {
-  await db.query(`UPDATE triage_batches SET webhook_status = $2 WHERE id = $1`, [batchId, status]);
+  await db.query(sql`UPDATE triage_batches SET webhook_status = ${status} WHERE id = ${batchId}`);
 }
 
 export interface BatchItemView {
@@ -241,8 +232,8 @@ export async function itemsPage(
   limit: number,
 ): Promise<BatchItemView[]> {
   const res = await db.query(
-    `SELECT index, status, result, error FROM triage_batch_items WHERE batch_id = $1 AND index > $2 ORDER BY index LIMIT $3`,
-    [batchId, afterIndex, limit],
+    sql`SELECT index, status, result, error FROM triage_batch_items
+         WHERE batch_id = ${batchId} AND index > ${afterIndex} ORDER BY index LIMIT ${limit}`,
   );
   return res.rows.map((r) => ({
     index: r.index,

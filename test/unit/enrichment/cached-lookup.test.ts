@@ -8,10 +8,11 @@ function fakeDb(known: string[]): Queryable & { calls: string[][] } {
   const calls: string[][] = [];
   const db = {
     calls,
-    query: async (_sql: string, params: [string[]]) => {
-      calls.push(params[0]);
+    query: async (statement: { values: [string[]] }) => {
+      const ids = statement.values[0];
+      calls.push(ids);
       return {
-        rows: params[0]
+        rows: ids
           .filter((id) => known.includes(id))
           .map((cve_id) => ({
             cve_id,
