@@ -27,7 +27,7 @@ import { insertMatchingDeliveries, insertWorkflow } from '../../src/domain/workf
 import { ruleWhere } from '../../src/domain/workflows/rule-sql.js';
 import { sealWorkflowSecret } from '../../src/domain/workflows/sealing.js';
 import { createWorkflowTrigger } from '../../src/domain/workflows/trigger.js';
-import { DELIVERY_QUEUE, enqueueDeliveries, type DeliveryPayload } from '../../src/jobs/workflow-delivery.js';
+import { enqueueDeliveries } from '../../src/jobs/workflow-delivery.js';
 import { startDeliveryWorker } from '../../src/workers/delivery-worker.js';
 import { localPacer } from '../../src/domain/workflows/rate-limit.js';
 import { startFakeJira, type FakeRequest } from '../../test/helpers/fake-providers/issue-trackers.js';
@@ -178,8 +178,7 @@ try {
     );
     const trigger = createWorkflowTrigger({
       pool,
-      enqueue: (workflowId, list) =>
-        enqueueDeliveries(kit.queue<DeliveryPayload>(DELIVERY_QUEUE), workflowId, list),
+      enqueue: (workflowId, list) => enqueueDeliveries(kit, workflowId, list),
     });
     const t0 = performance.now();
     await trigger.casesChanged(ws, ids, 'case.updated');

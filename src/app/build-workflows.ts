@@ -7,7 +7,7 @@ import { localPacer, redisPacer } from '../domain/workflows/rate-limit.js';
 import { requeueLostDeliveries } from '../domain/workflows/lost-deliveries.js';
 import { createWorkflowTrigger, type WorkflowTrigger } from '../domain/workflows/trigger.js';
 import { createWorkflowService, type WorkflowService } from '../domain/workflows/workflow-service.js';
-import { DELIVERY_QUEUE, enqueueDeliveries, type DeliveryPayload } from '../jobs/workflow-delivery.js';
+import { enqueueDeliveries } from '../jobs/workflow-delivery.js';
 
 /** Mapped workflows as a process holds them (issue 14). */
 export interface Workflows {
@@ -50,8 +50,7 @@ export function buildWorkflows(
         })
       : localPacer(),
   };
-  const enqueue = (workflowId: string, ids: string[]) =>
-    enqueueDeliveries(infra.queues.queue<DeliveryPayload>(DELIVERY_QUEUE), workflowId, ids);
+  const enqueue = (workflowId: string, ids: string[]) => enqueueDeliveries(infra.queues, workflowId, ids);
   const trigger = createWorkflowTrigger({ pool: infra.pool, enqueue });
   return {
     service: createWorkflowService({

@@ -32,7 +32,7 @@ import { createUploadGate } from '../domain/scans/upload-gate.js';
 import { enqueueScanIngest, SCAN_INGEST_QUEUE, type ScanIngestPayload } from '../jobs/scan-ingest.js';
 import { enqueueBatchItems } from '../jobs/triage-batch.js';
 import { createExportService } from '../domain/exports/export-service.js';
-import { EXPORT_QUEUE, enqueueExport, type ExportPayload } from '../jobs/export-job.js';
+import { enqueueExport } from '../jobs/export-job.js';
 import { createProcessMetrics, type ProcessMetrics } from './metrics/process-metrics.js';
 import { buildWorkflows, type Workflows } from './build-workflows.js';
 
@@ -159,7 +159,7 @@ export async function buildServices(
       ...createScanService({
         pool: infra.pool,
         storage: scanStorage,
-        enqueue: (p) => enqueueScanIngest(scanQueue(), p),
+        enqueue: (p) => enqueueScanIngest(infra.queues, p),
         gate: uploadGate,
         limits: config.uploads,
       }),
@@ -173,7 +173,7 @@ export async function buildServices(
     exports: createExportService({
       db: infra.pool,
       storage: scanStorage,
-      enqueue: (id) => enqueueExport(infra.queues.queue<ExportPayload>(EXPORT_QUEUE), id),
+      enqueue: (id) => enqueueExport(infra.queues, id),
       pepper: infra.pepper,
       clock,
       syncMaxRows: config.exportSyncMaxRows,

@@ -1,8 +1,10 @@
 import type { Config } from '../lib/config.js';
-import type { QueueKit } from './queue-kit.js';
-import { sourceFromArgument, type RefreshSources } from '../domain/enrichment/index.js';
+import type { Pool } from '../db/pool.js';
+import type { Logger } from '../lib/logger.js';
+import type { JobQueues } from './queue-kit.js';
+import { refreshEnrichment, sourceFromArgument, type RefreshSources } from '../domain/enrichment/index.js';
 
-/** The daily refresh of KEV, EPSS and NVD from the configured sources (DECISIONS §6). */
+/** The daily refresh of KEV, EPSS and NVD from the configured sources. */
 export const ENRICHMENT_QUEUE = 'enrichment-refresh';
 
 export type EnrichmentRefreshPayload = Record<string, never>;
@@ -19,7 +21,28 @@ export function refreshSources(config: Config): RefreshSources | null {
 }
 
 /** Registers the repeating job (idempotent: one scheduler id for every worker process). */
-export async function scheduleEnrichmentRefresh(queues: QueueKit, everyMs: number): Promise<void> {
+export async function scheduleEnrichmentRefresh(queues: JobQueues, everyMs: number): Promise<void> {
   const queue = queues.queue<EnrichmentRefreshPayload>(ENRICHMENT_QUEUE);
   await queue.upsertJobScheduler('enrichment-daily', { every: everyMs }, { name: 'refresh', data: {} });
+}
+
+/**
+ * The processor: refreshes every source and logs how each went. A failed source kept its
+ * previous data; failing the job lets BullMQ retry it. Answers the number of sources tried.
+ */
+export function enrichmentRefreshProcessor(deps: { pool: Pool; sources: RefreshSources; logger: Logger }) {
+  return async (): Promise<number> => {
+    const summary = await refreshEnrichment(deps.pool, deps.sources);
+    for (const o of summary.outcomes) {
+      if (o.ok)
+        deps.logger.info({ source: o.source, origin: o.origin, rows: o.rows }, 'enrichment refreshed');
+      else
+        deps.logger.warn(
+          { source: o.source, origin: o.origin, err: o.error.message },
+          'enrichment refresh failed',
+        );
+    }
+    if (summary.failed > 0) throw new Error(`${summary.failed} enrichment source(s) failed`);
+    return summary.outcomes.length;
+  };
 }

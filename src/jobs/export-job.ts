@@ -1,8 +1,8 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import type { ExportService } from '../domain/exports/export-service.js';
-import type { QueueHandle } from './queue-kit.js';
+import type { JobQueues } from './queue-kit.js';
 
-/** Queue of case and finding exports too large to stream in one request (issue 13). */
+/** Queue of case and finding exports too large to stream in one request. */
 export const EXPORT_QUEUE = 'exports';
 
 export interface ExportPayload {
@@ -14,8 +14,8 @@ export interface ExportPayload {
  * Attempts cover a worker that died or a database that went away mid-render: the render
  * starts over (it writes a new file and replaces nothing until it commits).
  */
-export async function enqueueExport(queue: QueueHandle<ExportPayload>, exportId: string): Promise<void> {
-  await queue.add(
+export async function enqueueExport(queues: JobQueues, exportId: string): Promise<void> {
+  await queues.queue<ExportPayload>(EXPORT_QUEUE).add(
     'render',
     { exportId },
     {

@@ -12,7 +12,7 @@ import { withDeadline } from '../lib/deadline.js';
 import { guardClients, type Pool } from '../db/pool.js';
 
 /**
- * One way to make queues and workers, on either BullMQ backend (DECISIONS §1): Redis when
+ * One way to make queues and workers, on either BullMQ backend: Redis when
  * `REDIS_URL` is set (production), else BullMQ's PostgreSQL backend in our own database
  * (schema `bullmq`). Callers never see which: the same producers and processors run on both.
  *
@@ -62,6 +62,13 @@ export interface QueueKit {
   close(): Promise<void>;
 }
 
+/**
+ * What a producer takes. Every job's module (`jobs/<job>.ts`) holds its queue name, its payload,
+ * its producer and its processor, and every producer reads `enqueueX(queues, …what the job is
+ * about)`: it opens its own queue from the process's kit, so callers never name queues.
+ */
+export type JobQueues = Pick<QueueKit, 'queue'>;
+
 export interface QueueKitOptions {
   redisUrl: string | null;
   databaseUrl: string;
@@ -69,7 +76,7 @@ export interface QueueKitOptions {
   namespace?: string;
   /**
    * Longest a queue step (add, addBulk, a job's state or counts, a scheduler upsert) may take
-   * before it fails with 503 `overloaded` (issue 11 §2). @defaultValue {@link QUEUE_STEP_DEADLINE_MS}
+   * before it fails with 503 `overloaded`. @defaultValue {@link QUEUE_STEP_DEADLINE_MS}
    */
   stepDeadlineMs?: number;
 }

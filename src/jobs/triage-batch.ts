@@ -1,7 +1,9 @@
 import { DEFAULT_ITEM_RETRY, type ItemRetry } from '../lib/config.js';
-import type { QueueKit } from './queue-kit.js';
+import type { Job } from 'bullmq';
+import { processBatchItem, type BatchProcessorDeps } from '../domain/triage/batch-processor.js';
+import type { JobQueues } from './queue-kit.js';
 
-/** Batch triage runs one job per item on this queue (DECISIONS §7). */
+/** Batch triage runs one job per item on this queue. */
 export const TRIAGE_QUEUE = 'triage';
 
 export interface TriageItemPayload {
@@ -14,7 +16,7 @@ export interface TriageItemPayload {
  * the same batch twice adds nothing. Items are added in chunks to bound each round trip.
  */
 export async function enqueueBatchItems(
-  queues: QueueKit,
+  queues: JobQueues,
   batchId: string,
   total: number,
   retry: ItemRetry = DEFAULT_ITEM_RETRY,
@@ -37,4 +39,13 @@ export async function enqueueBatchItems(
     }
     await queue.addBulk(jobs);
   }
+}
+
+/**
+ * The processor: triages the job's item (`processBatchItem`, safe to run again for the same
+ * item). Its answer (`done`, `already_done`, `missing`) is the job's return value.
+ */
+export function triageItemProcessor(deps: BatchProcessorDeps) {
+  return (job: Job<TriageItemPayload>): Promise<string> =>
+    processBatchItem(deps, job.data.batchId, job.data.index);
 }

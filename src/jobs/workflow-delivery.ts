@@ -6,9 +6,9 @@ import {
   type DeliveryDeps,
 } from '../domain/workflows/deliver.js';
 import { DELIVERY_ATTEMPTS, deliveryBackoffMs, type BackoffOptions } from '../domain/workflows/backoff.js';
-import type { QueueHandle } from './queue-kit.js';
+import type { JobQueues } from './queue-kit.js';
 
-/** Queue of workflow deliveries (issue 14 §2): one job per delivery row. */
+/** Queue of workflow deliveries: one job per delivery row. */
 export const DELIVERY_QUEUE = 'deliveries';
 
 export interface DeliveryPayload {
@@ -34,12 +34,12 @@ export const DELIVERY_BACKOFF = 'workflow-delivery';
  * Queues deliveries. The job id is the delivery id, so a trigger re-run enqueues each once.
  */
 export async function enqueueDeliveries(
-  queue: QueueHandle<DeliveryPayload>,
+  queues: JobQueues,
   workflowId: string,
   deliveryIds: string[],
 ): Promise<void> {
   if (deliveryIds.length === 0) return;
-  await queue.addBulk(
+  await queues.queue<DeliveryPayload>(DELIVERY_QUEUE).addBulk(
     deliveryIds.map((deliveryId) => ({
       name: 'deliver',
       data: { deliveryId, workflowId },

@@ -1,5 +1,5 @@
 import type { Logger } from '../lib/logger.js';
-import type { QueueKit, WorkerHandle } from '../jobs/queue-kit.js';
+import type { JobQueues, QueueKit, WorkerHandle } from '../jobs/queue-kit.js';
 import type { DeliveryDeps } from '../domain/workflows/deliver.js';
 import type { BackoffOptions } from '../domain/workflows/backoff.js';
 import { requeueLostDeliveries } from '../domain/workflows/lost-deliveries.js';
@@ -13,7 +13,7 @@ import {
 } from '../jobs/workflow-delivery.js';
 
 /**
- * The `deliveries` worker (issue 14 §2). Failed attempts are retried by BullMQ on the
+ * The `deliveries` worker. Failed attempts are retried by BullMQ on the
  * schedule of `domain/workflows/backoff.ts` (the delay each attempt computed and stored as the
  * delivery's `nextAttemptAt`). Log lines name the delivery and the target's message — never a
  * credential, which only ever exists unsealed inside one attempt.
@@ -57,14 +57,13 @@ export function startDeliveryWorker(
 
 /** Queues again the pending deliveries without a job (`requeueLostDeliveries`); returns how many. */
 export async function requeueOrphans(
-  queues: QueueKit,
+  queues: JobQueues,
   deps: Pick<DeliveryDeps, 'pool'>,
   olderThanMs: number,
 ): Promise<number> {
-  const queue = queues.queue<DeliveryPayload>(DELIVERY_QUEUE);
   return requeueLostDeliveries(
     deps.pool,
-    (workflowId, ids) => enqueueDeliveries(queue, workflowId, ids),
+    (workflowId, ids) => enqueueDeliveries(queues, workflowId, ids),
     olderThanMs,
   );
 }

@@ -5,11 +5,11 @@ import type { TriageService } from '../domain/triage/triage-service.js';
 import type { CaseTriageService } from '../domain/triage/case-triage.js';
 import type { deliverWebhook } from '../domain/triage/webhook.js';
 import type { ScanStorage } from '../domain/scans/scan-storage.js';
-import { refreshEnrichment } from '../domain/enrichment/index.js';
 import { startTriageWorker } from './triage-worker.js';
 import { startScanIngestWorker } from './scan-ingest-worker.js';
 import {
   ENRICHMENT_QUEUE,
+  enrichmentRefreshProcessor,
   refreshSources,
   scheduleEnrichmentRefresh,
   type EnrichmentRefreshPayload,
@@ -17,6 +17,7 @@ import {
 import {
   keepMaintenanceScheduled,
   MAINTENANCE_QUEUE,
+  maintenanceProcessor,
   scheduleMaintenance,
   type MaintenancePayload,
 } from '../jobs/maintenance-job.js';
@@ -24,7 +25,7 @@ import type { QueueKit, WorkerHandle } from '../jobs/queue-kit.js';
 import type { ExportService } from '../domain/exports/export-service.js';
 import { EXPORT_QUEUE, exportProcessor, type ExportPayload } from '../jobs/export-job.js';
 import { timedQueueKit, type JobObserver } from '../jobs/timed-queue-kit.js';
-import type { ScanIngestObserver } from './scan-ingest-worker.js';
+import type { ScanIngestObserver } from '../domain/scans/ingest-scan.js';
 import { startMetricsServer } from './metrics-server.js';
 import { startDeliveryWorker } from './delivery-worker.js';
 import type { DeliveryDeps } from '../domain/workflows/deliver.js';
@@ -82,10 +83,8 @@ export async function startWorkers(deps: WorkerDeps): Promise<{ close(): Promise
   });
   const maintenance = queues.worker<MaintenancePayload, unknown>(
     MAINTENANCE_QUEUE,
-    () => deps.maintenance(),
-    {
-      concurrency: 1,
-    },
+    maintenanceProcessor(deps.maintenance),
+    { concurrency: 1 },
   );
   maintenance.on('failed', (_job, err) =>
     logger.warn({ err: (err as Error)?.message }, 'maintenance job failed'),
@@ -94,25 +93,13 @@ export async function startWorkers(deps: WorkerDeps): Promise<{ close(): Promise
   const sources = refreshSources(config);
   if (sources) {
     await scheduleEnrichmentRefresh(queues, config.enrichmentRefreshEveryMs);
-    const refresher = queues.worker<EnrichmentRefreshPayload, unknown>(
-      ENRICHMENT_QUEUE,
-      async () => {
-        const summary = await refreshEnrichment(deps.pool, sources);
-        for (const o of summary.outcomes) {
-          if (o.ok) logger.info({ source: o.source, origin: o.origin, rows: o.rows }, 'enrichment refreshed');
-          else
-            logger.warn(
-              { source: o.source, origin: o.origin, err: o.error.message },
-              'enrichment refresh failed',
-            );
-        }
-        // A failed source kept its previous data; failing the job lets BullMQ retry it.
-        if (summary.failed > 0) throw new Error(`${summary.failed} enrichment source(s) failed`);
-        return summary.outcomes.length;
-      },
-      { concurrency: 1 },
+    workers.push(
+      queues.worker<EnrichmentRefreshPayload, number>(
+        ENRICHMENT_QUEUE,
+        enrichmentRefreshProcessor({ pool: deps.pool, sources, logger }),
+        { concurrency: 1 },
+      ),
     );
-    workers.push(refresher);
   }
   workers.push(
     startTriageWorker(

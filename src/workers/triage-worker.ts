@@ -1,11 +1,7 @@
 import type { Job } from 'bullmq';
 import type { QueueKit, WorkerHandle } from '../jobs/queue-kit.js';
-import { TRIAGE_QUEUE, type TriageItemPayload } from '../jobs/triage-batch.js';
-import {
-  failBatchItem,
-  processBatchItem,
-  type BatchProcessorDeps,
-} from '../domain/triage/batch-processor.js';
+import { TRIAGE_QUEUE, triageItemProcessor, type TriageItemPayload } from '../jobs/triage-batch.js';
+import { failBatchItem, type BatchProcessorDeps } from '../domain/triage/batch-processor.js';
 import type { Logger } from '../lib/logger.js';
 import { isFinalFailure } from '../lib/job-state.js';
 import { createCoalescer } from '../lib/coalescer.js';
@@ -29,13 +25,9 @@ export function startTriageWorker(
     ...deps,
     loadItem: (batchId, index) => reads.submit({ batchId, index }),
   };
-  const worker = queues.worker<TriageItemPayload, string>(
-    TRIAGE_QUEUE,
-    (job) => processBatchItem(withReads, job.data.batchId, job.data.index),
-    {
-      concurrency: options.concurrency,
-    },
-  );
+  const worker = queues.worker<TriageItemPayload, string>(TRIAGE_QUEUE, triageItemProcessor(withReads), {
+    concurrency: options.concurrency,
+  });
   worker.on('failed', (job, err) => {
     const j = job as Job<TriageItemPayload> | undefined;
     options.logger.warn({ job: j?.id, err: (err as Error)?.message }, 'triage item job failed');

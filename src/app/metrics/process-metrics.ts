@@ -2,7 +2,7 @@ import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client
 import type { ModelCatalogEntry } from '../../lib/config.js';
 import type { HttpMetrics } from '../../api/plugins/metrics.js';
 import type { TriageObserver } from '../../domain/triage/triage-service.js';
-import type { ScanIngestObserver } from '../../workers/scan-ingest-worker.js';
+import type { ScanIngestObserver } from '../../domain/scans/ingest-scan.js';
 import type { QueueKit } from '../../jobs/queue-kit.js';
 import { createTriageMetrics } from './triage-metrics.js';
 import type { JobObserver } from '../../jobs/timed-queue-kit.js';

@@ -185,7 +185,6 @@ describe('ending scans', () => {
   });
 
   it('the maintenance sweep fails old scans whose job is gone or failed, and never one whose job is waiting or active', async () => {
-    const queue = t.deps.scans.queue;
     const real = t.infra.queues.queue(SCAN_INGEST_QUEUE);
     const forced = new Map<string, string>();
     const jobs: JobStateProbe = { getJobState: async (id) => forced.get(id) ?? real.getJobState(id) };
@@ -194,7 +193,7 @@ describe('ending scans', () => {
     const failedJob = await storedScan({ status: 'parsing', staged: true, ageMs: HOUR });
     forced.set(failedJob, 'failed');
     const backlog = await storedScan({ status: 'queued', ageMs: HOUR });
-    await enqueueScanIngest(queue, { scanId: backlog, workspaceId });
+    await enqueueScanIngest(t.infra.queues, { scanId: backlog, workspaceId });
     const parsing = await storedScan({ status: 'parsing', staged: true, ageMs: 3 * HOUR });
     forced.set(parsing, 'active');
     const fresh = await storedScan({ status: 'queued', ageMs: 60_000 });
