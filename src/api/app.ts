@@ -19,7 +19,6 @@ import { selfServiceRoutes } from './routes/self-service.js';
 import { consoleAuthRoutes } from './routes/console-auth.js';
 import { consoleWorkspaceRoutes } from './routes/console-workspace.js';
 import { consoleTriageRoutes } from './routes/console-triage.js';
-import { consoleWorkflowRoutes } from './routes/console-workflows.js';
 import { actorFrom, registerKeyManagement } from './routes/key-management.js';
 import { triageRoutes } from './routes/triage.js';
 import { registerPipelineScanRoute, registerScanRoutes } from './routes/scans.js';
@@ -123,7 +122,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
       registerExportRoutes(scope, deps, consoleSurface);
       registerDashboardRoute(scope, deps);
       consoleTriageRoutes(scope, deps);
-      consoleWorkflowRoutes(scope, deps);
+      registerWorkflowRoutes(scope, deps, consoleSurface);
       registerKeyManagement(scope, deps, {
         workspaceOf: (req) => req.session.workspaceId,
         actorOf: (req) => actorFrom(req, `user:${req.session.userId}`),
@@ -157,7 +156,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
         scope: 'keys:write',
       });
       registerAuditEventRoutes(scope, deps);
-      registerWorkflowRoutes(scope, deps);
+      registerWorkflowRoutes(scope, deps, apiSurface);
     },
     { prefix: '/api/v1' },
   );

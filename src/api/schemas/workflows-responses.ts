@@ -129,6 +129,23 @@ export const deliveryList = {
   },
 } as const;
 
+/** The preview's answer: the sample case and what the mapping makes of it. */
+export const workflowPreviewView = {
+  description: 'The mapped fields of a workflow for one sample case.',
+  type: 'object',
+  required: ['case', 'summary', 'labels', 'priority'],
+  properties: {
+    case: {
+      type: 'object',
+      required: ['id', 'title'],
+      properties: { id: { type: 'string' }, title: { type: 'string' } },
+    },
+    summary: { type: 'string' },
+    labels: { type: 'array', items: { type: 'string' } },
+    priority: { type: ['string', 'null'] },
+  },
+} as const;
+
 export const hookReceipt = {
   description: 'The inbound webhook was verified; `applied` says whether it changed a case.',
   type: 'object',

@@ -187,6 +187,17 @@ export const listDeliveriesQuery = {
   },
 } as const;
 
+/** The console editor's live preview: a kind, the fields being edited, and optionally the sample case. */
+export const previewWorkflowBody = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    kind: { type: 'string', enum: ['jira', 'github', 'webhook'] },
+    fields: fieldsSchema,
+    caseId: { type: 'string', maxLength: 100 },
+  },
+} as const;
+
 export const hookParams = {
   type: 'object',
   required: ['workflowId'],

@@ -44,7 +44,7 @@ export interface WorkflowFields {
   /** Jira summary / GitHub title. */
   summary?: string;
   /** Case priority (or severity when untriaged) → Jira priority name, or GitHub label. */
-  priority?: Record<string, string>;
+  priority?: Partial<Record<string, string>>;
   labels?: string[];
 }
 
