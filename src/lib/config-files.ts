@@ -7,7 +7,7 @@ import { Ajv, type ErrorObject, type JSONSchemaType } from 'ajv';
  * and the bad field (STYLE: configuration), instead of a cast that fails later, far away.
  */
 
-/** A plan's limits as the process uses them (DECISIONS §3). */
+/** A plan's limits as the process uses them (docs/api.md#plans-and-quotas). */
 export interface PlanLimits {
   aiCallsPerMonth: number;
   requestsPerMinute: number;
@@ -21,7 +21,7 @@ export interface PlansFile {
   plans: Record<'free' | 'service', Omit<PlanLimits, 'scanMaxBytes'> & { scanMaxBytes: number | null }>;
 }
 
-/** One model of the catalog of spec §2.5 (`config/models.json`). */
+/** One model of the catalog of docs/triage.md#model-catalog (`config/models.json`). */
 export interface ModelCatalogEntry {
   id: string;
   name: string;
@@ -35,7 +35,7 @@ export interface ModelCatalogEntry {
   max: number;
 }
 
-/** Router thresholds (DECISIONS §6). */
+/** Router thresholds (docs/triage.md#routing). */
 export interface TriageThresholdsFile {
   confidence: number;
   epss: number;

@@ -12,7 +12,7 @@ import {
 export type { ModelCatalogEntry, PlanLimits, TriageFile } from './config-files.js';
 
 /**
- * The one validated configuration of a process (DECISIONS §1). `loadConfig` is the
+ * The one validated configuration of a process (docs/configuration.md). `loadConfig` is the
  * only place that reads the environment; everything else receives a `Config`.
  * Defaults that are not secrets live in `config/` beside `src/`.
  */
@@ -30,7 +30,7 @@ export interface ItemRetry {
 }
 
 /**
- * What one upload may cost the machine (issue 11 §4): disk, connections and descriptors stay
+ * What one upload may cost the machine (docs/ingestion.md#upload-bounds): disk, connections and descriptors stay
  * bounded per client whatever the body looks like.
  */
 export interface UploadLimits {
@@ -71,7 +71,7 @@ export interface Config {
   /** Above this many cases a direct case export answers 413 and points at an export job (EXPORT_SYNC_MAX_ROWS). */
   exportSyncMaxRows: number;
   scanMaxBytes: number;
-  /** Bounds on scan uploads (issue 11 §4, §5); see {@link UploadLimits}. */
+  /** Bounds on scan uploads (docs/ingestion.md#upload-bounds); see {@link UploadLimits}. */
   uploads: UploadLimits;
   logLevel: string;
   /**
@@ -88,7 +88,7 @@ export interface Config {
   authFailuresPerMinute: number;
   /**
    * Longest a triage call waits for a provider's rate-limit capacity before the router goes
-   * to the next tier (issue 11 §7). @defaultValue 5000
+   * to the next tier (docs/operations.md#failure-behaviour). @defaultValue 5000
    */
   providerQueueMaxWaitMs: number;
   /** Absolute base URL used in links we print; defaults to http://HOST:PORT. */

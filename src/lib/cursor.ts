@@ -1,7 +1,7 @@
 import { AppError } from './errors.js';
 
 /**
- * Opaque keyset cursors for every paged list (DECISIONS §7, §10): base64url of the position of
+ * Opaque keyset cursors for every paged list (docs/api.md#lists-and-paging): base64url of the position of
  * the last row returned — an insertion sequence (scans, findings, cases; unlike a timestamp it
  * never ties) or an item index (batch results). A tampered cursor is a 400, never a SQL error.
  */

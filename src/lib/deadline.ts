@@ -2,7 +2,7 @@ import { AppError } from './errors.js';
 
 /**
  * A step on a shared dependency (Redis, the queue backend) that must not hold a request
- * for long when that dependency is down (issue 11 §2): past `ms`, or on any failure, it
+ * for long when that dependency is down (docs/operations.md#failure-behaviour): past `ms`, or on any failure, it
  * becomes 503 `overloaded` with `Retry-After`, the answer a client can act on. The step
  * itself is not cancelled; callers use it only before anything is committed.
  */

@@ -1,5 +1,5 @@
 /**
- * The closed set of error codes of DECISIONS §2 and the HTTP status each maps to.
+ * The closed set of error codes of docs/api.md#errors and the HTTP status each maps to.
  * One table, so a code can never drift to another status in one corner of the code.
  */
 export const ERROR_STATUS = {
@@ -92,6 +92,6 @@ export const notFound = (what = 'resource'): AppError => new AppError('not_found
 
 export const INVALID_FIELDS_DETAIL = 'The request has invalid fields; see errors.';
 
-/** 400 `invalid_request` listing every bad field (DECISIONS §2). */
+/** 400 `invalid_request` listing every bad field (docs/api.md#errors). */
 export const invalidRequest = (errors: FieldError[]): AppError =>
   new AppError('invalid_request', INVALID_FIELDS_DETAIL, { errors });

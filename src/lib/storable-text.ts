@@ -6,7 +6,7 @@ export const MAX_JSON_DEPTH = 32;
 /**
  * Text PostgreSQL cannot store: U+0000 (refused by text and jsonb) and lone UTF-16 surrogates
  * (JSON's `\ud800` escape, refused by jsonb). Either, anywhere in a request, would fail deep in
- * a statement as a 500, where DECISIONS §2 wants a 400 naming the field. They are found in the
+ * a statement as a 500, where docs/api.md#errors wants a 400 naming the field. They are found in the
  * parsed value (JSON escapes and form `%00` decoded), so an escaped backslash followed by
  * `u0000` is not mistaken for one. Returns one error per offending string, as JSON Pointers
  * under `path`, at most `max` of them. Only parsed JSON and form values are walked (arrays and
