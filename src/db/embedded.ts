@@ -13,7 +13,7 @@ export interface EmbeddedDatabase {
 const LOG_TAIL = 12;
 
 /**
- * Starts the embedded PostgreSQL of the zero-dependency mode (DECISIONS §1) with its data
+ * Starts the embedded PostgreSQL of the zero-dependency mode (docs/operations.md#one-machine-npm-start) with its data
  * in `dir`, creating the cluster the first time. Only listens on 127.0.0.1, on `port` when it
  * is free and otherwise on a free port the system picks (a second checkout on one machine must
  * not die on a taken port); read the port from the answer.

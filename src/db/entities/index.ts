@@ -1,7 +1,7 @@
 import { ArrayType, EntitySchema } from '@mikro-orm/core';
 
 /**
- * Records of the foundation (DECISIONS §3 to §5), as MikroORM entity schemas over the
+ * Records of the foundation (docs/console.md#sign-up-and-api-keys, docs/api.md#keys, docs/triage.md#usage), as MikroORM entity schemas over the
  * tables of the checked-in migrations. Hot paths (key lookup, quotas, counters) use
  * set-based SQL instead of the unit of work; these entities serve the rest.
  */
@@ -50,7 +50,7 @@ export interface ApiKey {
 }
 
 /**
- * What an audit event records (DECISIONS §4, §10); `plan_change` and `workflow_*` events carry
+ * What an audit event records (docs/api.md#audit-log, docs/workflows.md); `plan_change` and `workflow_*` events carry
  * no key (a workflow event names its workflow in `details`).
  */
 export const AUDIT_ACTIONS = [

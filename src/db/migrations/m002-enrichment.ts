@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Enrichment store (DECISIONS §6): one table per source, so a full reload of one
+ * Enrichment store (docs/triage.md#enrichment): one table per source, so a full reload of one
  * feed (KEV, the daily EPSS file) replaces exactly that source's rows.
  */
 export class M002Enrichment extends Migration {

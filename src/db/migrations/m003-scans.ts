@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Scan ingestion (DECISIONS §8–§10): scans, the findings each scan yields, cases (findings
+ * Scan ingestion (docs/cases.md#deduplication, docs/ingestion.md#formats): scans, the findings each scan yields, cases (findings
  * deduplicated by fingerprint within a workspace), evidence (one row per sighting) and the
  * status history of cases.
  *

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Triage records (DECISIONS §6, §7): every answered request with its hops (for audit and
+ * Triage records (docs/triage.md#request-and-answer): every answered request with its hops (for audit and
  * the billing test), in-house shadow answers, and batches with one row per item.
  */
 export class M004Triage extends Migration {

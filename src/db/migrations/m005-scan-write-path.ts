@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * A cheaper write path for scan ingestion (DECISIONS §8, §10; figures in bench/ingest):
+ * A cheaper write path for scan ingestion (docs/ingestion.md#upload, docs/cases.md; figures in bench/ingest):
  *
  * - `cases_ws_asset_idx` could serve no query: the asset filter is an OR over five columns, so
  *   the planner cannot use an index on one of them.

@@ -1,10 +1,10 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Requests that got no answer (503 `triage_unavailable`, DECISIONS §2, §6): the hops they made,
+ * Requests that got no answer (503 `triage_unavailable`, docs/api.md#errors, docs/triage.md#request-and-answer): the hops they made,
  * with the tokens providers charged us for answers we could not use (schema violations,
  * errors that still reported usage). Kept for our own cost accounting, apart from the usage
- * ledger: such a request is never billed to its key and counts no AI call (DECISIONS §5).
+ * ledger: such a request is never billed to its key and counts no AI call (docs/triage.md#billing).
  */
 export class M006TriageUnanswered extends Migration {
   override async up(): Promise<void> {

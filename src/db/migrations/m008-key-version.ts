@@ -5,7 +5,7 @@ import { Migration } from '@mikro-orm/migrations';
  * changes (revoke, rotation, expiry, scopes, plan, suspension), bumped by triggers so no
  * code path can forget it. Every process reads it at most once a second and drops its key
  * cache when it moved: the net under the invalidation bus, whose messages can be lost
- * (issue 11 §1). It commits with the change itself, so a reader never sees it move early.
+ * (docs/operations.md#failure-behaviour). It commits with the change itself, so a reader never sees it move early.
  * `last_used_at` is not watched: the request meter writes it every few seconds.
  */
 export class M008KeyVersion extends Migration {

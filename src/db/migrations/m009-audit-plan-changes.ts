@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * The audit log (DECISIONS §10: key create, reveal, rotate, revoke and plan changes, each with
+ * The audit log (docs/api.md#audit-log: key create, reveal, rotate, revoke and plan changes, each with
  * actor, time, IP and user agent) is read back by `GET /api/v1/audit-events` and Settings > Audit
  * log. Plan changes join the key events in `key_audit_events` (without a key), and the log is
  * paged newest first by id within a workspace, so it gets an index in that order.

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Export jobs (issue 13): a filtered case export rendered by a worker into storage, downloadable
+ * Export jobs (docs/exports.md): a filtered case export rendered by a worker into storage, downloadable
  * through a signed link until `expires_at`, then removed by the maintenance job.
  */
 export class M010Exports extends Migration {

@@ -4,7 +4,7 @@ const PRIORITIES = `('CRITICAL', 'HIGH', 'MEDIUM', 'LOW', 'INFO')`;
 const ACTIONS = `('PATCH_IMMEDIATELY', 'PATCH_SCHEDULED', 'MITIGATE', 'MONITOR', 'INVESTIGATE', 'ACCEPT_RISK')`;
 
 /**
- * Case triage (DECISIONS §10, issue 13): a case's current triage answer, whether it went stale,
+ * Case triage (docs/cases.md#stale-triage): a case's current triage answer, whether it went stale,
  * and an append-only history of every answer.
  *
  * - The current answer lives on `cases` (nullable columns, added without a table rewrite); the
@@ -18,7 +18,7 @@ const ACTIONS = `('PATCH_IMMEDIATELY', 'PATCH_SCHEDULED', 'MITIGATE', 'MONITOR',
  * - No index on `last_seen`: every scan updates it on every case it sights, and an index on it
  *   would turn those HOT updates into index writes on the ingest path; `sort=lastSeen` sorts
  *   the workspace's matching cases instead.
- * - The upload option `triage` (DECISIONS §8) on `scans`: the mode asked for, and once the scan's
+ * - The upload option `triage` (docs/cases.md#case-triage) on `scans`: the mode asked for, and once the scan's
  *   cases were chosen, how many it named (`triage_requested`) and how many were left out for
  *   want of AI calls (`triage_skipped`); null until then. A scan's triage batch has its id.
  * - `triage_batch_items.case_id`: the case a case-triage item answers for (null for a batch of

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * The `cases:write` scope (DECISIONS §4, issue 13): changing a case's status no longer comes
+ * The `cases:write` scope (docs/api.md#keys, docs/cases.md#statuses): changing a case's status no longer comes
  * with `scans:write`. A workspace's first key gets it from now on; existing first keys — the
  * keys holding every scope a first key was given (`triage:write`, `scans:write`, `scans:read`,
  * `usage:read`) — gain it here, so no workspace loses the ability to change its cases. Keys

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Mapped workflows (DECISIONS §10, issue 14): a workspace's rules that send cases to Jira,
+ * Mapped workflows (docs/workflows.md#rules): a workspace's rules that send cases to Jira,
  * GitHub Issues or a signed webhook, the link of each case to its external issue, and the
  * deliveries made on the way.
  *

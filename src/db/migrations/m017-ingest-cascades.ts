@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Scan ingestion without a per-row foreign-key check (issue 17; figures in bench/ingest).
+ * Scan ingestion without a per-row foreign-key check (figures in bench/ingest).
  *
  * `findings.scan_id → scans`, `evidence.finding_id → findings` and `cases.workspace_id →
  * workspaces` were checked once per inserted row at commit (a queued trigger event and an index

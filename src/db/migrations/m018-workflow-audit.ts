@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Workflow changes join the audit log (issue 14, DECISIONS §10): creating, changing, enabling,
+ * Workflow changes join the audit log (docs/workflows.md#audit-log): creating, changing, enabling,
  * disabling and deleting a mapped workflow is recorded in `key_audit_events` (without a key),
  * with its actor, the workflow's id and name, and the names of the changed parts — never a
  * credential or secret.

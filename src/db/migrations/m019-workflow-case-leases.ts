@@ -2,7 +2,7 @@ import { Migration } from '@mikro-orm/migrations';
 
 /**
  * One delivery at a time per (workflow, case) without holding a database connection across the
- * remote call (issue 14). The attempt used a session advisory lock, which pinned one pooled
+ * remote call (docs/workflows.md). The attempt used a session advisory lock, which pinned one pooled
  * connection for the whole remote call (up to a 10 s timeout per request, several requests per
  * attempt): four concurrent deliveries held four of the process pool's ten connections while
  * waiting on Jira or GitHub. Now an attempt takes a lease row, committed before the call:

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * A finding carries its own evidence (issue 17; figures in bench/ingest).
+ * A finding carries its own evidence (figures in bench/ingest).
  *
  * Every finding had exactly one `evidence` row (`evidence.finding_id` was unique): the sighting's
  * bounded raw excerpt and scanner output, written by a second COPY in the same transaction as the
