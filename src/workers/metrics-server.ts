@@ -8,7 +8,7 @@ const PROBLEM_TYPE_BASE = 'https://docs.vulntriage.dev/errors/';
 /**
  * The worker process's `GET /metrics` (it has no Fastify app): a bare HTTP listener on
  * METRICS_PORT that answers the scrape and nothing else, with the same bearer check and
- * problem documents (DECISIONS §2) as the web process.
+ * problem documents (docs/api.md#errors) as the web process.
  */
 export async function startMetricsServer(opts: {
   port: number;

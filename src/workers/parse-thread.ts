@@ -1,6 +1,6 @@
 /**
  * Piscina task entry: parses one stored scan file in a worker thread and streams finding batches
- * to the main thread over a MessagePort (DECISIONS §1, §8). Default export is required by Piscina.
+ * to the main thread over a MessagePort (docs/operations.md#processes, docs/ingestion.md#parsing). Default export is required by Piscina.
  *
  * Protocol on the port (plain objects only, so nothing depends on class identity):
  *   worker → main  { type: 'batch', seq, findings }
