@@ -88,7 +88,7 @@ export async function buildTriage(deps: {
     );
     if (mode.mode === 'serving') {
       providers.inhouse = createInhouseProvider(model);
-      // Answers name it `inhouse:sha256-<hex>`: spec §2.4's `<provider>:<model_name>` has one colon.
+      // Answers name it `inhouse:sha256-<hex>`: the `<provider>:<model_name>` form of docs/triage.md#request-and-answer has one colon.
       const name = model.version.replace(/^sha256:/, 'sha256-');
       chain = chain.map((tier, i) => (i === 0 ? { ...tier, provider: 'inhouse', model: name } : tier));
     } else {

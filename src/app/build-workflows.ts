@@ -9,7 +9,7 @@ import { createWorkflowTrigger, type WorkflowTrigger } from '../domain/workflows
 import { createWorkflowService, type WorkflowService } from '../domain/workflows/workflow-service.js';
 import { enqueueDeliveries } from '../jobs/workflow-delivery.js';
 
-/** Mapped workflows as a process holds them (issue 14). */
+/** Mapped workflows as a process holds them (docs/workflows.md). */
 export interface Workflows {
   service: WorkflowService;
   inbound: InboundDeps;

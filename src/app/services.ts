@@ -182,7 +182,7 @@ export async function buildServices(
       baseUrl: config.publicBaseUrl,
     }),
     async readiness() {
-      // Each dependency within its own deadline: /readyz answers 503 in seconds, never hangs (issue 11 §2).
+      // Each dependency within its own deadline: /readyz answers 503 in seconds, never hangs (docs/operations.md#failure-behaviour).
       await withDeadline(() => infra.pool.query('select 1'), READINESS_DEADLINE_MS, 'database');
       await withDeadline(() => infra.queues.ping(), READINESS_DEADLINE_MS, 'queue backend');
     },

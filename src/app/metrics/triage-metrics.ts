@@ -5,7 +5,7 @@ import type { RouteTriageResult } from '../../domain/triage-engine/router.js';
 import { catalogModel, costMicros } from '../../domain/triage/pricing.js';
 
 /**
- * Triage metrics from each routed request's hops (spec §2.4): who answered, why the walk went
+ * Triage metrics from each routed request's hops (docs/triage.md#request-and-answer): who answered, why the walk went
  * up, how long each provider took, what failed, and the tokens and spend per tier. Spend is
  * our cost at catalog prices (micro-dollars), counted for every hop that used tokens, answered
  * or not: the number an operator compares with the providers' invoices.
