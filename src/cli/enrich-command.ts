@@ -2,7 +2,7 @@
  * `npm run admin -- enrich --kev FILE|URL --epss FILE|URL --nvd FILE|URL [--nvd ...]`
  *
  * Loads enrichment feeds into PostgreSQL now, the same way the daily job does
- * (DECISIONS §6). Any subset of sources, at least one; `--nvd` may repeat and applies in
+ * (docs/triage.md#enrichment). Any subset of sources, at least one; `--nvd` may repeat and applies in
  * order. Prints one line per source. Exit codes: 0 all loaded, 1 an import failed (its
  * previous data is kept), 2 bad arguments.
  */

@@ -1,5 +1,5 @@
 /**
- * Benchmark gate of the in-house model (DECISIONS §6). Evaluates the exact current model
+ * Benchmark gate of the in-house model (docs/triage.md#in-house-model). Evaluates the exact current model
  * version on a labelled CSV (ssvc-vulnrichment format) and records the result.
  *
  *   npm run gate -- --dataset FILE [--record FILE] [--model FILE] [--config FILE] [--json]

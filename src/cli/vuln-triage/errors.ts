@@ -16,7 +16,7 @@ export const EXIT = {
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
-/** An RFC 9457 problem document as the service answers it (DECISIONS §2). */
+/** An RFC 9457 problem document as the service answers it (docs/api.md#errors). */
 export interface Problem {
   type?: string;
   title?: string;

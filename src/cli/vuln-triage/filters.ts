@@ -1,7 +1,7 @@
 import { usageError } from './errors.js';
 import type { Query } from './http-client.js';
 
-/** The list filters of `GET /api/v1/cases` (DECISIONS §10) as flags; the server validates the values. */
+/** The list filters of `GET /api/v1/cases` (docs/cases.md#lists-and-filters) as flags; the server validates the values. */
 export interface FilterOptions {
   severity?: string;
   status?: string;

@@ -8,7 +8,7 @@ import { CliError, EXIT } from './errors.js';
 import { networkError, refusal, type ApiClient, type Query } from './http-client.js';
 import { isRetryable, parseRetryAfter, withRetries, type Attempt } from './retry.js';
 
-/** The 202 of `POST /api/pipeline/scan` (DECISIONS §8). */
+/** The 202 of `POST /api/pipeline/scan` (docs/ingestion.md#upload). */
 export interface ScanAccepted {
   scanId: string;
   status: string;

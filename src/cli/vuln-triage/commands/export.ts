@@ -17,7 +17,7 @@ export interface ExportOptions extends FilterOptions {
 }
 
 /**
- * `vuln-triage export cases`: streams `GET /api/v1/exports/cases?format=…` (DECISIONS §10) to
+ * `vuln-triage export cases`: streams `GET /api/v1/exports/cases?format=…` (docs/exports.md) to
  * `-o FILE` (through `FILE.part`, renamed when complete, so a cut download never looks whole) or
  * to stdout. A server without exports answers 404: said plainly, exit 4.
  */
