@@ -41,7 +41,7 @@ export interface BulkStatusChange {
 }
 
 /**
- * Cases and findings as the HTTP edge reads and changes them (DECISIONS §10), bound once to the
+ * Cases and findings as the HTTP edge reads and changes them (docs/cases.md), bound once to the
  * pool so routes never see it. Each method is the store function of the same meaning; ids of
  * another workspace are null (or match nothing) exactly as there.
  */

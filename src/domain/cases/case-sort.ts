@@ -1,7 +1,7 @@
 import { sortedCursor, unsortedCursor } from '../../lib/cursor.js';
 
 /**
- * The orders of the case list (DECISIONS §10), each a key plus the case's insertion sequence as
+ * The orders of the case list (docs/cases.md#lists-and-filters), each a key plus the case's insertion sequence as
  * the tie-break, so keyset paging returns every case exactly once however many share a key.
  *
  * - (none): newest case first (`seq` descending), the order of every list before sorts existed.

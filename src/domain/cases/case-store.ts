@@ -13,7 +13,7 @@ import {
 import { filterSql, kevColumn, type ListFilters, VISIBLE_FINDINGS } from './list-filters.js';
 
 /**
- * The way to the `cases` table and `case_status_history` (DECISIONS §10): the case list, one
+ * The way to the `cases` table and `case_status_history` (docs/cases.md#statuses): the case list, one
  * case, its sightings (findings of completed scans and their evidence), status changes, and the
  * counts of the Cases page and the dashboard. Rows are mapped to camelCase here, once. Reads show
  * KEV and EPSS from the enrichment tables. Elsewhere: a case's triage (its triage columns and
@@ -21,7 +21,7 @@ import { filterSql, kevColumn, type ListFilters, VISIBLE_FINDINGS } from './list
  * completion (`upsertScanCases` of `case-upsert.ts`, called by the scans area's ingest).
  */
 
-/** A case: one problem on one asset within a workspace (DECISIONS §10), with its current triage. */
+/** A case: one problem on one asset within a workspace (docs/cases.md), with its current triage. */
 export interface Case {
   id: string;
   /** The insertion sequence (bigint as text): the keyset of {@link listCases}. */

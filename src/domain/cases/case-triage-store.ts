@@ -4,11 +4,11 @@ import { seqCursor, seqPage, type Page } from '../../lib/cursor.js';
 import { isUuid } from '../../lib/ids.js';
 
 /**
- * A case's triage (DECISIONS §10): the current answer on `cases`, every answer appended to
+ * A case's triage (docs/cases.md#triage-on-a-case): the current answer on `cases`, every answer appended to
  * `case_triage_history`, and `triage_stale` when the case's enrichment changed since.
  *
  * Glossary:
- * - **answer**: a triage response (DECISIONS §6 fields) plus the safety policy version it passed.
+ * - **answer**: a triage response (docs/triage.md#request-and-answer fields) plus the safety policy version it passed.
  * - **snapshot**: the case's enrichment when it was triaged — KEV membership of any of its CVEs,
  *   their highest EPSS and highest NVD CVSS base score — stored with the answer.
  * - **stale**: today's enrichment differs from the snapshot: KEV membership changed, EPSS moved

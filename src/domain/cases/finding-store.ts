@@ -6,13 +6,13 @@ import { toCaseTriage, type CaseTriage, type TriageColumnsRow } from './case-tri
 import { filterWhere, kevColumnSql, type ListFilters, VISIBLE_FINDINGS_SQL } from './list-filters.js';
 
 /**
- * The reads of `findings` (DECISIONS §9, §10): the findings list and one finding, each with its
+ * The reads of `findings` (docs/ingestion.md#formats, docs/cases.md#lists-and-filters): the findings list and one finding, each with its
  * case's id and triage (same workspace and fingerprint) and its KEV flag, mapped to camelCase
  * here. Only findings of completed scans are visible. The ingest writes them
  * (`domain/scans/scan-writer.ts`, `domain/scans/ingest-store.ts`).
  */
 
-/** A stored finding as read back (DECISIONS §9 fields); `Finding` of `parsers/` is one being parsed. */
+/** A stored finding as read back (docs/ingestion.md#formats fields); `Finding` of `parsers/` is one being parsed. */
 export interface StoredFinding {
   id: string;
   /** The insertion sequence (bigint as text): the keyset of {@link listFindings}. */
