@@ -9,7 +9,7 @@ import type { KevEntry } from './kev-entry.js';
 import type { CveEnrichment } from './types.js';
 
 /**
- * The enrichment area's store (DECISIONS §6): the one module naming `kev_entries`,
+ * The enrichment area's store (docs/triage.md#enrichment): the one module naming `kev_entries`,
  * `epss_scores`, `cvss_scores` and `enrichment_imports`. Functions of `(db, …)`, camelCase out.
  * The importers call the writes inside their own `withTransaction`, under {@link lockFeed}, so
  * an import is all or nothing and readers see the old data until its commit.

@@ -16,7 +16,7 @@ export interface EpssImportResult extends ImportResultBase {
 
 /**
  * Loads a FIRST EPSS daily file (CSV, gzip or not) and replaces `epss_scores` with it in one
- * transaction (DECISIONS §6). The file streams through a validating line parser into
+ * transaction (docs/triage.md#request-and-answer). The file streams through a validating line parser into
  * `COPY ... FROM STDIN` (`replaceEpssScores`); nothing holds the whole file in memory.
  */
 export async function importEpss(
@@ -39,7 +39,7 @@ export async function importEpss(
         );
         if ('duplicate' in replaced) throw malformed(`a CVE is listed twice (${replaced.duplicate})`);
         const inserted = replaced.inserted;
-        // Every score may have moved: check every triaged case against its snapshot (DECISIONS §10).
+        // Every score may have moved: check every triaged case against its snapshot (docs/cases.md#triage-on-a-case).
         await markStaleForCves(client, null);
         await recordImport(client, 'epss', origin, inserted);
         return inserted;

@@ -1,5 +1,5 @@
 /**
- * Enrichment store (DECISIONS §6): importers for CISA KEV, FIRST EPSS and NVD CVSS into
+ * Enrichment store (docs/triage.md#enrichment): importers for CISA KEV, FIRST EPSS and NVD CVSS into
  * PostgreSQL, the daily refresh, and the lookup the triage path uses.
  */
 export type { CveEnrichment, EnrichmentLookup } from './types.js';

@@ -15,7 +15,7 @@ export interface KevImportResult extends ImportResultBase {
 
 /**
  * Loads the CISA KEV catalog and replaces `kev_entries` with it in one transaction
- * (DECISIONS §6): readers see the old catalog until the commit, and a failed import leaves
+ * (docs/triage.md#enrichment): readers see the old catalog until the commit, and a failed import leaves
  * it untouched. The catalog is parsed and validated completely before the transaction
  * opens; it is a few thousand entries, so they are kept in memory meanwhile.
  */
@@ -57,7 +57,7 @@ export async function importKev(
     await withTransaction(pool, async (client) => {
       await lockFeed(client, 'kev');
       const { changedCves } = await replaceKevEntries(client, [...entries.values()], version);
-      // Cases triaged before a CVE joined or left the catalog are stale (DECISIONS §10).
+      // Cases triaged before a CVE joined or left the catalog are stale (docs/cases.md#stale-triage).
       await markStaleForCves(client, changedCves);
       await recordImport(client, 'kev', origin, entries.size);
     });

@@ -14,7 +14,7 @@ export function normaliseCveIds(cveIds: readonly string[]): string[] {
 }
 
 /**
- * Enrichment for many CVEs in one query over the three tables (DECISIONS §6). Keys of the
+ * Enrichment for many CVEs in one query over the three tables (docs/triage.md#enrichment). Keys of the
  * result are upper-case CVE ids; a CVE none of the feeds knows is absent, never a record of
  * nulls. Implements `EnrichmentLookup` once bound to a pool: `(ids) => lookupEnrichment(pool, ids)`.
  */

@@ -18,7 +18,7 @@ export type NvdRecord =
   | { cveId: string; kind: 'rejected' }
   | { cveId: string; kind: 'no-metrics' };
 
-/** Newest CVSS version first: the order in which a version wins (DECISIONS §6, CveEnrichment.cvssScore). */
+/** Newest CVSS version first: the order in which a version wins (docs/triage.md#enrichment, CveEnrichment.cvssScore). */
 const VERSIONS = [
   ['cvssMetricV40', '4.0'],
   ['cvssMetricV31', '3.1'],

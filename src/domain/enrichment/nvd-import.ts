@@ -75,7 +75,7 @@ export async function importNvd(
           throw malformed('not an NVD CVE API 2.0 document: "format" is not "NVD_CVE"');
         if (!feed.sawItems) throw malformed('not an NVD CVE API 2.0 document: no vulnerabilities array');
         await flush();
-        // A changed or withdrawn base score makes the cases triaged on the old one stale (DECISIONS §10).
+        // A changed or withdrawn base score makes the cases triaged on the old one stale (docs/cases.md#stale-triage).
         await markStaleForCves(client, null);
         await recordImport(client, 'nvd', origin, counts.rows);
       },

@@ -28,7 +28,7 @@ export interface RefreshSummary {
 }
 
 /**
- * The daily enrichment refresh (DECISIONS §6), for the scheduled job and the admin CLI.
+ * The daily enrichment refresh (docs/triage.md#enrichment), for the scheduled job and the admin CLI.
  * Each source is imported on its own, one after the other: a broken EPSS download must not
  * keep a fresh KEV catalog out, and each failure leaves that source's previous data intact.
  * Never rejects for an import failure; read `failed` (a job should then throw so it retries).

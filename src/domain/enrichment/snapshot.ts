@@ -4,7 +4,7 @@ import { importKev, type KevImportResult } from './kev-import.js';
 import { PUBLIC_FEED_URLS } from './source.js';
 
 /**
- * Enrichment on day one (issue 12): the product ships a CISA KEV snapshot, loaded at the first
+ * Enrichment on day one (docs/triage.md#enrichment): the product ships a CISA KEV snapshot, loaded at the first
  * start so triage knows known exploitation before anyone runs `enrich`; EPSS (tens of MB a day)
  * is not shipped. The start banner says what is loaded and how to refresh it.
  */

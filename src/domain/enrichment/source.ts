@@ -6,7 +6,7 @@ import { createGunzip } from 'node:zlib';
 import { EnrichmentImportError } from './import-error.js';
 
 /**
- * Where a feed comes from (DECISIONS §6: "configurable sources (URL or file)").
+ * Where a feed comes from (docs/triage.md#enrichment: configurable sources, a URL or a file).
  * `url` is fetched when it is http(s); a `file:` URL is read as a file.
  */
 export type EnrichmentSource = { url: string } | { file: string };

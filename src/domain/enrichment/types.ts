@@ -1,5 +1,5 @@
 /**
- * What the enrichment store knows about one CVE (DECISIONS §6). A CVE the store
+ * What the enrichment store knows about one CVE (docs/triage.md#enrichment). A CVE the store
  * has never heard of has no record at all: callers treat "absent" as "no signal",
  * never as "not exploited".
  */
