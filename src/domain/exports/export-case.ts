@@ -1,12 +1,12 @@
 /**
  * The record every export format writes: one case with its current triage and enrichment
- * (spec §1: cases leave the service as exports). Camel-case and plain data, so the
+ * (docs/exports.md). Camel-case and plain data, so the
  * serializers are pure functions of it and the query that feeds them lives in the store.
  */
 export type ExportSeverity = 'CRITICAL' | 'HIGH' | 'MEDIUM' | 'LOW' | 'INFO';
 export type ExportCaseStatus = 'open' | 'in_progress' | 'resolved' | 'risk_accepted' | 'false_positive';
 
-/** The current triage answer of a case (DECISIONS §6 field names). */
+/** The current triage answer of a case (docs/triage.md#request-and-answer field names). */
 export interface ExportTriage {
   priority: ExportSeverity;
   recommendedAction: string;

@@ -102,7 +102,7 @@ const fileName = (subject: ExportSubject, extension: string, at: Date): string =
   `${subject}-${at.toISOString().slice(0, 19).replace(/[:T]/g, '-')}.${extension}`;
 
 /**
- * Case and finding exports (issue 13): small ones stream straight to the client from keyset
+ * Case and finding exports (docs/exports.md): small ones stream straight to the client from keyset
  * pages; large ones run as a job into storage and are fetched through a signed, expiring link.
  */
 export function createExportService(deps: ExportServiceDeps): ExportService {

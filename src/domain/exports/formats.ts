@@ -15,7 +15,7 @@ export interface ExportRenderer {
   render(cases: AsyncIterable<ExportCase>, meta: ExportMeta, view?: (c: ExportCase) => unknown): Readable;
 }
 
-/** The four case export formats (issue 13): media type, file extension and streaming renderer. */
+/** The four case export formats (docs/exports.md): media type, file extension and streaming renderer. */
 export const RENDERERS: Record<ExportFormat, ExportRenderer> = {
   csv: { contentType: 'text/csv; charset=utf-8', extension: 'csv', render: (cases) => renderCsv(cases) },
   jsonl: {

@@ -4,7 +4,7 @@ import { nvdUrl, type ExportCase, type ExportCaseStatus, type ExportMeta } from 
 type VexState = 'in_triage' | 'resolved' | 'false_positive' | 'exploitable';
 type VexResponse = 'will_not_fix' | 'update' | 'workaround_available';
 
-/** `analysis.state` from the case status (issue 13; CycloneDX 1.6 impactAnalysisState). */
+/** `analysis.state` from the case status (docs/exports.md; CycloneDX 1.6 impactAnalysisState). */
 const STATE: Record<ExportCaseStatus, VexState> = {
   open: 'in_triage',
   in_progress: 'in_triage',
