@@ -1,6 +1,6 @@
 /**
  * Feature extraction of the in-house model. Only signals the service has at triage
- * time are used (DECISIONS §6): the KEV flag, the CVSS base score and vector (the
+ * time are used (docs/triage.md#enrichment): the KEV flag, the CVSS base score and vector (the
  * request's own or the enrichment store's), and the finding's free text.
  *
  * EPSS is deliberately not a feature: the labelled data carries no EPSS, so a weight

@@ -4,7 +4,7 @@ import type { EvaluationMetrics } from './evaluate.js';
 import type { InhouseModel } from './model.js';
 
 /**
- * The benchmark gate of the in-house model (spec §1, DECISIONS §6): the exact model
+ * The benchmark gate of the in-house model (docs/triage.md#in-house-model): the exact model
  * version is run over a labelled file and passes only if every threshold holds AND no
  * KEV-tagged row is answered below HIGH. The KEV condition is not configurable.
  *

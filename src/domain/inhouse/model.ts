@@ -13,7 +13,7 @@ import type { FeatureInput } from './features.js';
 import { KEV_FLOOR, outcomeAnswer, priorityBelow } from './outcome.js';
 
 /**
- * The in-house triage model (spec §1, DECISIONS §6): one logistic-regression head per
+ * The in-house triage model (docs/triage.md#in-house-model): one logistic-regression head per
  * SSVC decision point, the SSVC 2.0.3 tree on the predicted points, and a KEV floor.
  *
  * Glossary:
@@ -46,7 +46,7 @@ export interface InhouseModelBody {
   /**
    * `kevImpliesActive`: a KEV listing is SSVC's evidence of active exploitation, so the
    * exploitation head is overridden to `active` for KEV findings (as `deriveExploitation` does).
-   * `kevPriorityFloor`: a KEV finding is never answered below HIGH (DECISIONS §6).
+   * `kevPriorityFloor`: a KEV finding is never answered below HIGH (docs/triage.md#safety-policy).
    */
   rules: { kevImpliesActive: boolean; kevPriorityFloor: boolean };
   /** Deterministic facts about how the body was made (no timestamps: they would change the version). */

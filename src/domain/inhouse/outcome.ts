@@ -16,7 +16,7 @@ export function outcomeAnswer(outcome: SsvcDecision): {
   return { priority: b.priority, recommendedAction: b.action };
 }
 
-/** The answer a KEV finding gets at least (DECISIONS §6: KEV never below HIGH). */
+/** The answer a KEV finding gets at least (docs/triage.md#safety-policy: KEV never below HIGH). */
 export const KEV_FLOOR: { readonly priority: Priority; readonly recommendedAction: RecommendedAction } = {
   priority: 'HIGH',
   recommendedAction: 'PATCH_SCHEDULED',

@@ -1,7 +1,7 @@
 import type { GateRecord } from './gate.js';
 
 /**
- * Whether the in-house model may answer customers (DECISIONS §6). Until then it runs in
+ * Whether the in-house model may answer customers (docs/triage.md#in-house-model). Until then it runs in
  * shadow: its answers are stored for comparison and never returned.
  */
 export type InhouseMode = 'shadow' | 'serving';
