@@ -6,7 +6,7 @@ import { insertAuditEvent, selectAuditEvents, type AuditEventRow } from './keys-
 import type { Actor } from './key-service.js';
 
 /**
- * The audit log read back (DECISIONS §10): key create, reveal, rotate, revoke, expiry and plan
+ * The audit log read back (docs/api.md#audit-log): key create, reveal, rotate, revoke, expiry and plan
  * changes, each with actor, time, address and user agent. Served by `GET /api/v1/audit-events`
  * and by Settings > Audit log, so both read it through this one function.
  */

@@ -1,12 +1,12 @@
 /**
- * Failed authentications per client address, counted in this process (issue 11 §8). A key
+ * Failed authentications per client address, counted in this process (docs/operations.md#failure-behaviour). A key
  * that passes the checksum but matches no row costs a database lookup; past `limit` such
  * failures in a window, the client's unknown keys are refused without one (429 with the
  * time left in the window), while keys this process already verified keep working, so a
  * legitimate client behind the same address is not locked out by a neighbour's flood.
  *
  * In-process on purpose: it must cost less than the lookup it saves, and no shared store
- * (Redis may be down, issue 11 §2). With P web processes the lookups a client can force are
+ * (Redis may be down, docs/operations.md#failure-behaviour). With P web processes the lookups a client can force are
  * at most P × `limit` a window.
  */
 export interface AuthFailureLimiter {

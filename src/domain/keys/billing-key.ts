@@ -3,8 +3,8 @@ import { invalidRequest } from '../../lib/errors.js';
 import { authenticates, effectiveKeyState } from './key-lifecycle.js';
 
 /**
- * The key a console action is done as (issue 16): the console user has no key of their own, and
- * AI calls are billed to a key (DECISIONS §4, §7), so an upload with triage or a triage from the
+ * The key a console action is done as (docs/console.md): the console user has no key of their own, and
+ * AI calls are billed to a key (docs/triage.md#billing), so an upload with triage or a triage from the
  * Cases page names one of the workspace's keys. It must be usable now (active, or rotating within
  * its grace) and hold every scope the same request would need with that key. Anything else is a
  * 400 naming `path`, the same for another workspace's key as for an unknown one.

@@ -5,7 +5,7 @@ import { sql } from '../../db/sql.js';
 
 /**
  * Tells every process to forget what it cached about a key or a workspace, so a revoke,
- * rotation or plan change takes effect everywhere within a second (DECISIONS §4).
+ * rotation or plan change takes effect everywhere within a second (docs/api.md#keys).
  * Redis pub/sub when there is Redis, PostgreSQL LISTEN/NOTIFY otherwise.
  *
  * A message can be lost (the subscriber connection drops, the publish fails after the commit),
@@ -51,7 +51,7 @@ function parse(payload: string): Invalidation | null {
 
 /**
  * Sends without letting a failure reach the caller: the change is committed when this runs,
- * and a route must not answer an error for a committed change (issue 11 §2).
+ * and a route must not answer an error for a committed change (docs/operations.md#failure-behaviour).
  */
 async function sendQuietly(send: () => Promise<unknown>, onError: (err: Error) => void): Promise<void> {
   let timer: NodeJS.Timeout | undefined;

@@ -2,7 +2,7 @@ import { crc32 } from 'node:zlib';
 import { randomBytes as cryptoRandomBytes } from 'node:crypto';
 
 /**
- * API key format of DECISIONS §4: `svc_` + 32 random base62 characters + 6 base62
+ * API key format of docs/api.md#keys: `svc_` + 32 random base62 characters + 6 base62
  * characters of the CRC32 of those 32 characters (GitHub-style). The checksum lets us
  * reject malformed or mistyped keys before any cache or database lookup, and lets
  * secret scanners recognise leaked keys offline.

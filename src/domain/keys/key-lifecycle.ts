@@ -1,6 +1,6 @@
 import type { KeyState } from '../../db/entities/index.js';
 
-/** Rules of key states, expiry and rotation health (DECISIONS §4), as pure functions. */
+/** Rules of key states, expiry and rotation health (docs/api.md#keys), as pure functions. */
 export const EXPIRY_DAYS = [30, 60, 90, 180, 365] as const;
 export const DEFAULT_GRACE_HOURS = 24;
 export const MAX_GRACE_HOURS = 7 * 24;

@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
- * Keys are stored only as HMAC-SHA-256 under the server's `KEY_PEPPER` (DECISIONS §4):
+ * Keys are stored only as HMAC-SHA-256 under the server's `KEY_PEPPER` (docs/api.md#keys):
  * a stolen table cannot be brute-forced without the pepper.
  */
 export function hashApiKey(pepper: string, key: string): string {

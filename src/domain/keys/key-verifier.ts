@@ -15,7 +15,7 @@ export type VerifyResult =
   | { ok: false; code: 'rate_limited'; retryAfterMs: number };
 
 export interface KeyVerifier {
-  /** `client`: the caller's address, for the failed-authentication limit (issue 11 §8). */
+  /** `client`: the caller's address, for the failed-authentication limit (docs/operations.md#failure-behaviour). */
   verify(secret: string, client?: string): Promise<VerifyResult>;
   invalidate(message: Invalidation): void;
 }
@@ -42,7 +42,7 @@ export function createKeyVerifier(deps: {
   /**
    * Reads the key-version counter. With it, the cache is used only when the counter was read
    * less than `versionCheckMs` ago, and dropped whenever it moved: a change whose message was
-   * lost is still seen within that time (issue 11 §1).
+   * lost is still seen within that time (docs/operations.md#failure-behaviour).
    */
   readVersion?: () => Promise<string>;
   /** @defaultValue 1000 */

@@ -2,7 +2,7 @@ import type { ApiKey } from '../../db/entities/index.js';
 import { maskApiKey } from './key-format.js';
 import { effectiveKeyState, rotationHealth, type RotationHealth } from './key-lifecycle.js';
 
-/** A key as every API answer shows it: never the secret, always the mask (spec §2.2). */
+/** A key as every API answer shows it: never the secret, always the mask (docs/api.md#keys). */
 export interface KeyView {
   id: string;
   label: string;

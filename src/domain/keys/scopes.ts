@@ -1,4 +1,4 @@
-/** Scopes of DECISIONS §4. */
+/** Scopes of docs/api.md#keys. */
 export const SCOPES = [
   'triage:write',
   'scans:write',
@@ -11,7 +11,7 @@ export const SCOPES = [
 export type Scope = (typeof SCOPES)[number];
 
 /**
- * A workspace's first key has every scope but `keys:write` and `workflows:write` (DECISIONS §4:
+ * A workspace's first key has every scope but `keys:write` and `workflows:write` (docs/api.md#keys:
  * workflows hold third-party credentials, so managing them is granted deliberately).
  * `cases:write` joined later: migration m012 gives it to the first keys created before (the keys
  * holding all the others).
