@@ -21,9 +21,9 @@ export interface MaintenanceReport {
   batches: BatchSweepReport;
   /** Exports past their 24 h, removed with their files. */
   exportsExpired: number;
-  /** Dead `.part` files and stored files no scan or export owns, removed (issue 11 §5). */
+  /** Dead `.part` files and stored files no scan or export owns, removed (docs/ingestion.md#upload-bounds). */
   storage: StorageSweepReport;
-  /** Pending workflow deliveries whose job was lost, queued again (issue 14). */
+  /** Pending workflow deliveries whose job was lost, queued again (docs/workflows.md). */
   deliveriesRequeued: number;
 }
 
@@ -32,9 +32,9 @@ export interface MaintenanceReport {
  * expiry or grace become `expired` (with an audit event), sealed reveal secrets older
  * than their link are wiped, ended trials are recorded as a plan change to `free`, and
  * quota reservations of crashed processes are given back, scans no job will ever parse are
- * failed (DECISIONS §8; `failStuckScans`), and batches nothing else would finish are finished
- * (DECISIONS §7; `failStuckBatches`), and workflow deliveries whose job a queue lost are queued
- * again (issue 14; `requeueLostDeliveries`). Idempotent; safe to run concurrently (each statement
+ * failed (docs/ingestion.md#scan-status; `failStuckScans`), and batches nothing else would finish are finished
+ * (docs/triage.md#batch-triage; `failStuckBatches`), and workflow deliveries whose job a queue lost are queued
+ * again (docs/workflows.md#exactly-one-issue-per-case; `requeueLostDeliveries`). Idempotent; safe to run concurrently (each statement
  * is one atomic step, and a scan is failed under its row lock).
  */
 export async function runMaintenance(deps: {
