@@ -1,7 +1,7 @@
 import type { PlanLimits } from '../../lib/config.js';
 import type { PlanName } from '../../db/entities/index.js';
 
-/** What a workspace is entitled to at a moment (DECISIONS §3). */
+/** What a workspace is entitled to at a moment (docs/console.md#sign-up-and-api-keys). */
 export interface EffectivePlan {
   /** The plan shown to the user: `trial` while the trial runs, `free` after it. */
   plan: PlanName;
