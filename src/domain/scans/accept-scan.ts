@@ -28,18 +28,18 @@ export interface AcceptScanInput {
   body: Readable;
   gzip: boolean;
   maxBytes: number;
-  /** Gzip expansion and size, idle and whole-body timeouts (issue 11 §4). */
+  /** Gzip expansion and size, idle and whole-body timeouts (docs/ingestion.md#upload-bounds). */
   limits?: Pick<UploadLimits, 'gzipMaxRatio' | 'gzipMaxBytes' | 'idleTimeoutMs' | 'bodyTimeoutMs'>;
   format: ScanFormat | null;
   name: string | null;
   asset: AssetContext;
   idempotencyKey: string | null;
-  /** Which of its cases to triage once parsed (DECISIONS §8). @defaultValue `none` */
+  /** Which of its cases to triage once parsed (docs/cases.md#case-triage). @defaultValue `none` */
   triage?: ScanTriageMode;
 }
 
 /**
- * The upload half of DECISIONS §8: store the file (streamed, hashed, size-limited, gunzipped
+ * The upload half of docs/ingestion.md#upload: store the file (streamed, hashed, size-limited, gunzipped
  * when it came compressed), recognise its format, record the scan and enqueue its parse.
  * Every failure path deletes what was written, so storage only ever holds files of scans.
  *

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { attributedAsset, type Finding, type FindingAsset } from '../../parsers/index.js';
 
 /**
- * Rows of `COPY ... FROM STDIN` (text format) for findings, each with its evidence (DECISIONS §9,
+ * Rows of `COPY ... FROM STDIN` (text format) for findings, each with its evidence (docs/ingestion.md#formats,
  * §10; m020). Text format, not CSV: most fields need no escaping at all, so a row is one join of
  * mostly untouched strings (see bench/ingest for the figures).
  */
@@ -15,7 +15,7 @@ const bound = (s: string | null): string | null =>
 
 /**
  * The label shown and filtered on as a finding's (and case's) asset: the upload's asset for a
- * finding without a host of its own (DECISIONS §8, see {@link attributedAsset}), else the most
+ * finding without a host of its own (docs/ingestion.md#asset-context, see {@link attributedAsset}), else the most
  * readable name the finding carries.
  */
 export function assetLabel(a: FindingAsset, uploadAsset: string | null = null): string | null {

@@ -4,7 +4,7 @@ import { sql } from '../../db/sql.js';
 import { upsertScanCases } from '../cases/case-upsert.js';
 
 /**
- * The ingest's writes: persistence of a scan's findings (DECISIONS §8, §10), in three set-based
+ * The ingest's writes: persistence of a scan's findings (docs/ingestion.md#upload, docs/cases.md), in three set-based
  * steps after `startParsing` (`scan-store.ts`) claimed the scan:
  *
  * 1. While parsing, a {@link openScanWriter | scan writer} COPYs each batch into findings (each

@@ -163,7 +163,7 @@ export async function receiveScan(
 
 /**
  * `next` of the body, refused with 408 when no bytes come for `idleMs` or the body's end time
- * passes (issue 11 §4: a 1-byte-every-2-s upload held a connection, a descriptor and a file
+ * passes (docs/ingestion.md#upload-bounds: a 1-byte-every-2-s upload held a connection, a descriptor and a file
  * for minutes). The abandoned read is left to fail quietly when the connection closes.
  */
 function withTimeouts<T>(

@@ -6,7 +6,7 @@ import type { ScanStorage } from './scan-storage.js';
 import { deleteStoredRows } from './ingest-store.js';
 
 /**
- * How a scan ends `failed` when its file is not to blame (DECISIONS §8: no scan stays `queued`
+ * How a scan ends `failed` when its file is not to blame (docs/ingestion.md#scan-status: no scan stays `queued`
  * or `parsing` for ever). Three actors may decide a scan is over: the ingest job (broken file),
  * the worker's `failed` listener (BullMQ gave up on the job) and the maintenance sweep (no job
  * will ever run it). {@link failScanForGood} is the one way they all do it.

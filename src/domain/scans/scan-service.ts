@@ -3,7 +3,7 @@ import { uploadScan, type UploadScanDeps, type UploadScanInput } from './upload-
 import { getScan, listScans, type Scan, type ScanStatus } from './scan-store.js';
 
 /**
- * Scans as the HTTP edge reads and takes them (DECISIONS §8), bound once to the pool, the
+ * Scans as the HTTP edge reads and takes them (docs/ingestion.md#upload), bound once to the pool, the
  * storage and the `scan-ingest` producer, so routes never see the pool.
  */
 export interface ScanService {

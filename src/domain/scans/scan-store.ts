@@ -17,7 +17,7 @@ import { isUuid } from '../../lib/ids.js';
 export type ScanStatus = 'queued' | 'parsing' | 'completed' | 'failed';
 
 /**
- * Upload option `triage` (DECISIONS §8): after the scan completes, triage none of its cases, the
+ * Upload option `triage` (docs/cases.md#case-triage): after the scan completes, triage none of its cases, the
  * cases it created or reopened (`new`), or every case it sighted (`all`). See `domain/triage/case-triage.ts`.
  */
 export const SCAN_TRIAGE_MODES = ['none', 'new', 'all'] as const;

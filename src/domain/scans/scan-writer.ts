@@ -68,7 +68,7 @@ class EncodedRows {
 }
 
 /**
- * Opens the write path of one scan on one dedicated connection (DECISIONS §8, §10).
+ * Opens the write path of one scan on one dedicated connection (docs/ingestion.md#upload, docs/cases.md).
  *
  * Each commit COPYs rows straight into `findings` (ids made here; each row carries its evidence,
  * m020) and records progress, in one transaction. While the database commits,
@@ -81,7 +81,7 @@ class EncodedRows {
  * one COPY fail and that attempt retry, and never store a record twice. If the rows are somehow
  * not a prefix, they are deleted and the scan is written again from record 0.
  *
- * Asset context (DECISIONS §8): `scan.uploadAsset` is the asset the upload named; findings
+ * Asset context (docs/ingestion.md#asset-context): `scan.uploadAsset` is the asset the upload named; findings
  * without a host of their own are labelled with it (their fingerprint already includes it: the
  * parser computed it, see `ParseScanOptions.uploadAsset`).
  */

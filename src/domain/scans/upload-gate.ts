@@ -1,7 +1,7 @@
 import { AppError } from '../../lib/errors.js';
 
 /**
- * How many uploads a process reads at once, per workspace and in all (issue 11 §4): each one
+ * How many uploads a process reads at once, per workspace and in all (docs/ingestion.md#upload-bounds): each one
  * holds a connection, a descriptor and a growing file, so a client cannot hold hundreds.
  * Counted per process: N web processes take at most N times the numbers.
  */
