@@ -23,7 +23,7 @@ export interface BatchProcessorDeps {
 }
 
 /**
- * Processes one batch item (DECISIONS §7). Safe to run again for the same item: a recorded
+ * Processes one batch item (docs/triage.md#batch-triage). Safe to run again for the same item: a recorded
  * item is skipped, and an answer whose recording loses a race is rolled back with its
  * ledger rows. The job that records the last item finishes the batch: its final status and
  * quota settlement (the answered items are used, the rest released) in one statement, then

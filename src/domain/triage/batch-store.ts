@@ -8,7 +8,7 @@ import { sql } from '../../db/sql.js';
 
 /**
  * The triage area's batches: `triage_batches` and `triage_batch_items` (answers are
- * triage-store.ts's). Batch triage records (DECISIONS §7): a batch row with counters, one row per item. An item
+ * triage-store.ts's). Batch triage records (docs/triage.md#batch-triage): a batch row with counters, one row per item. An item
  * moves from `queued` to `completed` or `failed` exactly once (guarded updates), and the
  * batch counters move in the same transaction, so retried jobs neither lose nor repeat work.
  */
@@ -121,7 +121,7 @@ export async function staleBatches(
   return res.rows.map(toBatch);
 }
 
-/** An item with its batch; `caseId` names the case it triages (case triage, DECISIONS §10), else null. */
+/** An item with its batch; `caseId` names the case it triages (case triage, docs/cases.md#triage-on-a-case), else null. */
 export type LoadedItem = {
   batch: BatchRow;
   status: string;

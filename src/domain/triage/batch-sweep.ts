@@ -24,7 +24,7 @@ const STUCK_BATCH_AFTER_MS = 15 * 60_000;
 const PROBES_AT_ONCE = 50;
 
 /**
- * Makes batches that nothing else would finish, finish (DECISIONS §7). The worker's `failed`
+ * Makes batches that nothing else would finish, finish (docs/triage.md#batch-triage). The worker's `failed`
  * listener fails an item whose job spent its attempts, and a job run again completes what its
  * process left undone; this covers what neither sees: a job failed by BullMQ's stalled checker
  * (its worker died mid-job too often: no `failed` event reaches a worker), a job lost between the

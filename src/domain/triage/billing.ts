@@ -4,7 +4,7 @@ import type { LedgerEntry } from '../usage/ledger.js';
 import { catalogModel, costPicos } from './pricing.js';
 
 /**
- * Ledger rows for one answered request (DECISIONS §5, §6): one row per hop that used tokens,
+ * Ledger rows for one answered request (docs/triage.md#billing): one row per hop that used tokens,
  * priced at the catalog model its tier is billed as (the routine tier at svc-triage-routine,
  * every escalated tier at svc-triage-v1). Exactly one row carries `aiCall`: the hop whose
  * answer stood, or a zero-cost row when the policy answered alone.

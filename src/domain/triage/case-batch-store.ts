@@ -120,7 +120,7 @@ export async function scanTriageBatch(
 }
 
 /**
- * What `GET /api/pipeline/scan/:id` shows of a scan's triage (DECISIONS §8), null when the upload
+ * What `GET /api/pipeline/scan/:id` shows of a scan's triage (docs/cases.md#case-triage), null when the upload
  * asked for none. `status`: `pending` until the scan completed and its cases were chosen;
  * `running` while its batch runs; `completed` once every chosen case was answered or failed (or
  * none was to be triaged); `cancelled` when the scan failed. `requested` counts the cases the

@@ -10,7 +10,7 @@ import { TRIAGE_REQUEST_LIMITS as L } from './triage-requests.js';
 import type { CaseTriageSource } from '../cases/case-triage-source.js';
 
 /**
- * The triage request of a case (DECISIONS §10: "built from its normalised fields and the asset
+ * The triage request of a case (docs/cases.md#triage-on-a-case: "built from its normalised fields and the asset
  * context of its scan"). Pure, so the mapping the README documents is tested field by field.
  *
  * Mapping:

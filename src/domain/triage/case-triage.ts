@@ -20,7 +20,7 @@ import { quotaRefusal } from './quota-refusal.js';
 import type { TriageCaller, TriageService } from './triage-service.js';
 
 /**
- * Case triage (DECISIONS §8, §10): the triage of a scan's cases after it completes (upload
+ * Case triage (docs/cases.md#case-triage): the triage of a scan's cases after it completes (upload
  * option `triage=new|all`), a batch over selected cases (`POST /api/v1/cases/triage`), and one
  * case at once (`POST /api/v1/cases/:id/triage`). Every answer goes through the triage service
  * (same router, providers, safety policy, billing) and is stored as the case's triage.

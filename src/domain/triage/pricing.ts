@@ -1,5 +1,5 @@
 /**
- * Cost arithmetic in integers (spec §2.5 prices, DECISIONS §5 spend). The one place prices
+ * Cost arithmetic in integers (docs/triage.md#model-catalog prices, docs/triage.md#billing spend). The one place prices
  * are parsed and multiplied.
  *
  * A catalog price is USD per 1M tokens, so one token costs `price` micro-dollars:

@@ -1,5 +1,5 @@
 /**
- * What a triage request (spec §2.3, DECISIONS §6) and a batch request (DECISIONS §7) may hold.
+ * What a triage request (docs/triage.md#request-and-answer) and a batch request (docs/triage.md#batch-triage) may hold.
  *
  * The shapes are JSON Schemas compiled by the HTTP layer's strict Ajv (`api/schemas/triage.ts`,
  * built from the constants below), so every route speaks one error dialect. This module keeps
@@ -19,7 +19,7 @@ import type { FieldError } from '../../lib/errors.js';
 import { outboundUrlProblem } from '../../lib/outbound-url.js';
 import type { TriageRequest } from '../triage-engine/types.js';
 
-/** Length limits; the 64 KiB body limit (DECISIONS §2) bounds the whole request anyway. */
+/** Length limits; the 64 KiB body limit (docs/triage.md#request-and-answer) bounds the whole request anyway. */
 export const TRIAGE_REQUEST_LIMITS = {
   titleMaxLength: 500,
   descriptionMaxLength: 20_000,
@@ -29,16 +29,16 @@ export const TRIAGE_REQUEST_LIMITS = {
   cveIdMaxLength: 32,
 } as const;
 
-/** CVE-<year>-<number>, four or more digits (spec §2.3). */
+/** CVE-<year>-<number>, four or more digits (docs/triage.md#request-and-answer). */
 export const CVE_ID_PATTERN = '^CVE-\\d{4}-\\d{4,}$';
 
-/** Largest batch any plan allows (`service`, DECISIONS §3); plans lower it. */
+/** Largest batch any plan allows (`service`, docs/api.md#plans-and-quotas); plans lower it. */
 export const BATCH_MAX_ITEMS = 1000;
 
 /** Longest accepted webhook URL. */
 export const WEBHOOK_URL_MAX_LENGTH = 2048;
 
-/** Body of `POST /api/v1/triage/batch` once its schema passed (DECISIONS §7). */
+/** Body of `POST /api/v1/triage/batch` once its schema passed (docs/triage.md#batch-triage). */
 export interface BatchTriageRequest {
   items: TriageRequest[];
   webhookUrl?: string;

@@ -1,6 +1,6 @@
 /**
- * The triage use cases behind `POST /api/v1/triage` and the batch routes (spec §4.1,
- * DECISIONS §3, §5, §6, §7). Routes and the batch worker see only {@link TriageService}.
+ * The triage use cases behind `POST /api/v1/triage` and the batch routes (docs/triage.md,
+ * docs/triage.md#billing). Routes and the batch worker see only {@link TriageService}.
  *
  * Glossary:
  * - **caller**: the workspace and key a request is made with, and its plan's limits;
@@ -62,7 +62,7 @@ import {
 import { webhookSigningKey } from './webhook.js';
 import type { Logger } from '../../lib/logger.js';
 
-/** A second engine whose answers are stored beside the served one, never returned (DECISIONS §6). */
+/** A second engine whose answers are stored beside the served one, never returned (docs/triage.md#in-house-model). */
 export interface ShadowEngine {
   engine: string;
   modelVersion: string;
@@ -73,15 +73,15 @@ export interface TriageCaller {
   workspaceId: string;
   keyId: string;
   requestId: string;
-  /** The plan's monthly AI-call limit (DECISIONS §3). */
+  /** The plan's monthly AI-call limit (docs/api.md#plans-and-quotas). */
   aiCallLimit: number;
 }
 
 /** Who submits a batch: a caller, its plan's batch size, and the key its webhook is signed from. */
 export interface BatchCaller extends TriageCaller {
-  /** The plan's largest batch (DECISIONS §3). */
+  /** The plan's largest batch (docs/api.md#plans-and-quotas). */
   batchMaxItems: number;
-  /** The API key the batch was submitted with: its webhook's signing key derives from it (DECISIONS §7). */
+  /** The API key the batch was submitted with: its webhook's signing key derives from it (docs/triage.md#batch-webhooks). */
   apiKeySecret: string;
 }
 
@@ -91,7 +91,7 @@ export interface AcceptedBatch {
   total: number;
 }
 
-/** What an answer is for besides its caller: a case stores it as its triage (DECISIONS §10). */
+/** What an answer is for besides its caller: a case stores it as its triage (docs/cases.md#triage-on-a-case). */
 export interface TriageTarget {
   caseId: string;
 }
@@ -109,7 +109,7 @@ export interface TriageService {
   /**
    * `POST /api/v1/triage/batch`: checks the batch (plan size, CVEs or description, webhook
    * host, input tokens of every item), reserves its AI calls, stores it and enqueues its items;
-   * if a step fails, what the earlier steps did is undone (DECISIONS §7).
+   * if a step fails, what the earlier steps did is undone (docs/triage.md#batch-triage).
    */
   acceptBatch(caller: BatchCaller, batch: BatchTriageRequest): Promise<AcceptedBatch>;
   /**
@@ -186,7 +186,7 @@ export interface TriageObserver {
 const BATCH_RESERVATION_TTL_MS = 24 * 3_600_000;
 
 /**
- * One triage, end to end (DECISIONS §3, §5, §6): enrichment, the input-size check against
+ * One triage, end to end (docs/triage.md, docs/triage.md#billing): enrichment, the input-size check against
  * the catalog `max`, one AI call reserved from the monthly quota, routing, then the ledger
  * rows and the stored result in one transaction, and the reservation committed. A request
  * that gets no answer releases its reservation and is not billed; its hops are kept apart for
@@ -223,7 +223,7 @@ export function createTriageService(deps: TriageServiceDeps): TriageService {
     maxItems: deps.itemsPerCommit ?? 64,
   });
 
-  /** The request's prompt, counted once; 413 when it is more input tokens than the catalog `max` (DECISIONS §6). */
+  /** The request's prompt, counted once; 413 when it is more input tokens than the catalog `max` (docs/triage.md#model-catalog). */
   function sizedPrompt(request: TriageRequest, enrichment: EnrichmentMap): Prompt {
     const prompt = buildPrompt(request, enrichment);
     if (prompt.inputTokens > maxInputTokens) {
@@ -303,7 +303,7 @@ export function createTriageService(deps: TriageServiceDeps): TriageService {
         );
       }
       if (routed.error.code === 'overloaded') {
-        // Every tier was out of capacity (issue 11 §7): a client can act on when to come back.
+        // Every tier was out of capacity (docs/operations.md#failure-behaviour): a client can act on when to come back.
         const seconds = Math.max(1, Math.ceil((routed.error.retryAfterMs ?? 1_000) / 1000));
         throw new AppError(
           'overloaded',

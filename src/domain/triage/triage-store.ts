@@ -230,7 +230,7 @@ export async function recordCaseAnswer(
 
 /**
  * The group commit of batch items (`lib/coalescer.ts`): `recordBatchItems`, and for the items
- * that triage a case (case triage, DECISIONS §10) and were recorded now, the cases' triage in
+ * that triage a case (case triage, docs/cases.md#triage-on-a-case) and were recorded now, the cases' triage in
  * the same transaction — a retried job finds its item recorded and its case triaged, or neither.
  */
 export async function recordBatchItemsAndCases(
@@ -322,7 +322,7 @@ SELECT u.ord, item.ord IS NOT NULL AS recorded, c.completed, c.failed, c.total
  * A request that got no answer (503 `triage_unavailable`) and the hops it made. Providers may
  * have charged us for some of them (a schema-violating answer still used tokens), so they are
  * kept for our own cost accounting — in `triage_unanswered`, never in the usage ledger: the
- * caller is not billed and no AI call is counted (DECISIONS §5).
+ * caller is not billed and no AI call is counted (docs/triage.md#billing).
  */
 export interface UnansweredRecord {
   workspaceId: string;
