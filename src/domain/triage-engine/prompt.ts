@@ -56,7 +56,7 @@ export function buildUserPrompt(request: TriageRequest, enrichment: EnrichmentMa
 
 /**
  * The request's prompt and its input tokens, counted with gpt-tokenizer's default encoding
- * (o200k_base): the catalog's `max` input tokens (DECISIONS §6: larger requests get 413
+ * (o200k_base): the catalog's `max` input tokens (docs/triage.md#model-catalog: larger requests get 413
  * `payload_too_large`), token-weighted rate limits, and the local engine's usage.
  */
 export function buildPrompt(request: TriageRequest, enrichment: EnrichmentMap): Prompt {

@@ -1,5 +1,5 @@
 /**
- * The risk router (spec §4.1, DECISIONS §6): picks the starting tier by risk, walks the
+ * The risk router (docs/triage.md#routing): picks the starting tier by risk, walks the
  * escalation chain on low confidence, repeated schema failures or provider errors, applies the
  * safety policy to the answer that stands, and records every hop for usage and billing.
  */
@@ -20,11 +20,11 @@ import type {
   TriageResponse,
 } from './types.js';
 
-/** The three high-risk conditions of DECISIONS §6. */
+/** The three high-risk conditions of docs/triage.md#routing. */
 export type HighRiskReason = 'kev_with_epss' | 'critical_with_cvss' | 'kev_ransomware';
 
 /**
- * Why a finding is high-risk (DECISIONS §6), empty when it is routine: a CVE in KEV whose EPSS is
+ * Why a finding is high-risk (docs/triage.md#routing), empty when it is routine: a CVE in KEV whose EPSS is
  * at or above the threshold; severity CRITICAL with CVSS base at or above the threshold (the
  * request's own `cvssScore` wins over stored ones); a KEV entry with known ransomware use.
  */
@@ -45,7 +45,7 @@ export function highRiskReasons(
   return reasons;
 }
 
-/** True when the finding starts one step up the chain (DECISIONS §6). */
+/** True when the finding starts one step up the chain (docs/triage.md#routing). */
 export function isHighRisk(
   request: TriageRequest,
   enrichment: EnrichmentMap,
@@ -71,7 +71,7 @@ export interface RouteTriageInput {
   prompt?: Prompt;
 }
 
-/** Who produced the answer that was returned. `policy` means no model answered (DECISIONS §6). */
+/** Who produced the answer that was returned. `policy` means no model answered (docs/triage.md#routing). */
 export type ServedBy = ChainTier | { tier: 'policy'; provider: 'policy'; model: 'ssvc'; billedAs: null };
 
 /**
@@ -90,8 +90,8 @@ export type RouteTriageResult =
   | {
       ok: false;
       /**
-       * Maps to 503 `triage_unavailable` (DECISIONS §2), or to 503 `overloaded` with `Retry-After`
-       * when every tier tried was out of capacity (issue 11 §7): `retryAfterMs` is when the first
+       * Maps to 503 `triage_unavailable` (docs/api.md#errors), or to 503 `overloaded` with `Retry-After`
+       * when every tier tried was out of capacity (docs/operations.md#failure-behaviour): `retryAfterMs` is when the first
        * of them expects capacity again.
        */
       error: { code: 'triage_unavailable' | 'overloaded'; detail: string; retryAfterMs?: number };

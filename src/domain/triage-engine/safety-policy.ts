@@ -1,6 +1,5 @@
 /**
- * The deterministic safety policy every answer passes before it is returned (spec §2.4,
- * DECISIONS §6). Invariant: the policy never lowers risk. It only raises priority, raises action
+ * The deterministic safety policy every answer passes before it is returned (docs/triage.md#safety-policy). Invariant: the policy never lowers risk. It only raises priority, raises action
  * urgency (see ACTION_RANK), nulls a downgrading severity override, or replaces values outside
  * the enums; the one lowering it performs is clamping a confidence above 1 to 1.
  *
@@ -18,7 +17,7 @@
  * - PRIORITY_ACTION_CONSISTENCY: CRITICAL needs PATCH_IMMEDIATELY or MITIGATE; HIGH cannot be
  *   MONITOR or ACCEPT_RISK (→ PATCH_SCHEDULED); PATCH_IMMEDIATELY needs priority >= HIGH.
  * - KEV_NO_SEVERITY_DOWNGRADE: a KEV finding's severityOverride below the submitted severity → null.
- * - SEVERITY_OVERRIDE_SAME: an override equal to the submitted severity → null (DECISIONS §6).
+ * - SEVERITY_OVERRIDE_SAME: an override equal to the submitted severity → null (docs/triage.md#request-and-answer).
  */
 import { isStorableText, storableText } from '../../lib/storable-text.js';
 import { ACTION_RANK, ACTION_WORDS, SEVERITY_RANK, ssvcBaseline } from './baseline.js';
@@ -81,7 +80,7 @@ export const SSVC_FLOOR: Record<
   Track: { minPriority: null, allowed: RECOMMENDED_ACTIONS, action: 'MONITOR' },
 };
 
-/** ACCEPT_RISK is forbidden at or above these (DECISIONS §6). */
+/** ACCEPT_RISK is forbidden at or above these (docs/triage.md#safety-policy). */
 export const POLICY_THRESHOLDS = { epss: 0.1, exposedCvss: 7.0 } as const;
 
 function isOneOf<T extends string>(values: readonly T[], value: unknown): value is T {
@@ -251,7 +250,7 @@ export const POLICY_ONLY_CONFIDENCE = 0.5;
  * A safe answer from enrichment alone, for when every provider in the chain failed
  * (served as `policy:ssvc`). Returns `null` when none of the request's CVEs has an enrichment
  * record: with no signal there is nothing to stand on, and the caller answers 503
- * `triage_unavailable` (DECISIONS §2).
+ * `triage_unavailable` (docs/api.md#errors).
  */
 export function policyOnlyAnswer(
   request: TriageRequest,

@@ -1,6 +1,6 @@
 /**
  * Risk signals of one request: its own fields merged with the enrichment of its CVEs
- * (DECISIONS §6). Shared by the router (is it high-risk?), the safety policy (floors) and the
+ * (docs/triage.md#safety-policy). Shared by the router (is it high-risk?), the safety policy (floors) and the
  * local engine, so all three see the same facts.
  */
 import type { CveEnrichment } from '../enrichment/types.js';
@@ -24,7 +24,7 @@ export interface RiskSignals {
   kevRansomware: boolean;
   /** Highest EPSS over the CVEs, `null` when none has one. */
   maxEpss: number | null;
-  /** The request's `cvssScore` when given, else the highest stored score (DECISIONS §6). */
+  /** The request's `cvssScore` when given, else the highest stored score (docs/triage.md#request-and-answer). */
   cvssScore: number | null;
   /** The request's `cvssVector` when given, else the vector of the stored score used. */
   cvssVector: string | null;

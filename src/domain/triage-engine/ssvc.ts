@@ -1,7 +1,7 @@
 /**
  * CISA SSVC coordinator/deployer decision tree, version 2.0.3 ("CISA Coordinator", the table
  * CISA's SSVC guide and calculator use), and pure functions deriving its four decision points
- * from the enrichment we hold (DECISIONS §6: KEV, EPSS, CVSS) and the request's asset context.
+ * from the enrichment we hold (docs/triage.md#enrichment: KEV, EPSS, CVSS) and the request's asset context.
  */
 import type { AssetCriticality, AssetEnvironment } from './types.js';
 
@@ -63,7 +63,7 @@ export const SSVC_RANK: Record<SsvcDecision, number> = { Track: 0, 'Track*': 1, 
 /**
  * EPSS probability at or above which a CVE is treated as `public_poc`. EPSS predicts exploitation
  * in the next 30 days; 0.1 is the same "high exploit-prediction score" threshold the router uses
- * (DECISIONS §6), and scores that high almost always reflect public exploit code.
+ * (docs/triage.md#request-and-answer), and scores that high almost always reflect public exploit code.
  */
 export const EPSS_POC_THRESHOLD = 0.1;
 

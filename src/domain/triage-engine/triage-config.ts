@@ -1,6 +1,6 @@
 /**
  * Shape and validation of `config/triage.json`: the escalation chain, router thresholds and
- * provider endpoints (DECISIONS §1, §6). Secrets are never in the file: providers name the
+ * provider endpoints (docs/triage.md#providers). Secrets are never in the file: providers name the
  * environment variables to read, and `buildProviders` reads them from a plain object.
  */
 import { readDefaultTriageFile } from '../../lib/config.js';
@@ -14,7 +14,7 @@ import {
   type TokenLimitParameter,
 } from './providers/model-settings.js';
 
-/** Router thresholds (DECISIONS §6). */
+/** Router thresholds (docs/triage.md#routing). */
 export interface RouterThresholds {
   /** Answers below this confidence go one step further up. @defaultValue 0.7 */
   confidence: number;

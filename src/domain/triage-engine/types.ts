@@ -1,24 +1,24 @@
 /**
- * Types of the triage domain (spec §2.3–2.4, DECISIONS §6).
+ * Types of the triage domain (docs/triage.md#request-and-answer).
  *
  * Glossary:
  * - **tier**: one step of the escalation chain (`routine`, `escalated-1`, ...), naming a provider,
- *   the provider's model, and the catalog model (spec §2.5) the step is billed as.
+ *   the provider's model, and the catalog model (docs/triage.md#model-catalog) the step is billed as.
  * - **provider**: an engine that answers a triage request (`openai`, `anthropic`, `local`).
  * - **hop**: one call to one provider at one tier, successful or not.
  * - **answer**: what a provider said (before the safety policy); **response**: what the API returns.
  */
 import type { CveEnrichment } from '../enrichment/types.js';
 
-/** DECISIONS §6: values of `severity`, `severityOverride` and `priority`, most to least severe. */
+/** docs/triage.md#request-and-answer: values of `severity`, `severityOverride` and `priority`, most to least severe. */
 export const SEVERITIES = ['CRITICAL', 'HIGH', 'MEDIUM', 'LOW', 'INFO'] as const;
 export type Severity = (typeof SEVERITIES)[number];
 
-/** Priority shares the severity scale (DECISIONS §6). */
+/** Priority shares the severity scale (docs/triage.md#request-and-answer). */
 export const PRIORITIES = SEVERITIES;
 export type Priority = Severity;
 
-/** DECISIONS §6: values of `recommendedAction`. */
+/** docs/triage.md#request-and-answer: values of `recommendedAction`. */
 export const RECOMMENDED_ACTIONS = [
   'PATCH_IMMEDIATELY',
   'PATCH_SCHEDULED',
@@ -29,7 +29,7 @@ export const RECOMMENDED_ACTIONS = [
 ] as const;
 export type RecommendedAction = (typeof RECOMMENDED_ACTIONS)[number];
 
-/** DECISIONS §6: values of `asset.type`. */
+/** docs/triage.md#request-and-answer: values of `asset.type`. */
 export const ASSET_TYPES = [
   'APPLICATION',
   'HOST',
@@ -41,15 +41,15 @@ export const ASSET_TYPES = [
 ] as const;
 export type AssetType = (typeof ASSET_TYPES)[number];
 
-/** DECISIONS §6: values of `asset.environment`. */
+/** docs/triage.md#request-and-answer: values of `asset.environment`. */
 export const ASSET_ENVIRONMENTS = ['PRODUCTION', 'STAGING', 'DEVELOPMENT', 'TEST'] as const;
 export type AssetEnvironment = (typeof ASSET_ENVIRONMENTS)[number];
 
-/** DECISIONS §6: values of `asset.criticality`. */
+/** docs/triage.md#request-and-answer: values of `asset.criticality`. */
 export const ASSET_CRITICALITIES = ['CRITICAL', 'HIGH', 'MEDIUM', 'LOW'] as const;
 export type AssetCriticality = (typeof ASSET_CRITICALITIES)[number];
 
-/** Optional asset context of a finding (spec §2.3). Every field is optional. */
+/** Optional asset context of a finding (docs/triage.md#request-and-answer). Every field is optional. */
 export interface TriageAsset {
   name?: string;
   type?: AssetType;
@@ -58,7 +58,7 @@ export interface TriageAsset {
   internetExposed?: boolean;
 }
 
-/** Body of `POST /api/v1/triage` after validation (spec §2.3, DECISIONS §6). */
+/** Body of `POST /api/v1/triage` after validation (docs/triage.md#request-and-answer). */
 export interface TriageRequest {
   /** May be missing or empty only when `description` is given. */
   cveIds?: string[];
@@ -66,7 +66,7 @@ export interface TriageRequest {
   severity: Severity;
   description?: string;
   asset?: TriageAsset;
-  /** The scanner's CVSS base score; wins over the stored one (DECISIONS §6). */
+  /** The scanner's CVSS base score; wins over the stored one (docs/triage.md#request-and-answer). */
   cvssScore?: number;
   cvssVector?: string;
 }
@@ -78,7 +78,7 @@ export interface TriageAnswer {
   reasoning: string;
   /** In [0, 1] once the safety policy has run. */
   confidenceScore: number;
-  /** `null` when the triage agrees with the submitted severity (DECISIONS §6). */
+  /** `null` when the triage agrees with the submitted severity (docs/triage.md#request-and-answer). */
   severityOverride: Severity | null;
 }
 
@@ -88,7 +88,7 @@ export interface TokenUsage {
   outputTokens: number;
 }
 
-/** Response of `POST /api/v1/triage`, field for field spec §2.4. */
+/** Response of `POST /api/v1/triage`, field for field docs/triage.md#request-and-answer. */
 export interface TriageResponse {
   priority: Priority;
   recommendedAction: RecommendedAction;
@@ -169,7 +169,7 @@ export interface ChainTier {
   provider: string;
   /** The provider's model name. */
   model: string;
-  /** Catalog model id this tier is billed as (spec §2.5): `svc-triage-routine` or `svc-triage-v1`. */
+  /** Catalog model id this tier is billed as (docs/triage.md#model-catalog): `svc-triage-routine` or `svc-triage-v1`. */
   billedAs: string;
 }
 

@@ -3,7 +3,7 @@
  * `response_format.json_schema` (every property required, `additionalProperties: false`, no
  * numeric bounds, which strict mode does not accept everywhere) and as Anthropic's tool
  * `input_schema`, plus the check applied to what comes back. A value that fails the check is a
- * `schema_violation`, which the router retries once (DECISIONS §6).
+ * `schema_violation`, which the router retries once (docs/triage.md#routing).
  */
 import { PRIORITIES, RECOMMENDED_ACTIONS, SEVERITIES, type TriageAnswer } from '../types.js';
 

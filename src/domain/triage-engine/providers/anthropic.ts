@@ -1,5 +1,5 @@
 /**
- * Anthropic Messages provider (DECISIONS §6): `POST {baseUrl}/v1/messages` with a single tool
+ * Anthropic Messages provider (docs/triage.md#providers): `POST {baseUrl}/v1/messages` with a single tool
  * whose `input_schema` is the answer schema and `tool_choice` forcing that tool, so the answer
  * arrives as the `tool_use` block's `input`, already structured.
  */

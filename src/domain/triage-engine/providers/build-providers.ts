@@ -1,7 +1,7 @@
 /**
  * Builds the providers and the resolved escalation chain from `config/triage.json` and the
  * environment (given as a plain object: only src/lib/config.ts reads `process.env`).
- * A tier whose provider has no credential is served by `local` (DECISIONS §6), keeping its
+ * A tier whose provider has no credential is served by `local` (docs/triage.md#routing), keeping its
  * tier name and billing model, so with no credentials at all the service triages offline.
  *
  * Environment variables read, with the shipped config: `OPENAI_API_KEY`, `OPENAI_BASE_URL`,

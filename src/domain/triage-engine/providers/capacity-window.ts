@@ -6,7 +6,7 @@ import type { Redis } from 'ioredis';
  * process. A take may be granted in part (never more than the limit has left), so a block
  * is never larger than what remains and no limit is too small or too large (1 to 10⁹).
  *
- * The limits themselves are shared too (issue 11 §7): each process offers its configured
+ * The limits themselves are shared too (docs/operations.md#failure-behaviour): each process offers its configured
  * limits with its start time, the newest offer wins, and every take reads the limit in force,
  * so processes that disagree (a rolling deploy that raises a limit) converge on the newest
  * configuration instead of on whichever process came first.

@@ -1,5 +1,5 @@
 /**
- * `local`: the deterministic triage engine that needs no network (DECISIONS §6). It decides with
+ * `local`: the deterministic triage engine that needs no network (docs/triage.md#providers). It decides with
  * the CISA SSVC 2.0.3 tree over the same signals the safety policy uses, explains itself in plain
  * words, and reports a confidence that grows with the evidence it had. Its token usage is counted
  * with gpt-tokenizer over the exact prompt a model would have read and the answer it wrote, so

@@ -1,5 +1,5 @@
 /**
- * OpenAI-compatible Chat Completions provider (DECISIONS §6): `POST {baseUrl}/chat/completions`
+ * OpenAI-compatible Chat Completions provider (docs/triage.md#providers): `POST {baseUrl}/chat/completions`
  * with `response_format: {type: 'json_schema', json_schema: {name, strict: true, schema}}`.
  * The same wire format is served by vLLM, Ollama and llama.cpp, so `baseUrl` is configurable.
  */

@@ -1,8 +1,8 @@
 /**
  * Per-provider client-side rate limits: requests per minute and tokens per minute, each a
- * fixed window (`capacity-window.ts`). DECISIONS §1: rate limits are enforced in the shared
+ * fixed window (`capacity-window.ts`). Rate limits are enforced in the shared (docs/operations.md#processes)
  * store, so with Redis every process of a deployment draws from the same windows, and the
- * limits in force are the newest configuration any process offered (issue 11 §7).
+ * limits in force are the newest configuration any process offered (docs/operations.md#failure-behaviour).
  *
  * Capacity is taken in blocks of about 2% of a limit (never more than the window has left)
  * and spent locally, so a call costs a Redis round trip only once per block; unspent blocks

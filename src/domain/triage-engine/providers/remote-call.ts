@@ -46,7 +46,7 @@ export function sendToProvider(
           attempts: 0,
           error: { kind: 'timeout' as const, retryable: false, message: 'cancelled while rate-limited' },
         }),
-        // Not retryable here: the router goes to the next tier rather than wait (issue 11 §7).
+        // Not retryable here: the router goes to the next tier rather than wait (docs/operations.md#failure-behaviour).
         (retryAfterMs) => ({
           ok: false as const,
           attempts: 0,
