@@ -3,7 +3,7 @@ import type { QuotaService } from './quota.js';
 
 /**
  * AI calls for single requests to a provider outside the process, which must be held before
- * the provider is paid (DECISIONS §5). Reserving one call per request costs a round trip to
+ * the provider is paid (docs/triage.md#billing). Reserving one call per request costs a round trip to
  * PostgreSQL before every provider call; a lease reserves a few calls at once for this process
  * and hands them out locally. What stays exact:
  * - a call counts as used only in the statement that stores its answer (which settles one

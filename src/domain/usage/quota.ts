@@ -10,7 +10,7 @@ import {
 } from './quota-store.js';
 
 /**
- * The monthly AI-call quota (DECISIONS §3), enforced in PostgreSQL so every process
+ * The monthly AI-call quota (docs/api.md#plans-and-quotas), enforced in PostgreSQL so every process
  * shares one count. A caller reserves before calling a model, then commits what was
  * used and releases the rest. Invariant: `used + reserved <= limit` at every moment,
  * kept by a single conditional UPDATE (row lock + re-check under READ COMMITTED).

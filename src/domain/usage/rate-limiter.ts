@@ -4,7 +4,7 @@ import { REDIS_STEP_DEADLINE_MS, withDeadline } from '../../lib/deadline.js';
 import { addWindowHits, deleteWindowsBefore } from './counter-store.js';
 
 /**
- * Fixed-window request limits shared by every process (DECISIONS §1, §3): in Redis when
+ * Fixed-window request limits shared by every process (docs/api.md#rate-limits): in Redis when
  * there is one, else in an UNLOGGED PostgreSQL table. A window is one minute by default.
  */
 export interface RateDecision {
@@ -43,7 +43,7 @@ export function createRedisWindowCounter(redis: Redis, prefix = 'svc'): WindowCo
   return {
     async add(bucket, windowStart, n, windowMs) {
       const key = `${prefix}:rl:${bucket}:${windowStart}`;
-      // Redis down: 503 `overloaded` within a second, not a request held for minutes (issue 11 §2).
+      // Redis down: 503 `overloaded` within a second, not a request held for minutes (docs/operations.md#failure-behaviour).
       const [[, hits]] = (await withDeadline(
         () =>
           redis

@@ -2,7 +2,7 @@ import type { Db } from '../../db/pool.js';
 import { microsToUsd, picosToMicros } from './ledger.js';
 import { keyTotals, ledgerLines, usageByDay, type UsageScope } from './usage-report-store.js';
 
-/** Totals over a period, as `/api/v1/usage` and the console show them (DECISIONS §5). */
+/** Totals over a period, as `/api/v1/usage` and the console show them (docs/triage.md#usage). */
 export interface UsageTotals {
   requests: number;
   aiCalls: number;
