@@ -1,5 +1,5 @@
 /**
- * When a delivery is tried again (issue 14 §2): exponential from `baseMs`, capped at `maxMs`,
+ * When a delivery is tried again (docs/workflows.md#retries): exponential from `baseMs`, capped at `maxMs`,
  * plus up to 25 % jitter (only ever added, so the schedule's total is a lower bound), and never
  * sooner than the target's `Retry-After`. With the defaults, {@link DELIVERY_ATTEMPTS} attempts
  * span more than 24 hours: 30 s, 1 min, 2 min … 1 h, then hourly.

@@ -10,7 +10,7 @@ import { CLOSED_STATUSES, type Workflow } from './types.js';
 import { findLinkByExternalId, firstSightOfInbound, getWorkflowById, updateLink } from './workflow-store.js';
 
 /**
- * Status flowing back (issue 14 §3): Jira and GitHub webhooks, verified with the workflow's
+ * Status flowing back (docs/workflows.md#status-flowing-back): Jira and GitHub webhooks, verified with the workflow's
  * secret, move the linked case. Refused with 401 — and nothing changed — when the workflow is
  * unknown or of the other kind, the signature is missing or wrong, the event is older than
  * {@link REPLAY_WINDOW_MS}, or its delivery id was seen before. The change is recorded with the

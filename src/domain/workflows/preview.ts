@@ -7,7 +7,7 @@ import { GITHUB_TITLE_MAX } from './targets/github.js';
 import { JIRA_SUMMARY_MAX } from './targets/jira.js';
 import type { WorkflowFields, WorkflowKind } from './types.js';
 
-/** What a workflow's field mapping makes of one case: the console's live preview (issue 16). */
+/** What a workflow's field mapping makes of one case: the console's live preview (docs/console.md#workflows). */
 export interface WorkflowPreview {
   case: { id: string; title: string };
   summary: string;

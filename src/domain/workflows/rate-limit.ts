@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import type { TargetRateLimit, WorkflowKind, WorkflowTarget } from './types.js';
 
 /**
- * A workflow's proactive rate limit on its target (issue 14): at most `requests` calls in any
+ * A workflow's proactive rate limit on its target (docs/workflows.md#rate-limits): at most `requests` calls in any
  * `perSeconds` seconds, so a burst of deliveries paces itself instead of learning the target's
  * limit from its 429s. Requests are spaced evenly (a GCRA "virtual schedule" with no burst): each
  * call reserves the next free slot of its workflow; a slot at most `maxWaitMs` away is waited for

@@ -3,7 +3,7 @@ import type { WorkflowRule } from './types.js';
 
 /**
  * A workflow's rule as WHERE clauses over `cases c`, reusing the case list's filter SQL
- * (DECISIONS §10: one filter language), so a rule selects exactly what
+ * (docs/workflows.md#rules: one filter language), so a rule selects exactly what
  * `GET /api/v1/cases` with the same filters lists. Evaluated set-based, in the statement that
  * inserts the deliveries, never by loading cases.
  *

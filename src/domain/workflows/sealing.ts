@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 
 /**
- * Target credentials and signing secrets at rest (issue 14 §4): AES-256-GCM under a key derived
+ * Target credentials and signing secrets at rest (docs/workflows.md#secrets): AES-256-GCM under a key derived
  * from KEY_PEPPER with a label of its own (not the key-reveal one), bound to the workflow's id
  * as associated data, so a sealed value copied onto another workflow's row does not open.
  */

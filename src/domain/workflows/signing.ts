@@ -2,7 +2,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 
 /**
- * Signatures of workflows, both ways (issue 14).
+ * Signatures of workflows, both ways (docs/workflows.md).
  *
  * Outbound: the Standard Webhooks scheme (`webhook-id`, `webhook-timestamp`,
  * `webhook-signature: v1,<base64 HMAC-SHA-256 of "id.timestamp.body">`), keyed by the

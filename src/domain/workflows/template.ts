@@ -2,7 +2,7 @@ import type { FieldError } from '../../lib/errors.js';
 import type { DeliveryCase, WorkflowFields } from './types.js';
 
 /**
- * The field-mapping template language (issue 14): text with `{{case.<field>}}` placeholders over
+ * The field-mapping template language (docs/workflows.md#fields): text with `{{case.<field>}}` placeholders over
  * a fixed set of case fields. Nothing else is interpreted — no expressions, filters or code — so
  * a template can never run anything or reach a value outside this table. Unknown placeholders
  * are refused when the workflow is saved, never at delivery time.

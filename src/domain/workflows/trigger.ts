@@ -3,7 +3,7 @@ import type { WorkflowEvent } from './types.js';
 import { enabledWorkflows, insertMatchingDeliveries, type CaseSelection } from './workflow-store.js';
 
 /**
- * THE hook other areas call when cases change (issue 14): after a scan completed (its new and
+ * THE hook other areas call when cases change (docs/workflows.md#when-deliveries-happen): after a scan completed (its new and
  * reopened cases), after a case's triage answer, after a status change. For each enabled
  * workflow of the workspace, one INSERT … SELECT evaluates the rule over the selected cases in
  * SQL and records a pending delivery per match (or per case already linked), then queues them.

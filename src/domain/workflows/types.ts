@@ -1,7 +1,7 @@
 import type { CaseStatus } from '../cases/case-status.js';
 
 /**
- * Mapped workflows (DECISIONS §10, issue 14).
+ * Mapped workflows (docs/workflows.md).
  *
  * Glossary:
  * - **workflow**: a workspace's rule (which cases), target (where they go) and field mapping (how).
@@ -23,7 +23,7 @@ export const WORKFLOW_EVENTS = [
 ] as const;
 export type WorkflowEvent = (typeof WORKFLOW_EVENTS)[number] | 'workflow.test';
 
-/** The rule: the case list filters (DECISIONS §10) a case must match; empty matches every case. */
+/** The rule: the case list filters (docs/workflows.md#rules) a case must match; empty matches every case. */
 export interface WorkflowRule {
   severity?: string[];
   priority?: string[];

@@ -3,7 +3,7 @@ import type { HttpOutcome } from './http-call.js';
 
 /**
  * What a call to a target came to (STYLE: provider calls return results, not exceptions).
- * `retryable` follows issue 14: 5xx, 408, 409, 429, timeouts and network errors are retried
+ * `retryable` follows docs/workflows.md#retries: 5xx, 408, 409, 429, timeouts and network errors are retried
  * (honouring `Retry-After`, GitHub's secondary rate limit 403 and an exhausted
  * `x-ratelimit-remaining`); any other 4xx fails with the target's own message.
  */
