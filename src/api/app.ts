@@ -42,7 +42,7 @@ export interface AppOptions {
 
 /**
  * Body validation never coerces types or drops unknown fields: a wrong type or a typo is
- * a 400 naming the field (DECISIONS §2, §6). Query strings and params are text by nature,
+ * a 400 naming the field (docs/api.md#errors, docs/triage.md#request-and-answer). Query strings and params are text by nature,
  * so their validator may coerce.
  */
 export function validators(): { body: Ajv; other: Ajv } {
@@ -60,7 +60,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     genReqId: () => randomUUID(),
     requestIdHeader: false,
     bodyLimit: 64 * 1024,
-    // Node's backstop for any request (issue 11 §4): no request lives longer than the longest
+    // Node's backstop for any request (docs/ingestion.md#upload-bounds): no request lives longer than the longest
     // upload allowed. Uploads are cut sooner by their own idle and body timeouts (a 408 problem).
     requestTimeout: deps.config.uploads.bodyTimeoutMs + 60_000,
     // Requests that arrive while closing get 503 from the problem plugin, as a problem document.
