@@ -42,7 +42,7 @@ function staticDir(): string {
 }
 
 /**
- * The console pages (DECISIONS §3): sign-up, sign-in, the one-time reveal page and
+ * The console pages (docs/console.md#sign-up-and-api-keys): sign-up, sign-in, the one-time reveal page and
  * Settings > API keys. Server-rendered shells plus small static scripts that call the
  * console JSON API under `/api/console`. Settings > Audit log lists the workspace's audit events.
  *
@@ -116,7 +116,7 @@ function pageRoutes(app: FastifyInstance, deps: PageDeps): void {
     const { id } = req.params as { id: string };
     const session = await sessionOf(req);
     if (!session) return toLogin(reply, `/cases/${id}`);
-    // Another workspace's case is as unknown as a made-up id (DECISIONS §2).
+    // Another workspace's case is as unknown as a made-up id (docs/api.md#errors).
     if (!(await deps.cases.get(session.workspaceId, id))) {
       return page(reply.code(404), caseNotFoundPage());
     }

@@ -39,6 +39,6 @@ export function helmetOptions(https: boolean): FastifyHelmetOptions {
 
 /**
  * Every console page either shows key data or is a form; none may be kept by a browser
- * or proxy cache (DECISIONS §3: the reveal page is served `no-store`).
+ * or proxy cache (docs/console.md#sign-up-and-api-keys: the reveal page is served `no-store`).
  */
 export const NO_STORE = 'no-store';

@@ -14,7 +14,7 @@ import {
 } from './console.js';
 
 /**
- * Settings > Audit log (issue 12 item 5). The filters are a GET form, so the URL is the state:
+ * Settings > Audit log (docs/console.md#audit-log). The filters are a GET form, so the URL is the state:
  * this script copies the URL's filters into the form, asks `GET /api/console/audit-events` with
  * the same parameters, and draws one page, newest first, with a link to the older events (the
  * page's `nextCursor`). Labels and user agents are written as text, never as markup.

@@ -3,7 +3,7 @@ import { $, api, clearAlert, count, h, show, time } from './console.js';
 import { fillCaseTriageKeys, report, startShell } from './shell.js';
 
 /**
- * One case (issue 16): `/api/console/cases/:id` draws the facts, the CVEs with their KEV, EPSS
+ * One case (docs/console.md#cases): `/api/console/cases/:id` draws the facts, the CVEs with their KEV, EPSS
  * and CVSS, the status history; the evidence pages through `/cases/:id/evidence`. Every value
  * from a scan file (title, asset, excerpt) is written as text.
  */

@@ -3,7 +3,7 @@ import { $, api, clearAlert, count, h, show, time } from './console.js';
 import { fillCaseTriageKeys, queryOf, report, SEVERITIES, startShell } from './shell.js';
 
 /**
- * Cases (issue 16). The filter form is a GET form, so the URL is the state; this script fills the
+ * Cases (docs/console.md#cases). The filter form is a GET form, so the URL is the state; this script fills the
  * form from the URL, passes exactly the API's own parameters (the form's `data-params`, taken
  * from the `GET /api/v1/cases` schema) to `/api/console/cases` and `/cases/counts`, draws the
  * table, and runs the bulk actions on the selection or on the whole filter.

@@ -8,7 +8,7 @@
  * token lives in this module's memory for the life of the page.
  */
 
-/** An API error carrying the problem document (DECISIONS §2). */
+/** An API error carrying the problem document (docs/api.md#errors). */
 export class ApiError extends Error {
   constructor(status, problem) {
     super((problem && problem.detail) || `The service answered ${status}.`);
@@ -186,7 +186,7 @@ export const count = (n) => numberFormat.format(Number(n) || 0);
 
 /**
  * USD from the API's exact decimal string (micro-dollars). One rule for every amount on a
- * page, applied per table so a column never mixes precisions (issue 12 item 8): two decimals,
+ * page, applied per table so a column never mixes precisions (docs/console.md#sign-up-and-api-keys): two decimals,
  * unless some non-zero amount of the table is below $0.01, then four decimals for the whole
  * table (one triage call costs a fraction of a cent, and "$0.00" would hide it).
  * `usdDigits(amounts)` picks the decimals; `usd(amount, digits)` formats with them.

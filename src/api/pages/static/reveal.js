@@ -2,7 +2,7 @@
 import { $, api, ApiError, handleSessionLoss, messageOf, show } from './console.js';
 
 /**
- * The one-time reveal (DECISIONS §3). The key is asked for once, kept only in this
+ * The one-time reveal (docs/console.md#sign-up-and-api-keys). The key is asked for once, kept only in this
  * closure and in `#reveal-key`, never in storage; when the page is hidden (navigation,
  * reload, back/forward cache) it is wiped, so a restored page shows "already revealed".
  */

@@ -3,7 +3,7 @@ import { $, api, ApiError, clearAlert, count, h, session, show, time } from './c
 import { bytes, queryOf, report, SEVERITIES, startShell } from './shell.js';
 
 /**
- * Scans (issue 16): the upload form (drag and drop onto the drop zone or the file picker; an
+ * Scans (docs/console.md#scans): the upload form (drag and drop onto the drop zone or the file picker; an
  * XMLHttpRequest, because fetch reports no upload progress) and the list, polled while any scan
  * on the page is still queued or parsing. Names, assets and error messages are written as text.
  */

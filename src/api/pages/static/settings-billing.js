@@ -2,7 +2,7 @@ import { $, api, count, formatDate, h, show, usd, usdDigits } from './console.js
 
 /**
  * The workspace card, the trial banner, the plan upgrade and the monthly statement
- * (DECISIONS §3 "Billing"): plan and trial state, usage against the limit, spend.
+ * (docs/triage.md#billing): plan and trial state, usage against the limit, spend.
  */
 const PLAN_NAMES = { free: 'Free', trial: 'Trial (service plan)', service: 'Service' };
 const STATUS_NAMES = { active: 'Active', suspended: 'Suspended' };

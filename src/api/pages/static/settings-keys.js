@@ -18,7 +18,7 @@ import {
 import { confirmWith } from './settings-dialog.js';
 
 /**
- * The keys table and its actions (DECISIONS §3, §4): create (then the new key's reveal
+ * The keys table and its actions (docs/console.md#sign-up-and-api-keys, docs/api.md#keys): create (then the new key's reveal
  * page), rotate with a grace period (then the successor's reveal page), revoke after a
  * confirmation. Only masked secrets are ever written here.
  */
@@ -270,7 +270,7 @@ function applyHideEnded() {
 }
 
 /**
- * "Hide revoked and expired" (issue 12 item 8): shown by default, as a person expects to find
+ * "Hide revoked and expired" (docs/console.md#sign-up-and-api-keys): shown by default, as a person expects to find
  * every key they made; the choice is kept in the URL (`?hide=ended`) so a reload or a bookmark
  * keeps it. A native checkbox, so Space toggles it from the keyboard.
  */

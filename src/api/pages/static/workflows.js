@@ -3,7 +3,7 @@ import { $, api, ApiError, clearAlert, h, show, showFieldErrors, time } from './
 import { report, startShell } from './shell.js';
 
 /**
- * Settings > Workflows (issue 16): lists the workspace's workflows, creates or edits one with a
+ * Settings > Workflows (docs/console.md#workflows): lists the workspace's workflows, creates or edits one with a
  * live preview of its mapped fields for a sample case (`POST /workflows/preview`, debounced),
  * sends a test delivery and shows a workflow's recent deliveries with their errors. Names,
  * targets, errors and previews are written as text.

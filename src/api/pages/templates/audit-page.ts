@@ -19,7 +19,7 @@ export const ACTION_NAMES: Record<(typeof AUDIT_ACTIONS)[number], string> = {
 };
 
 /**
- * Settings > Audit log (DECISIONS §10, issue 12 item 5): who did what to the workspace's keys
+ * Settings > Audit log (docs/console.md#audit-log): who did what to the workspace's keys
  * and plan, from where. The filters are a plain GET form, so they live in the URL (a reload or
  * a shared link keeps them) and work from the keyboard; `audit-log.js` reads the URL, asks
  * `GET /api/console/audit-events` and draws the table and the next-page link.

@@ -4,7 +4,7 @@ import { field, layout } from './layout.js';
 
 const count = (n: number): string => n.toLocaleString('en-US');
 
-/** Sign-up: the person, their workspace and its plan; the first key is revealed right after (DECISIONS §3). */
+/** Sign-up: the person, their workspace and its plan; the first key is revealed right after (docs/console.md#sign-up-and-api-keys). */
 export function signupPage(config: Pick<Config, 'plans' | 'trialDays'>): SafeHtml {
   const { free, service } = config.plans;
   return layout({

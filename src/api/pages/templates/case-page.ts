@@ -5,7 +5,7 @@ import { accountNav } from './settings-nav.js';
 import { STATUS_NAMES } from './cases-page.js';
 
 /**
- * One case (issue 16): what it is and where, its CVEs (linked to NVD) with KEV, EPSS and CVSS,
+ * One case (docs/console.md#cases): what it is and where, its CVEs (linked to NVD) with KEV, EPSS and CVSS,
  * its status with a change form and the history, and its evidence a page at a time. The server
  * has already checked the case is in the session's workspace; `case.js` fills the frame.
  */

@@ -80,7 +80,7 @@ function textFilter(name: string, label: string, attrs: SafeHtml = html``): Safe
 }
 
 /**
- * Cases (issue 16): a GET form of filters (so the URL is the state: shareable, and the back
+ * Cases (docs/console.md#cases): a GET form of filters (so the URL is the state: shareable, and the back
  * button works), counts by severity over the filter, the table with cursor paging, and the bulk
  * actions (status change with a note; export). `cases.js` talks to `/api/console/cases`.
  */

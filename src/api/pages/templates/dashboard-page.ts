@@ -57,7 +57,7 @@ export function newCasesChart(days: { day: string; count: number }[]): SafeHtml 
   </svg>`;
 }
 
-/** The landing page after sign-in (issue 16): open cases by triage priority, KEV cases open, new cases per day, AI calls this month. */
+/** The landing page after sign-in (docs/console.md#dashboard): open cases by triage priority, KEV cases open, new cases per day, AI calls this month. */
 export function dashboardPage(d: CaseDashboard & { aiCallsThisMonth: number }): SafeHtml {
   const totalNew = d.newPerDay.reduce((n, x) => n + x.count, 0);
   return layout({

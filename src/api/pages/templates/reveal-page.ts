@@ -2,7 +2,7 @@ import { html, type SafeHtml } from '../html.js';
 import { layout } from './layout.js';
 
 /**
- * The one-time reveal page (DECISIONS §3). The shell carries no secret: its script asks
+ * The one-time reveal page (docs/console.md#sign-up-and-api-keys). The shell carries no secret: its script asks
  * `GET /api/console/reveal/:token` once, writes the key into `#reveal-key`, and wipes it
  * again when the page is hidden. Every state (loading, shown, already revealed, invalid,
  * error) has its own block so the wording is reviewable here, not scattered in script.

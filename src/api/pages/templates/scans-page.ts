@@ -45,7 +45,7 @@ function triageField(): SafeHtml {
 }
 
 /**
- * Scans (issue 16): upload a scan from the browser (drag and drop or the file picker, with a
+ * Scans (docs/console.md#scans): upload a scan from the browser (drag and drop or the file picker, with a
  * progress bar) and the workspace's scans newest first, their parse progress live while they
  * are queued or parsing. `scans.js` talks to `/api/console/scans`.
  */

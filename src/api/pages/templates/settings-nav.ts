@@ -10,7 +10,7 @@ const SETTINGS_PAGES = [
 export type SettingsPath = (typeof SETTINGS_PAGES)[number]['path'];
 
 /**
- * The head of every Settings page: "Settings ›" as a real link (issue 12 item 8), the page
+ * The head of every Settings page: "Settings ›" as a real link (docs/console.md#sign-up-and-api-keys), the page
  * title, and the tabs between the Settings pages, the current one marked for screen readers.
  */
 export function settingsHead(current: SettingsPath, title: string): SafeHtml {

@@ -5,7 +5,7 @@ import { html, type SafeHtml } from '../html.js';
 import { field, layout } from './layout.js';
 import { accountNav, settingsHead } from './settings-nav.js';
 
-/** What each scope unlocks, in the words of DECISIONS §4. */
+/** What each scope unlocks, in the words of docs/api.md#keys. */
 const SCOPE_HELP: Record<Scope, string> = {
   'triage:write': 'Single and batch triage',
   'scans:write': 'Upload scans',
@@ -40,7 +40,7 @@ function expiryOptions(): SafeHtml {
 }
 
 /**
- * Settings > API keys (DECISIONS §3): the workspace card, the keys table, the create form,
+ * Settings > API keys (docs/console.md#sign-up-and-api-keys): the workspace card, the keys table, the create form,
  * the monthly statement, and the confirmation dialogs. The server renders the frame and
  * the choices that come from configuration; `settings.js` fills in the data, so every
  * section starts in a visible loading state.

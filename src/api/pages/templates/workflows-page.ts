@@ -19,7 +19,7 @@ function checks(name: string, legend: string, values: readonly string[]): SafeHt
 }
 
 /**
- * Settings > Workflows (issue 16): the workspace's mapped workflows (target, rule, last delivery
+ * Settings > Workflows (docs/console.md#workflows): the workspace's mapped workflows (target, rule, last delivery
  * and its error), a form to create or edit one with a live preview of the mapped fields for a
  * sample case, a test delivery, and each workflow's recent deliveries. `workflows.js` talks to
  * `/api/console/workflows`, which calls the same workflow service as `/api/v1/workflows`.
