@@ -31,7 +31,7 @@ export function clearSessionCookie(reply: FastifyReply, secure: boolean): void {
 }
 
 /**
- * A second line behind the CSRF token (issue 11 item 10): a browser names the page that
+ * A second line behind the CSRF token (docs/console.md#sessions-and-security): a browser names the page that
  * sent a state change in `Origin`; one from another origin (or the opaque `null`) is
  * refused, sign-up and login included. Callers that send no `Origin` (curl, scripts) are
  * not browsers and still need the session's CSRF token.

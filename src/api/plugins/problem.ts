@@ -13,7 +13,7 @@ import {
 } from '../../lib/errors.js';
 
 /**
- * Every error leaves as an RFC 9457 problem document (DECISIONS §2). This is the only
+ * Every error leaves as an RFC 9457 problem document (docs/api.md#errors). This is the only
  * place that turns errors into HTTP: AppErrors keep their code, validation and parser
  * errors become 400/413/415, anything else is a 500 whose detail is never shown.
  */
