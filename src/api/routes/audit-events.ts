@@ -6,7 +6,7 @@ import { auditEventList } from '../schemas/keys-responses.js';
 import { KEY_ROUTE_ERRORS, responses } from '../schemas/responses.js';
 
 /**
- * `GET /api/v1/audit-events` with a `keys:write` key (DECISIONS §4, §10): the workspace's
+ * `GET /api/v1/audit-events` with a `keys:write` key (docs/api.md#audit-log): the workspace's
  * audit log, newest first, `{object: "list", data, nextCursor}`.
  */
 export function registerAuditEventRoutes(app: FastifyInstance, deps: Pick<AppDeps, 'audit'>): void {

@@ -18,7 +18,7 @@ function caller(req: FastifyRequest) {
 }
 
 /**
- * Case triage under `/api/v1` (DECISIONS §10): `POST /cases/triage` (a batch over selected cases,
+ * Case triage under `/api/v1` (docs/cases.md#triage-on-a-case): `POST /cases/triage` (a batch over selected cases,
  * 202 with the batch's `statusUrl`) and `POST /cases/:id/triage` (one case, answered like
  * `POST /api/v1/triage`). Both spend AI calls and change cases: they need `cases:write` and
  * `triage:write`. Another workspace's case is 404, like an unknown one.
@@ -74,7 +74,7 @@ export function registerCaseTriageRoutes(
     async (req) => {
       const caseId = (req.params as { id: string }).id;
       const answer = await deps.caseTriage.triageCase(caller(req), caseId);
-      // Mapped workflows (issue 14) see the new triage: a rule on priority may now match.
+      // Mapped workflows (docs/workflows.md#when-deliveries-happen) see the new triage: a rule on priority may now match.
       await deps.workflows?.trigger.casesChanged(req.apiKey.workspace.id, [caseId], 'case.triaged');
       return answer;
     },

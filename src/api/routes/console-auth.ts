@@ -21,7 +21,7 @@ import { actorFrom } from './key-management.js';
 const LOGIN_ATTEMPTS_PER_MINUTE = 10;
 const SIGNUPS_PER_HOUR_PER_IP = 20;
 
-/** Sign-up, login, logout, the session probe and the one-time reveal (DECISIONS §3). */
+/** Sign-up, login, logout, the session probe and the one-time reveal (docs/console.md#sessions-and-security). */
 export function consoleAuthRoutes(
   app: FastifyInstance,
   deps: Pick<AppDeps, 'config' | 'keys' | 'rateLimiter' | 'sessions' | 'workspaces'>,

@@ -25,7 +25,7 @@ const selectionOf = (b: SelectionBody): CaseSelection =>
   b.caseIds ? { caseIds: b.caseIds } : { filters: listFiltersOf(b.filters ?? {}) };
 
 /**
- * Triage from the Cases and Case pages (issue 16), through the same case triage service as
+ * Triage from the Cases and Case pages (docs/console.md#cases), through the same case triage service as
  * `POST /api/v1/cases/triage` and `/cases/:id/triage`: the same selection, riskiest first within
  * the month's AI calls, billed to the key the person picks (the console user has none of their
  * own). The preview says how many AI calls a triage would use and how many the month has left.

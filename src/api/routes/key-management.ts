@@ -11,7 +11,7 @@ import { keyCreated, keyList, keyRotated, keyView } from '../schemas/keys-respon
 import { KEY_ROUTE_ERRORS, SESSION_ROUTE_ERRORS, responses } from '../schemas/responses.js';
 
 /**
- * List, create, rotate and revoke keys (DECISIONS §4). Mounted twice: in the console
+ * List, create, rotate and revoke keys (docs/api.md#keys). Mounted twice: in the console
  * (session, the new secret shown on the one-time reveal page) and under `/api/v1/keys`
  * (a `keys:write` key, the new secret in the answer). Each surface says how to find the
  * caller's workspace and actor, and whether new secrets go to the reveal page.
@@ -70,7 +70,7 @@ export function registerKeyManagement(
   });
 
   // attachValidation: the schema's refusals and the expiry rule's are answered together, so a
-  // body with a bad label and a bad expiry lists both, each field once (issue 12 item 6).
+  // body with a bad label and a bad expiry lists both, each field once (docs/api.md#errors).
   const createOptions = {
     config,
     bodyLimit,

@@ -4,7 +4,7 @@ import { noQuery } from '../schemas/common.js';
 import { modelList } from '../schemas/keys-responses.js';
 import { KEY_ROUTE_ERRORS, responses } from '../schemas/responses.js';
 
-/** `GET /api/v1/models`: the catalog of spec §2.5, from `config/models.json`, in a list envelope. */
+/** `GET /api/v1/models`: the catalog of docs/triage.md#model-catalog, from `config/models.json`, in a list envelope. */
 export function modelRoutes(app: FastifyInstance, deps: Pick<AppDeps, 'config'>): void {
   const data = deps.config.models.map((m) => ({
     id: m.id,

@@ -39,7 +39,7 @@ export function usageRange(query: { from?: string; to?: string }, now: Date): { 
   return { from, to };
 }
 
-/** `GET /api/v1/keys/me` and `GET /api/v1/usage` (DECISIONS §5), both with `usage:read`. */
+/** `GET /api/v1/keys/me` and `GET /api/v1/usage` (docs/triage.md#usage), both with `usage:read`. */
 export function selfServiceRoutes(
   app: FastifyInstance,
   deps: Pick<AppDeps, 'clock' | 'config' | 'quota' | 'usageReports'>,
@@ -53,7 +53,7 @@ export function selfServiceRoutes(
   };
   app.get('/keys/me', { config, schema: keyMeSchema }, async (req, reply) => {
     // Served from the verified key (cached): this route costs no database round trip.
-    // It describes the credential itself: no shared cache may keep it (issue 11 item 10).
+    // It describes the credential itself: no shared cache may keep it (docs/api.md#keys).
     void reply.header('Cache-Control', 'no-store');
     const k = req.apiKey;
     const now = deps.clock();

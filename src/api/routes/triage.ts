@@ -21,8 +21,8 @@ function caller(req: FastifyRequest) {
 }
 
 /**
- * `POST /api/v1/triage` (spec §4.1), `POST /api/v1/triage/batch` and
- * `GET /api/v1/triage/batch/:id` (DECISIONS §7). Bodies are checked by their schemas
+ * `POST /api/v1/triage` (docs/triage.md#request-and-answer), `POST /api/v1/triage/batch` and
+ * `GET /api/v1/triage/batch/:id` (docs/triage.md#batch-triage). Bodies are checked by their schemas
  * (`schemas/triage.ts`: every bad field listed, unknown ones refused, a `model` field too); the
  * rules a schema cannot say are the triage service's.
  */

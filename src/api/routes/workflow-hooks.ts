@@ -5,7 +5,7 @@ import { PUBLIC_ROUTE_ERRORS, responses } from '../schemas/responses.js';
 import { hookReceipt } from '../schemas/workflows-responses.js';
 
 /**
- * Inbound Jira and GitHub webhooks (`/api/hooks/{jira,github}/:workflowId`, issue 14 §3): no
+ * Inbound Jira and GitHub webhooks (`/api/hooks/{jira,github}/:workflowId`, docs/workflows.md#status-flowing-back): no
  * API key — the workflow's secret signs the raw body, so the body is kept as bytes for the
  * check and parsed only after it. Answers 202 with whether the event changed a case.
  */
