@@ -1,7 +1,7 @@
 import { AUDIT_ACTIONS } from '../../db/entities/index.js';
 import { describedPattern } from '../../lib/schema-patterns.js';
 
-/** `GET /api/v1/audit-events` (DECISIONS §10): filters and keyset paging; unknown parameters are 400. */
+/** `GET /api/v1/audit-events` (docs/api.md#audit-log): filters and keyset paging; unknown parameters are 400. */
 const when = {
   type: 'string',
   maxLength: 40,

@@ -1,7 +1,7 @@
 import { listFilterProperties, type ListQuery } from './scans.js';
 
 /**
- * Request schemas of case triage (DECISIONS §10): `POST /api/v1/cases/triage` selects cases by
+ * Request schemas of case triage (docs/cases.md#triage-on-a-case): `POST /api/v1/cases/triage` selects cases by
  * `caseIds` or by the list filters of `GET /api/v1/cases` (the same names and values, comma
  * lists included: `{"priority": "CRITICAL,HIGH", "stale": true}`); at least one of them.
  */

@@ -3,7 +3,7 @@ import { caseTriageBody } from './case-triage.js';
 import { createExportBody } from './exports.js';
 
 /**
- * Request schemas of the console's data routes (issue 16): the same vocabulary as the JSON API
+ * Request schemas of the console's data routes (docs/console.md): the same vocabulary as the JSON API
  * under `/api/v1`, so a filter the API learns the console learns with it.
  */
 

@@ -3,7 +3,7 @@ import { decimalString, isoDateTime, listOf, nullableDateTime } from './response
 import { caseDetail, scanView } from './scans-responses.js';
 import { usageTotals } from './keys-responses.js';
 
-/** Response shapes of the console JSON API (`/api/console`, DECISIONS §3). */
+/** Response shapes of the console JSON API (`/api/console`, docs/console.md#console-json-api). */
 
 const plan = { type: 'string', enum: ['free', 'trial', 'service'] } as const;
 
@@ -93,7 +93,7 @@ export const statementView = {
   },
 } as const;
 
-/** Console data routes (issue 16): the API's views plus what the pages show beside them. */
+/** Console data routes (docs/console.md): the API's views plus what the pages show beside them. */
 export const consoleScanView = {
   ...scanView,
   properties: {

@@ -1,6 +1,6 @@
 import { describedPattern } from '../../lib/schema-patterns.js';
 
-/** Request schemas of the console JSON API (DECISIONS §3). */
+/** Request schemas of the console JSON API (docs/console.md#console-json-api). */
 const email = {
   type: 'string',
   minLength: 3,

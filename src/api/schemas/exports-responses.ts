@@ -1,7 +1,7 @@
 import { EXPORT_FORMATS } from '../../domain/exports/formats.js';
 import { isoDateTime, nullableDateTime } from './responses.js';
 
-/** Response shapes of the export routes (issue 13). */
+/** Response shapes of the export routes (docs/exports.md). */
 
 export const exportView = {
   description: 'An export job; `downloadUrl` is a signed link once it has completed.',

@@ -5,7 +5,7 @@ import { CASE_STATUSES } from '../../domain/cases/case-status.js';
 import { PRIORITIES, RECOMMENDED_ACTIONS, SEVERITIES } from '../../domain/triage-engine/types.js';
 import { listFilterProperties, type ListQuery } from './scans.js';
 
-/** Request schemas of the export routes (issue 13): the list filters of cases and findings, plus a format. */
+/** Request schemas of the export routes (docs/exports.md): the list filters of cases and findings, plus a format. */
 
 export const exportCasesQuery = {
   type: 'object',

@@ -4,7 +4,7 @@ import { decimalString, isoDateTime, listOf, nullableDateTime, nullableString } 
 
 /**
  * Response shapes of key management, `/api/v1/keys/me`, `/api/v1/usage`, `/api/v1/models` and
- * the audit log (DECISIONS §4, §5, spec §2.5), as `viewKey` and the routes build them.
+ * the audit log (docs/api.md#audit-log, docs/triage.md#usage), as `viewKey` and the routes build them.
  */
 
 const keyProperties = {

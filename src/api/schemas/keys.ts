@@ -27,7 +27,7 @@ export const createKeyBody = {
     },
     // One rule, one message: the route reads the value with parseExpiry, which says once what
     // is allowed ("never", 30/60/90/180/365 days, a future ISO date), instead of an anyOf whose
-    // every branch answered with its own raw message (issue 12 item 6).
+    // every branch answered with its own raw message (docs/api.md#errors).
     expiresIn: {
       description: '"never", a number of days, or a future ISO 8601 date',
       maxLength: 40,

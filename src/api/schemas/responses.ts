@@ -1,8 +1,8 @@
 import { ERROR_STATUS, ERROR_TITLES, type ErrorCode } from '../../lib/errors.js';
 
 /**
- * The building blocks of every route's `schema.response` (issue 15): the one problem-document
- * schema of DECISIONS §2 (shared, `$ref: 'Problem#'`, added to the app once), problem answers
+ * The building blocks of every route's `schema.response` (docs/api.md#reference): the one problem-document
+ * schema of docs/api.md#errors (shared, `$ref: 'Problem#'`, added to the app once), problem answers
  * per status naming the codes of `lib/errors.ts` that status carries, and small shapes reused
  * by the area files. Response schemas document and are checked in tests (`openapi.test.ts`);
  * they never drop a field from an answer: the app serialises with `JSON.stringify`
@@ -13,7 +13,7 @@ export const PROBLEM_SCHEMA_ID = 'Problem';
 
 const CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
 
-/** RFC 9457 problem document (DECISIONS §2): every error of this API has this shape. */
+/** RFC 9457 problem document (docs/api.md#errors): every error of this API has this shape. */
 export const problemSchema = {
   $id: PROBLEM_SCHEMA_ID,
   type: 'object',

@@ -12,7 +12,7 @@ import {
 } from './responses.js';
 
 /**
- * Response shapes of the scan, finding and case routes (DECISIONS §8, §10), as `viewScan`,
+ * Response shapes of the scan, finding and case routes (docs/ingestion.md#scan-status, docs/cases.md), as `viewScan`,
  * `viewFinding`, `viewCase` and `viewCaseDetail` build them. Objects stay open (no
  * `additionalProperties: false`): a field added to a view is an addition, not a break.
  */
@@ -115,7 +115,7 @@ export const scanView = {
 
 export const scanList = listOf(scanView);
 
-/** The answer fields of a case triage (DECISIONS §6 plus `policyVersion`). */
+/** The answer fields of a case triage (docs/cases.md#triage-on-a-case: the triage answer plus `policyVersion`). */
 const triageAnswerProperties = {
   priority: severity,
   recommendedAction: { type: 'string', enum: [...RECOMMENDED_ACTIONS] },
@@ -290,7 +290,7 @@ export const caseDetail = {
     triageHistoryNextCursor: cursor,
     links: {
       type: 'array',
-      description: "The case's external issues through mapped workflows (issue 14).",
+      description: "The case's external issues through mapped workflows (docs/workflows.md).",
       items: {
         type: 'object',
         required: ['workflowId', 'kind', 'externalId', 'url', 'state', 'lastDeliveredAt'],

@@ -12,7 +12,7 @@ import {
   SEVERITIES,
 } from '../../domain/triage-engine/types.js';
 
-/** Request schemas of the scan, finding and case routes (DECISIONS §8, §10), from the domain's vocabulary. */
+/** Request schemas of the scan, finding and case routes (docs/ingestion.md#upload, docs/cases.md#lists-and-filters), from the domain's vocabulary. */
 
 export const uploadQuery = {
   type: 'object',
@@ -24,7 +24,7 @@ export const uploadQuery = {
     environment: { type: 'string', enum: [...ASSET_ENVIRONMENTS] },
     criticality: { type: 'string', enum: [...ASSET_CRITICALITIES] },
     internetExposed: { type: 'boolean' },
-    /** Which of the scan's cases to triage once parsed (DECISIONS §8). */
+    /** Which of the scan's cases to triage once parsed (docs/cases.md#case-triage). */
     triage: { type: 'string', enum: [...SCAN_TRIAGE_MODES] },
   },
 } as const;
@@ -75,7 +75,7 @@ const listOf = (values: readonly string[]) =>
 const LIST_MAX = 200;
 
 /**
- * Filters shared by findings, cases and their exports (DECISIONS §10). `severity`, `status`,
+ * Filters shared by findings, cases and their exports (docs/cases.md#lists-and-filters). `severity`, `status`,
  * `priority` and `action` take comma-separated lists.
  */
 export const listFilterProperties = {

@@ -1,7 +1,7 @@
 import { PRIORITIES, RECOMMENDED_ACTIONS, SEVERITIES } from '../../domain/triage-engine/types.js';
 import { cursor, isoDateTime, nullableDateTime } from './responses.js';
 
-/** Response shapes of the triage routes (spec §2.4, DECISIONS §6, §7). */
+/** Response shapes of the triage routes (docs/triage.md#request-and-answer). */
 
 const usage = {
   type: 'object',
@@ -9,7 +9,7 @@ const usage = {
   properties: { inputTokens: { type: 'integer' }, outputTokens: { type: 'integer' } },
 } as const;
 
-/** `POST /api/v1/triage`, field for field spec §2.4 (`TriageResponse`). */
+/** `POST /api/v1/triage`, field for field docs/triage.md#request-and-answer (`TriageResponse`). */
 export const triageAnswer = {
   description: 'The triage of one finding, after the safety policy.',
   type: 'object',

@@ -13,13 +13,13 @@ import {
 } from '../../domain/triage/triage-requests.js';
 
 /**
- * Request schemas of the triage routes (spec §2.3, DECISIONS §6, §7), built from the triage
+ * Request schemas of the triage routes (docs/triage.md#request-and-answer), built from the triage
  * domain's constants and compiled by the app's strict Ajv like every other route: unknown
- * fields (a `model` too: the caller cannot choose it, spec §1) are refused, nothing is coerced.
+ * fields (a `model` too: the caller cannot choose it, docs/triage.md#request-and-answer) are refused, nothing is coerced.
  * The rules a schema cannot say are the domain's (`domain/triage/triage-requests.ts`).
  */
 
-/** Schema of `asset` (spec §2.3): every field optional, unknown fields refused. */
+/** Schema of `asset` (docs/triage.md#request-and-answer): every field optional, unknown fields refused. */
 const asset = {
   type: 'object',
   additionalProperties: false,

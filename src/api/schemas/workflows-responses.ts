@@ -2,7 +2,7 @@ import { CASE_STATUSES } from '../../domain/cases/case-status.js';
 import { isoDateTime, nullableDateTime, nullableInteger, nullableString } from './responses.js';
 import { fieldsSchema, rateLimitSchema, ruleSchema } from './workflows.js';
 
-/** Response shapes of the workflow routes (issue 14). No credential or secret but the 201's `secret`. */
+/** Response shapes of the workflow routes (docs/workflows.md#secrets). No credential or secret but the 201's `secret`. */
 
 const targetView = {
   type: 'object',

@@ -8,8 +8,8 @@ import {
 } from '../../domain/triage-engine/types.js';
 
 /**
- * Request schemas of `/api/v1/workflows` (issue 14). The rule takes the case list's filters
- * (DECISIONS §10) as a JSON object, lists as arrays; the target is one of three kinds.
+ * Request schemas of `/api/v1/workflows` (docs/workflows.md). The rule takes the case list's filters
+ * (docs/workflows.md#rules) as a JSON object, lists as arrays; the target is one of three kinds.
  */
 const enumList = (values: readonly string[]) =>
   ({
