@@ -1,5 +1,5 @@
 /**
- * Case list sorts and stale marking at scale (issue 13): one workspace of `--cases` cases (half
+ * Case list sorts and stale marking at scale (docs/cases.md#sorts): one workspace of `--cases` cases (half
  * triaged, CVEs drawn from 5,000 with EPSS scores), timed in process against PostgreSQL.
  *
  * - `listCases` first page (50) and a page 20 pages deep, per sort, against the unsorted list

@@ -1,5 +1,5 @@
 /**
- * Case triage throughput (issue 13): cases per second from a completed 10,000-case scan whose
+ * Case triage throughput (docs/cases.md#case-triage): cases per second from a completed 10,000-case scan whose
  * triage starts (`triageScan`: choose the cases, reserve their AI calls, build their requests,
  * store the batch, enqueue) to its batch finished with every answer stored as its case's triage,
  * local engine, BullMQ worker on the `triage` queue. Baseline in the same run: the same requests

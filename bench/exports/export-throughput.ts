@@ -1,5 +1,5 @@
 /**
- * Case export throughput and memory (issue 13): each format rendered from the database to a
+ * Case export throughput and memory (docs/exports.md): each format rendered from the database to a
  * discarding sink, against `COPY (SELECT …) TO STDOUT (FORMAT csv)` of the same rows in the same
  * run: the export's own query (the baseline the ratios use), and the cases' bare columns for
  * reference. Peak RSS is sampled every 20 ms during each run.

@@ -1,5 +1,5 @@
 /**
- * Revocation latency across processes (issue 11 §1 and its bench): two `web` processes on one
+ * Revocation latency across processes (docs/operations.md#failure-behaviour): two `web` processes on one
  * database and one Redis (the same REDIS_PREFIX, as one deployment). For each of N keys: the key
  * is used on process A (so A has it cached, for KEY_CACHE_TTL_MS = 30 s by default), then
  * revoked through the console on process B, and A is polled every 5 ms with the key until it
@@ -29,7 +29,7 @@ const env = {
   REDIS_PREFIX: prefix,
   LOG_LEVEL: 'silent',
   PLANS_FILE: 'bench/auth/unlimited-plans.json',
-  // Every 401 of a revoked key counts as a failed authentication of this address (issue 11 §8).
+  // Every 401 of a revoked key counts as a failed authentication of this address (docs/api.md#keys).
   AUTH_FAILURES_PER_MINUTE: '1000000',
 };
 const a = await startServerProcess('web', env);

@@ -1,5 +1,5 @@
 /**
- * Triage at a real provider tier's limits (issue 11 §7 and its bench): `POST /api/v1/triage` at
+ * Triage at a real provider tier's limits (docs/operations.md#failure-behaviour): `POST /api/v1/triage` at
  * 50, 200 and 500 requests a second against a `web` process on Redis whose providers allow
  * 30,000,000 tokens a minute (and 60,000 requests a minute), both fakes on 127.0.0.1 answering
  * after 50 ms. What must hold: no request waits on the limiter (it would show as latency well

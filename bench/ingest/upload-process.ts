@@ -1,5 +1,5 @@
 /**
- * Scan ingestion as deployed (issue 4): the service in its own process (`src/main.ts all`: API,
+ * Scan ingestion as deployed (docs/ingestion.md): the service in its own process (`src/main.ts all`: API,
  * scan-ingest worker and parser threads; queue on Redis), the upload sent by `curl` from another
  * process (streamed with `-T`), then `GET /api/pipeline/scan/:id` polled until `completed`.
  * Reports upload time, upload → completed, findings stored per second, and the server process's

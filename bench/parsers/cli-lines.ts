@@ -1,6 +1,6 @@
 /**
  * CLI findings as JSON Lines for the generator (`formats.ts`). No CLI fixture exists among the
- * shared ones, so the lines are real findings re-printed in the CLI format (DECISIONS §8).
+ * shared ones, so the lines are real findings re-printed in the CLI format (docs/ingestion.md#formats).
  */
 import { createReadStream } from 'node:fs';
 import { parseScanToArray, type Finding } from '../../src/parsers/index.js';
@@ -32,7 +32,7 @@ export async function cliLayout(): Promise<Layout> {
   return { parts: ['', '\n'], sections: [lines] };
 }
 
-/** A finding in the CLI format (DECISIONS §8), null fields left out as a tool would. */
+/** A finding in the CLI format (docs/ingestion.md#formats), null fields left out as a tool would. */
 function cliFinding(f: Finding, copy: number, host: number | null): Obj {
   const a = f.asset;
   const file = a.file === null ? null : `svc${copy}/${a.file}`;

@@ -1,5 +1,5 @@
 /**
- * Batch triage throughput (issue 3): items per second from `POST /api/v1/triage/batch` to
+ * Batch triage throughput (docs/triage.md#batch-triage): items per second from `POST /api/v1/triage/batch` to
  * `completed`, with the local engine, on each queue backend. Baseline in the same run: the
  * same items through the triage service directly (no queue, same concurrency), so the
  * ratio is what the queue and the per-item bookkeeping cost.

@@ -12,7 +12,7 @@
  *     node --import tsx bench/triage/callgrind-request.ts --dir /tmp/cg [--requests 200] [--engine instant|local]
  *
  * It only uses `createBenchDatabase`, `startTestApp`, `signUp`, `remoteTriageEnv` and the OpenAI
- * fake, so the file runs unchanged on every commit since before issue 10.
+ * fake, so the file runs unchanged on every commit since before the consolidation.
  */
 import { exec, fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';

@@ -12,7 +12,7 @@
  *
  * A checkout needs its dependencies installed and the helpers `test/helpers/test-app.ts`
  * (`startTestApp`, `signUp`), `test/helpers/triage-setup.ts` (`remoteTriageEnv`) and
- * `bench/lib/bench-db.ts`: every commit since before issue 10 has them (used to bisect; bench/README.md
+ * `bench/lib/bench-db.ts`: every commit since before the consolidation has them (used to bisect; bench/README.md
  * "Triage path, session 8"). The instant fake provider runs in a child process.
  */
 import { fork, type ChildProcess } from 'node:child_process';

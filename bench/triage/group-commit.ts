@@ -1,5 +1,5 @@
 /**
- * What group commit of single answers saves (issue 17 §2): `POST /api/v1/triage` on the local
+ * What group commit of single answers saves: `POST /api/v1/triage` on the local
  * engine, in process (`app.inject`), closed loop at a few concurrencies, reporting the CPU a
  * request costs in this process and in the PostgreSQL backends serving it (read from /proc, so
  * other work on the machine is not counted), the statements that stored the answers and the

@@ -69,7 +69,7 @@ own process, against GET /healthz on the same server at the same rates (the floo
                    answers at once; slow: the same fake after 50 ms; reservation: slow with a quota
                    reservation before every call (AI_CALL_LEASE_MAX=1) (default: all four)
 
-Issue 17's targets, with the instant fake provider (run on an idle machine; prints the load average):
+The speed targets (1,000 and 500 requests a second), with the instant fake provider (run on an idle machine; prints the load average):
   1,000 and 500 requests a second, open loop, plus the sequential overhead:
     npx tsx bench/triage/http-overhead.ts --engines instant --rates 500,1000 --seconds 10 --sequential 1000
   a 5-second smoke run:

@@ -3,7 +3,7 @@ import https from 'node:https';
 
 /**
  * The provider client's transport before undici (`src/.../providers/keep-alive-fetch.ts` until
- * issue 17), kept as the baseline of `provider-client.ts`.
+ * the speed work), kept as the baseline of `provider-client.ts`.
  *
  * The subset of `fetch` the provider client uses (a POST with headers, a string body and an
  * abort signal, answered with a `Response`), over `node:http`/`node:https` with keep-alive

@@ -1,5 +1,5 @@
 /**
- * Mapped workflows at scale (issue 14), in process against PostgreSQL and a fake Jira on
+ * Mapped workflows at scale (docs/workflows.md), in process against PostgreSQL and a fake Jira on
  * 127.0.0.1 answering after `--latency` ms:
  *
  * - the rule's set-based selection: `insertMatchingDeliveries` for a scan whose `--cases` cases
