@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A newcomer's first run, checked (issue 12): in this (fresh) copy, `npm start` comes up on its
+# A newcomer's first run, checked (docs/operations.md#one-machine-npm-start): in this (fresh) copy, `npm start` comes up on its
 # embedded defaults (no DATABASE_URL, REDIS_URL or KEY_PEPPER; a free PORT, a temp DATA_DIR),
 # the README's admin commands work in a second process while it runs, a second instance on the
 # same data says why it cannot start, a Log4Shell triage cites CISA KEV (the shipped snapshot),
