@@ -12,7 +12,7 @@ import {
 warnWithoutChromium('api-docs.test.ts', 'the API docs browser tests');
 
 /**
- * `/docs` in real Chromium (issue 15): Swagger UI renders the app's own OpenAPI document with
+ * `/docs` in real Chromium (docs/api.md#reference): Swagger UI renders the app's own OpenAPI document with
  * every asset from our origin, under the console's strict CSP, with no CSP violation and no
  * request to any other host.
  */

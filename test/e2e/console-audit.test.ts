@@ -19,7 +19,7 @@ warnWithoutChromium('console-audit.test.ts');
 const XSS_LABEL = '<img src=x onerror="window.__xss=1">"><script>window.__xss=2</script>';
 
 /**
- * Settings > Audit log and the Settings > API keys details of issue 12 (items 5 and 8), in real
+ * Settings > Audit log and the Settings > API keys details of docs/console.md#audit-log, in real
  * Chromium against the real service: the audit page lists who did what from where, filters and
  * pages through the URL, never shows another workspace's events and writes labels as text;
  * the keys table links a rotated key to its successor and can hide ended keys; a trial goes

@@ -35,7 +35,7 @@ interface ApiCase {
 }
 
 /**
- * The Scans, Cases, Case and Dashboard pages of issue 16 in real Chromium against the real
+ * The Scans, Cases, Case and Dashboard pages of docs/console.md in real Chromium against the real
  * service with its workers: a scan uploaded from the page parses to completion, the case filters
  * give exactly the API's list, a bulk status change lands in each case's history, an export
  * downloads and parses, another workspace's case is 404, and hostile text from scan files and

@@ -24,7 +24,7 @@ const CSRF_FAILED = {
 };
 
 /**
- * Security cases of the console pages in real Chromium (DECISIONS §3): CSRF, the strict
+ * Security cases of the console pages in real Chromium (docs/console.md#sessions-and-security): CSRF, the strict
  * CSP and no-store headers, escaping, the secret kept off every page but the reveal page,
  * and sign-in redirects that only lead to our own pages.
  */

@@ -25,7 +25,7 @@ const XSS = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>
 const PARSE = { timeout: 30_000, interval: 200 };
 
 /**
- * Settings > Workflows (issue 16) in real Chromium against the real service: create a signed
+ * Settings > Workflows (docs/console.md#workflows) in real Chromium against the real service: create a signed
  * webhook workflow with a live preview of its mapped summary for a sample case, send a test
  * delivery to a receiver on 127.0.0.1, see the deliveries, edit and disable it, and see a failing
  * receiver's error. Names and errors are written as text.

@@ -19,7 +19,7 @@ warnWithoutChromium('console.test.ts');
 
 /**
  * The console journey in real Chromium against the real service over real HTTP
- * (DECISIONS §3, §4): sign-up, one-time reveal, Settings > API keys, create, rotate,
+ * (docs/console.md#sign-up-and-api-keys, docs/api.md#keys): sign-up, one-time reveal, Settings > API keys, create, rotate,
  * revoke, statement, upgrade, sign-out and sign-in (security cases: console-security.test.ts).
  * The tests run in order and share one browser session, like a person would.
  */
@@ -269,7 +269,7 @@ describe.skipIf(!hasChromium)('console pages in a real browser', () => {
     const picos = (u: { inputTokens: number; outputTokens: number }, [i, o]: readonly [bigint, bigint]) =>
       BigInt(u.inputTokens) * i + BigInt(u.outputTokens) * o;
     const toMicros = (p: bigint) => (p + 500_000n) / 1_000_000n; // half up, as the ledger rounds
-    // One precision per table (issue 12 item 8): 4 decimals when any non-zero amount of the
+    // One precision per table (docs/console.md#sign-up-and-api-keys): 4 decimals when any non-zero amount of the
     // table is below $0.01, else 2. Three triage calls cost well under a cent.
     const usdIn = (amounts: bigint[]) => (micros: bigint) => {
       const digits = amounts.some((m) => m > 0n && m < 10_000n) ? 4 : 2;
@@ -353,7 +353,7 @@ describe.skipIf(!hasChromium)('console pages in a real browser', () => {
     await page.waitForURL('**/settings/api-keys');
     await expect.poll(() => page.locator('#ws-name').textContent(), SLOW).toBe(workspaceName);
     expect(await page.locator('#ws-plan').textContent()).toBe('Service');
-    // Signed in, the landing page is the dashboard (issue 16).
+    // Signed in, the landing page is the dashboard (docs/console.md#dashboard).
     await page.goto('/');
     expect(new URL(page.url()).pathname).toBe('/');
     expect(await page.locator('#page-title').textContent()).toBe('Dashboard');
