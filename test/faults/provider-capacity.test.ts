@@ -9,7 +9,7 @@ import type { FakeServer } from '../helpers/fake-providers/fake-server.js';
 import { remoteTriageEnv, triageCounts } from '../helpers/triage-setup.js';
 
 /*
- * Issue 11 §2/§7: when every tier of the escalation chain is out of provider capacity, a triage
+ * docs/operations.md#failure-behaviour: when every tier of the escalation chain is out of provider capacity, a triage
  * request is answered 503 `overloaded` with `Retry-After` (when capacity comes back), not
  * `triage_unavailable` and not after a long wait; nothing is billed. Each provider here takes
  * one request a minute and a call waits for capacity at most 200 ms.

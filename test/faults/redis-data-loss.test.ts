@@ -10,7 +10,7 @@ if (!hasRedisServer)
   console.warn('[faults/redis-data-loss] no redis-server binary: these cases are SKIPPED.');
 
 /**
- * Issue 11 §3: after Redis loses its data (FLUSHALL on a private redis-server, as a failover
+ * docs/operations.md#failure-behaviour: after Redis loses its data (FLUSHALL on a private redis-server, as a failover
  * to an empty replica would), the maintenance scheduler is back without a worker restart.
  */
 describe.skipIf(!hasRedisServer)('maintenance after Redis data loss', () => {

@@ -16,7 +16,7 @@ if (!hasRedisServer)
   console.warn('[faults/redis-down-writes] no redis-server binary: these cases are SKIPPED.');
 
 /*
- * Issue 11 §2: with Redis gone, a step that enqueues has a deadline. The queue connection
+ * docs/operations.md#failure-behaviour: with Redis gone, a step that enqueues has a deadline. The queue connection
  * retries for ever (BullMQ's workers need `maxRetriesPerRequest: null`), so an `add` used to wait
  * until Redis came back: a console upload (no per-key rate limit in front of it) hung. Now the
  * add fails within its deadline, the upload is withdrawn (no scan, no file) and the answer is

@@ -5,7 +5,7 @@ import { hasRedisServer, startPrivateRedis, type PrivateRedis } from './private-
 if (!hasRedisServer) console.warn('[faults/redis-down] no redis-server binary: these cases are SKIPPED.');
 
 /**
- * Issue 11 §2: with its Redis gone, the app answers 503 `overloaded` with Retry-After on the
+ * docs/operations.md#failure-behaviour: with its Redis gone, the app answers 503 `overloaded` with Retry-After on the
  * routes that need Redis (not 500, not a hang), /readyz answers 503 within its deadline, and
  * a state change that committed in PostgreSQL answers success even though its invalidation
  * message could not be published. Each case is bounded by the test timeout.

@@ -12,7 +12,7 @@ import {
 import { startTcpProxy, viaProxy, type TcpProxy } from './tcp-proxy.js';
 
 /**
- * Issue 11 §1: a revoke is refused in every process within one second whatever happens to
+ * docs/operations.md#failure-behaviour: a revoke is refused in every process within one second whatever happens to
  * the invalidation connections. Two app instances on one database (and one Redis): `a` has
  * the key cached, `b` revokes it. The key cache TTL stays at its default (30 s), so only the
  * resubscribe reset and the key-version check can make `a` refuse in time.

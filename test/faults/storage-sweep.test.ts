@@ -17,7 +17,7 @@ import { runMaintenance } from '../../src/domain/maintenance.js';
 import { insertExport } from '../../src/domain/exports/export-store.js';
 
 /*
- * Issue 11 §5: scan storage holds only files of live scans, live exports and uploads in
+ * docs/ingestion.md#upload-bounds: scan storage holds only files of live scans, live exports and uploads in
  * progress. The maintenance job removes `.part` files whose writer is gone (no write for longer
  * than any live upload allows, or begun longer ago than the longest upload) and committed files
  * no scan row owns. Exports render into the same storage under `<workspace>/<export id>`:

@@ -18,7 +18,7 @@ import {
 } from '../helpers/scan-app.js';
 
 /*
- * Issue 11 §4: an upload's cost to the machine is bounded whatever the client sends. A gzip
+ * docs/ingestion.md#upload-bounds: an upload's cost to the machine is bounded whatever the client sends. A gzip
  * bomb is refused after megabytes (ratio and decompressed-size limits), a body that stalls or
  * trickles is answered 408 in the problem shape with its partial file deleted, concurrent
  * uploads are capped per workspace (429) and per process (503), and an upload is refused
