@@ -145,7 +145,7 @@ export async function createKey(
 
 /**
  * Signs up and swaps the first key for one that also holds `workflows:write`, which a first key
- * never has (DECISIONS §4): the way a workspace owner sets up a key to manage workflows.
+ * never has (docs/api.md#keys): the way a workspace owner sets up a key to manage workflows.
  */
 export async function signUpWorkflowManager(
   app: FastifyInstance,
