@@ -5,7 +5,7 @@ import { openapiPath, type OpenApiDocument } from '../../helpers/openapi.js';
 import { isDocumentedUrl, registeredRoutes } from '../../../src/api/plugins/openapi.js';
 
 /**
- * The OpenAPI 3.1 document (issue 15): valid, complete, and every route in it has response
+ * The OpenAPI 3.1 document (docs/api.md#reference): valid, complete, and every route in it has response
  * schemas. This is the guard for new routes: a route under `/api/` (or an operational endpoint)
  * without a 2xx response schema, or whose errors are not problem documents, fails here.
  */
@@ -38,7 +38,7 @@ describe('GET /openapi.json', () => {
 
   it('lists every API route, each with a response schema for success', () => {
     const routes = documentedRoutes();
-    // The API as of issue 15: new routes only add to it.
+    // The API as first documented (docs/api.md#reference): new routes only add to it.
     expect(routes.length).toBeGreaterThanOrEqual(40);
     const missing: string[] = [];
     for (const r of routes) {

@@ -7,7 +7,7 @@ import { responseChecker, type OpenApiDocument } from '../../helpers/openapi.js'
 
 /**
  * Real answers of representative routes, happy and refused, validate against the response
- * schemas the document gives for their status and media type (issue 15). Since response schemas
+ * schemas the document gives for their status and media type (docs/api.md#reference). Since response schemas
  * only document (the app serialises with JSON.stringify), this also proves they drop nothing:
  * the fields asserted below are read from the bodies as sent.
  */

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, signUp, startTestApp, type TestApp } from '../../helpers/test-app.js';
 
 /**
- * `GET /api/v1/audit-events`, happy paths (DECISIONS §4, §10): every key action and plan change
+ * `GET /api/v1/audit-events`, happy paths (docs/api.md#audit-log): every key action and plan change
  * a workspace made, newest first, with actor, address and user agent; filters and keyset paging.
  */
 let t: TestApp;

@@ -5,7 +5,7 @@ import { signUp, startTestApp, type TestApp } from '../../helpers/test-app.js';
 import { problemDocument } from '../../helpers/problem.js';
 
 /**
- * Issue 11 item 10 and issue 12 item 6: small hardening of the key and console routes and the
+ * docs/console.md#sessions-and-security and docs/api.md#errors: small hardening of the key and console routes and the
  * messages a caller reads — nosniff, no-store on /keys/me, Origin checks on console state
  * changes, no bidi controls in key labels, one message for a bad expiry, stronger scrypt with
  * rehash at login.

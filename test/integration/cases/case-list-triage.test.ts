@@ -13,7 +13,7 @@ import { recordCaseTriages, type CaseTriageAnswer } from '../../../src/domain/ca
 import { GRANT_CASES_WRITE } from '../../../src/db/migrations/m012-cases-write-scope.js';
 
 /**
- * Cases carry their triage (issue 13): triage and triageStale in lists, detail, triage history
+ * Cases carry their triage (docs/cases.md#triage-on-a-case): triage and triageStale in lists, detail, triage history
  * and exports; the priority/action/triaged/stale filters; sorts with cursors that stay correct
  * under ties; cases:write on PATCH.
  */

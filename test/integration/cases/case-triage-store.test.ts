@@ -13,7 +13,7 @@ import {
   type CaseTriageAnswer,
 } from '../../../src/domain/cases/case-triage-store.js';
 
-/** The case triage store (issue 13): current answer + history in one statement, set-based stale marking. */
+/** The case triage store (docs/cases.md#triage-on-a-case): current answer + history in one statement, set-based stale marking. */
 const CVE_A = 'CVE-2099-10001';
 const CVE_B = 'CVE-2099-10002';
 const SCAN = {

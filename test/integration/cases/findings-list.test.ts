@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signUp } from '../../helpers/test-app.js';
 import { startScanApp, waitForScan, type ScanTestApp } from '../../helpers/scan-app.js';
 
-/** `GET /api/v1/findings`: the status filter (a finding's status is its case's) and cursor paging (DECISIONS §10). */
+/** `GET /api/v1/findings`: the status filter (a finding's status is its case's) and cursor paging (docs/cases.md#lists-and-filters). */
 const FIXTURES = path.resolve('test/fixtures/scans');
 // bash-report.sarif repeats rules on the same lines: several findings share a case.
 const sarif = readFileSync(path.join(FIXTURES, 'sarif/bash-report.sarif'));

@@ -9,7 +9,7 @@ import { startScanApp, waitForScan, type ScanTestApp } from '../../helpers/scan-
 import { cycloneDx16Validator, sarifValidator } from '../../helpers/export-schemas.js';
 import { EXPORT_QUEUE, exportProcessor, type ExportPayload } from '../../../src/jobs/export-job.js';
 
-/** Case and finding exports (issue 13): every format of every fixture scan, jobs, signed links, isolation. */
+/** Case and finding exports (docs/exports.md): every format of every fixture scan, jobs, signed links, isolation. */
 const FIXTURES = path.resolve('test/fixtures/scans');
 const SCANS: [string, string][] = [
   ['sarif/bash-report.sarif', 'application/sarif+json'],

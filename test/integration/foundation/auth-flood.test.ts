@@ -3,7 +3,7 @@ import { generateApiKey } from '../../../src/domain/keys/key-format.js';
 import { signUp, startTestApp, type TestApp } from '../../helpers/test-app.js';
 
 /**
- * Issue 11 §8: keys that pass the checksum but match no row each cost a database lookup.
+ * docs/operations.md#failure-behaviour: keys that pass the checksum but match no row each cost a database lookup.
  * A flood of them from one address must cost no more than a flood of malformed keys: a
  * bounded number of lookups, then 429 `rate_limited` with Retry-After for that address,
  * while another address and a key already verified from the flooding one still work.

@@ -18,7 +18,7 @@ afterAll(async () => {
   for (const s of [owner.key, other.key, keysAdminA.key, owner.password]) expect(logged).not.toContain(s);
 });
 
-/** Whole problem document of DECISIONS §2, with the request id of the response. */
+/** Whole problem document of docs/api.md#errors, with the request id of the response. */
 function problem(
   res: { headers: Record<string, unknown>; json(): unknown },
   code: string,

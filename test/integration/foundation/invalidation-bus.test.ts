@@ -19,7 +19,7 @@ const redisUrl = testRedisUrl();
  */
 async function expectLocalDeliveryFirst(bus: InvalidationBus): Promise<void> {
   const heard: Invalidation[] = [];
-  // `all` is what every (re)subscribe delivers (issue 11 §1), not part of this check.
+  // `all` is what every (re)subscribe delivers (docs/operations.md#failure-behaviour), not part of this check.
   bus.subscribe((m) => m.kind !== 'all' && heard.push(m));
   const publishing = bus.publish({ kind: 'key', id: 'k-1' });
   expect(heard).toEqual([{ kind: 'key', id: 'k-1' }]);

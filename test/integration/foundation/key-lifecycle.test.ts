@@ -10,7 +10,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await t.close();
-  // Foundation §11: the secret of a key never appears in any log line.
+  // The secret of a key never appears in any log line (docs/api.md#errors).
   const logged = t.logs.join('\n');
   for (const s of secrets) expect(logged).not.toContain(s);
 });

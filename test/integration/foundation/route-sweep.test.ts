@@ -3,7 +3,7 @@ import { startTestApp, signUp, createKey, type TestApp } from '../../helpers/tes
 
 /**
  * Every API route, hostile input: whatever goes wrong, the answer is a problem document
- * (DECISIONS §2) with a 4xx status — never a stack trace, HTML, or a 500. The first test checks
+ * (docs/api.md#errors) with a 4xx status — never a stack trace, HTML, or a 500. The first test checks
  * that each listed route exists, so a renamed route cannot silently drop out of the sweep.
  */
 let t: TestApp;

@@ -39,7 +39,7 @@ describe('per-key rate limit', () => {
 });
 
 describe('models catalog', () => {
-  it('returns exactly the two entries of spec §2.5', async () => {
+  it('returns exactly the two entries of docs/triage.md#model-catalog', async () => {
     const s = await signUp(t.app);
     const res = await t.app.inject({ method: 'GET', url: '/api/v1/models', headers: { 'x-api-key': s.key } });
     expect(res.json()).toEqual({
@@ -142,7 +142,7 @@ describe('usage', () => {
       aiCallLimit: 3,
     });
     expect(body.key.daily.at(-1)).toMatchObject({ date: at.toISOString().slice(0, 10), aiCalls: 2 });
-    // How fresh the batched request counts are (issue 11 §10): every request before asOf counted.
+    // How fresh the batched request counts are (docs/triage.md#usage): every request before asOf counted.
     expect(Date.parse(body.asOf)).toBe(t.clock().getTime() - 1000);
     const bad = await t.app.inject({
       method: 'GET',

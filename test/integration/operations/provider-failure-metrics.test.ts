@@ -7,7 +7,7 @@ import { remoteTriageEnv } from '../../helpers/triage-setup.js';
 import { parsePrometheus, sampleSum, type Sample } from '../../helpers/prometheus.js';
 
 /**
- * Provider failures reach the metrics (issue 15 §3): the routine tier's provider (a fake OpenAI
+ * Provider failures reach the metrics (docs/operations.md#metrics): the routine tier's provider (a fake OpenAI
  * on 127.0.0.1 speaking its real error bodies) answers 5xx, then 429; the escalated tier (a fake
  * Anthropic) answers. Each request is still answered, and the error, escalation and latency
  * series of the failing provider move by what happened, labelled by provider and kind.

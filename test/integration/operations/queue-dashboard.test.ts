@@ -64,7 +64,7 @@ describe.runIf(testRedisUrl())('/admin/queues with ADMIN_TOKEN on Redis queues',
     });
     expect(page.statusCode).toBe(200);
     expect(page.headers['content-type']).toMatch(/^text\/html/);
-    // No third-party fonts, no inline styles: the page keeps a strict CSP (issue 15).
+    // No third-party fonts, no inline styles: the page keeps a strict CSP (docs/operations.md#queue-dashboard).
     expect(page.body).not.toMatch(/fonts\.googleapis\.com|fonts\.gstatic\.com| style="|<style>/);
     expect(page.headers['content-security-policy']).toMatch(/default-src 'self'.*style-src 'self' 'sha256-/);
     expect(page.headers['content-security-policy']).not.toContain('unsafe-inline');

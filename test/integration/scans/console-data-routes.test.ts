@@ -6,7 +6,7 @@ import { signUp } from '../../helpers/test-app.js';
 import { problemDocument } from '../../helpers/problem.js';
 
 /**
- * The console's data routes of issue 16 (`/api/console/scans`, `/cases`, `/exports`,
+ * The console's data routes of docs/console.md#console-json-api (`/api/console/scans`, `/cases`, `/exports`,
  * `/dashboard`) through `inject` on the real app with its scan worker: a session is required,
  * state changes need the CSRF token, bad input is a 400 naming the field, an oversized upload a
  * 413, and another workspace's ids are 404 like unknown ones.

@@ -18,7 +18,7 @@ import {
 } from '../../helpers/scan-app.js';
 
 /*
- * Hostile XML and binary uploads end to end (DECISIONS §8: "No external entity or DTD is ever
+ * Hostile XML and binary uploads end to end (docs/ingestion.md#parsing: "No external entity or DTD is ever
  * fetched or expanded"; nesting, text and attribute sizes bounded): HTTP upload, the real
  * scan-ingest worker and its Piscina parser threads. Each hostile scan must end `failed` with a
  * reason (and position), keep no finding, evidence, case or file, and leave the worker able to

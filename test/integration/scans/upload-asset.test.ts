@@ -7,7 +7,7 @@ import { startScanApp, waitForScan, type ScanTestApp } from '../../helpers/scan-
 import { parseScanToArray } from '../../../src/parsers/index.js';
 
 /**
- * DECISIONS §8 asset context: findings without a host of their own (here SARIF) belong to the
+ * docs/ingestion.md#asset-context: findings without a host of their own (here SARIF) belong to the
  * asset the upload names, in their label and in their case identity.
  */
 const FIXTURES = path.resolve('test/fixtures/scans');

@@ -20,7 +20,7 @@ import {
 } from '../../helpers/scan-app.js';
 
 /*
- * Upload edge cases of `POST /api/pipeline/scan` (DECISIONS §8, §2): multipart bodies that do not
+ * Upload edge cases of `POST /api/pipeline/scan` (docs/ingestion.md#refused-uploads, docs/api.md#errors): multipart bodies that do not
  * carry a file in "file", corrupt gzip, an Idempotency-Key reused by another workspace, and a
  * client that goes away mid-upload. A refused upload leaves no scan row and no stored file.
  */

@@ -8,7 +8,7 @@ import { startScanApp, uploadScan, waitForScan, type ScanTestApp } from '../../h
 
 /*
  * CycloneDX and CLI findings end to end with the format detected from content, and the media
- * types an upload may declare (DECISIONS §8). Expected counts are read from the files here, with
+ * types an upload may declare (docs/ingestion.md#upload). Expected counts are read from the files here, with
  * JSON.parse and regexes, never through our parser.
  */
 

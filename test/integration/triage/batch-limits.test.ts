@@ -6,7 +6,7 @@ import { triageCounts } from '../../helpers/triage-setup.js';
 import { TRIAGE_QUEUE } from '../../../src/jobs/triage-batch.js';
 
 /**
- * Body limits of the triage routes (DECISIONS §2): 5 MiB for a batch, 64 KiB for a single
+ * Body limits of the triage routes (docs/api.md#errors): 5 MiB for a batch, 64 KiB for a single
  * request. A body past the limit is 413 `payload_too_large` before anything is stored, reserved
  * or enqueued; a body at the limit is read (and here judged on its content). The API key is
  * checked before the body is read, so nobody unauthenticated gets 5 MiB parsed.

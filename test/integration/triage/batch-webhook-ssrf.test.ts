@@ -7,7 +7,7 @@ import { makeWebhookDeliverer, type WebhookDeliveryOptions } from '../../../src/
 import { INVALID_FIELDS_DETAIL } from '../../../src/lib/errors.js';
 
 /**
- * Batch webhooks must not become server-side request forgery (DECISIONS §7): internal URLs are
+ * Batch webhooks must not become server-side request forgery (docs/triage.md#batch-webhooks): internal URLs are
  * refused when the batch is accepted, and names that resolve to internal addresses are refused when
  * the webhook is delivered. Runs on the PostgreSQL queue backend; the receiver is on 127.0.0.1.
  */

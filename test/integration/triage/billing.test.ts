@@ -10,7 +10,7 @@ import { importKev } from '../../../src/domain/enrichment/kev-import.js';
 import models from '../../../config/models.json' with { type: 'json' };
 
 /**
- * Billing (issue 3): 1,000 mixed calls through fake providers speaking the real wire formats.
+ * Billing (docs/triage.md#billing): 1,000 mixed calls through fake providers speaking the real wire formats.
  * The ledger must equal Σ tokens × catalog price exactly, per key and per tier, and
  * `/api/v1/usage` must agree. Prices are turned into pico-dollars here independently of
  * the product code: "3.00" USD per 1M tokens is 3,000,000 pico-dollars per token.
@@ -142,7 +142,7 @@ describe('billing through fake providers', () => {
       new Set(['svc-triage-routine', 'svc-triage-v1']),
     );
     // Per tier: the routine tier is billed at svc-triage-routine, every escalated tier at
-    // svc-triage-v1 (issue 3 §6) — checked from the tier, not from the row's own catalog id.
+    // svc-triage-v1 (docs/triage.md#billing) — checked from the tier, not from the row's own catalog id.
     const byTier = await t.infra.pool.query<{ tier: string; catalog_model: string }>(
       `SELECT DISTINCT tier, catalog_model FROM usage_ledger WHERE workspace_id = $1 ORDER BY tier`,
       [owner.workspaceId],

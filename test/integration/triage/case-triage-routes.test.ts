@@ -6,7 +6,7 @@ import { startScanApp, uploadScan, waitForScan, type ScanTestApp } from '../../h
 import { pollBatch, startTriageTestWorker } from '../../helpers/triage-setup.js';
 
 /**
- * `POST /api/v1/cases/triage` and `POST /api/v1/cases/:id/triage` (DECISIONS §10): happy paths on
+ * `POST /api/v1/cases/triage` and `POST /api/v1/cases/:id/triage` (docs/cases.md#triage-on-a-case): happy paths on
  * both queue backends, then the refusals — scopes, another workspace's ids, malformed, oversized
  * and hostile bodies, and the upload option's own checks.
  */

@@ -10,7 +10,7 @@ import type { FakeServer } from '../../helpers/fake-providers/fake-server.js';
 import models from '../../../config/models.json' with { type: 'json' };
 
 /**
- * Case triage after an upload (DECISIONS §8, §10): `triage=new` triages the cases a scan created
+ * Case triage after an upload (docs/cases.md#case-triage): `triage=new` triages the cases a scan created
  * or reopened, `all` every case it sighted, through the batch worker on the `triage` queue,
  * billed per hop to the uploading key, and never past the month's AI calls (riskiest first).
  */

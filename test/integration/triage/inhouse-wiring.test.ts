@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startTestApp, signUp, type TestApp } from '../../helpers/test-app.js';
 
 /**
- * The in-house model as the service wires it (DECISIONS §6): in shadow (answers stored beside
+ * The in-house model as the service wires it (docs/triage.md#in-house-model): in shadow (answers stored beside
  * the served one, never returned) until a passing gate record for its exact version exists AND
  * the operator enabled it; then it serves the routine tier, named like every model.
  */
@@ -67,7 +67,7 @@ describe('in-house model wiring', () => {
   it('serves the routine tier once its gate passed and the operator enabled it', async () => {
     const r = await triageOnce({ DATA_DIR: dataDir(true), INHOUSE_ENABLED: 'true' });
     expect(r.model).toBe(`inhouse:${version.replace('sha256:', 'sha256-')}`);
-    expect(r.model).toMatch(/^[a-z][a-z0-9-]*:[A-Za-z0-9._-]+$/); // spec §2.4: <provider>:<model_name>
+    expect(r.model).toMatch(/^[a-z][a-z0-9-]*:[A-Za-z0-9._-]+$/); // docs/triage.md#request-and-answer: <provider>:<model_name>
     expect(r.shadow).toEqual([]);
   });
 });

@@ -13,7 +13,7 @@ import {
 
 /**
  * The monthly AI-call limit when single requests and batches race for the last calls of a month
- * (DECISIONS §3, §7). Singles take their call when the answer is stored (local engine) or hold it
+ * (docs/api.md#plans-and-quotas, docs/triage.md#billing). Singles take their call when the answer is stored (local engine) or hold it
  * from a lease before the provider is paid (remote provider); batches reserve every item's call
  * at acceptance and are refused whole when they do not fit. Whatever the interleaving, no more
  * than the limit is answered, every refusal is the same 429 problem (a batch's says how many calls

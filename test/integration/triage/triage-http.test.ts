@@ -28,7 +28,7 @@ const triage = (payload: unknown, key = owner.key, headers: Record<string, strin
   });
 
 describe('POST /api/v1/triage with the local engine (no credentials)', () => {
-  it('answers with exactly the fields of spec §2.4', async () => {
+  it('answers with exactly the fields of docs/triage.md#request-and-answer', async () => {
     const res = await triage({
       cveIds: ['CVE-2021-44228'],
       title: 'Log4Shell in billing-api',

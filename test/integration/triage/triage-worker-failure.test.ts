@@ -11,7 +11,7 @@ import { sealSecret } from '../../../src/domain/keys/key-secrets.js';
 import { enqueueBatchItems, TRIAGE_QUEUE } from '../../../src/jobs/triage-batch.js';
 
 /**
- * The triage worker's `failed` listener through a real BullMQ worker (DECISIONS §7): an item
+ * The triage worker's `failed` listener through a real BullMQ worker (docs/triage.md#batch-triage): an item
  * whose job fails for good — every attempt spent on an error that is not the item's own — is
  * failed with `internal_error`, so its batch finishes: final status, quota settled (answered
  * items used, the rest back), webhook pending then delivered. An attempt that fails but is

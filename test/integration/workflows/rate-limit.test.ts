@@ -12,7 +12,7 @@ import { redisPacer } from '../../../src/domain/workflows/rate-limit.js';
 import type { WorkerHandle } from '../../../src/jobs/queue-kit.js';
 
 /**
- * A workflow's proactive rate limit (issue 14): with `target.rateLimit` of N per second, a burst
+ * A workflow's proactive rate limit (docs/workflows.md#rate-limits): with `target.rateLimit` of N per second, a burst
  * of deliveries reaches the fake Jira at most N times in any second of its clock, and every
  * delivery still completes, on its first attempt (held-back deliveries wait, they never fail).
  * On Redis, two worker "processes" (each its own Redis client and pacer) share one schedule.

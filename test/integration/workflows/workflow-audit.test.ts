@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, signUpWorkflowManager, startTestApp, type TestApp } from '../../helpers/test-app.js';
 
-/** Workflow changes in the audit log (issue 14): who, which workflow, what changed; no secret. */
+/** Workflow changes in the audit log (docs/workflows.md#audit-log): who, which workflow, what changed; no secret. */
 let t: TestApp;
 let owner: Awaited<ReturnType<typeof signUpWorkflowManager>>;
 let other: Awaited<ReturnType<typeof signUpWorkflowManager>>;
