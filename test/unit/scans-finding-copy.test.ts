@@ -27,7 +27,7 @@ describe('COPY text rows of evidence, in the findings row', () => {
   });
 });
 
-describe("findings rows under the upload's asset (DECISIONS §8 asset context)", () => {
+describe("findings rows under the upload's asset (docs/ingestion.md#asset-context)", () => {
   const FINGERPRINT = 4;
   const ASSET = 19;
   const cells = (row: string) => row.slice(0, -1).split('\t');

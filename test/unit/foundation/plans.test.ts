@@ -17,7 +17,7 @@ describe('plans', () => {
     expect(p).toMatchObject({ plan: 'free', trialDaysLeft: 0, limits: plans.free });
   });
 
-  it('has the DECISIONS §3 defaults', () => {
+  it('has the docs/api.md#plans-and-quotas defaults', () => {
     expect(plans.free).toMatchObject({
       aiCallsPerMonth: 100,
       requestsPerMinute: 60,

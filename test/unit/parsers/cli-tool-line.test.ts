@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { detectFormat, parseScan } from '../../../src/parsers/index.js';
 
 /**
- * Issue 12 item 6: a CLI JSON Lines file whose first line names the tool (`{"tool": …}`) was
+ * docs/ingestion.md#formats: a CLI JSON Lines file whose first line names the tool (`{"tool": …}`) was
  * refused with "Parser cannot parse input". Both CLI shapes are accepted; the tool line names
  * the scanner of every finding, and error positions still count real lines.
  */

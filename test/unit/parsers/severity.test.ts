@@ -8,7 +8,7 @@ import {
   severityFromText,
 } from '../../../src/parsers/severity.js';
 
-describe('severity mappings (DECISIONS §9)', () => {
+describe('severity mappings (docs/ingestion.md#formats)', () => {
   it.each([
     ['0', 'INFO'],
     ['1', 'LOW'],

@@ -8,7 +8,7 @@ import { startOpenAiFake } from '../../helpers/fake-providers/openai-fake.js';
 import { enrichment, enrichmentMap } from './enrichment-fixtures.js';
 
 describe('config/triage.json', () => {
-  it('ships the chain, thresholds and billing of DECISIONS §6 and spec §2.5', () => {
+  it('ships the chain, thresholds and billing of docs/triage.md#routing and docs/triage.md#model-catalog', () => {
     expect(DEFAULT_TRIAGE_CONFIG.thresholds).toEqual({ confidence: 0.7, epss: 0.1, cvss: 9 });
     expect(DEFAULT_TRIAGE_CONFIG.chain.map((t) => [t.tier, t.billedAs])).toEqual([
       ['routine', 'svc-triage-routine'],

@@ -3,7 +3,7 @@ import { highRiskReasons, isHighRisk } from '../../../src/domain/triage-engine/r
 import { enrichment, enrichmentMap } from './enrichment-fixtures.js';
 import { CVE, quiet, routineReq } from './router-fixtures.js';
 
-describe('isHighRisk (DECISIONS §6)', () => {
+describe('isHighRisk (docs/triage.md#routing)', () => {
   it.each([
     { name: 'quiet CVE', req: routineReq, map: quiet, reasons: [] },
     {

@@ -31,7 +31,7 @@ describe('parsePrice', () => {
   });
 });
 
-describe('costMicros (catalog prices of spec §2.5)', () => {
+describe('costMicros (catalog prices of docs/triage.md#model-catalog)', () => {
   it.each([
     { name: '1M input on v1', model: v1, input: 1_000_000, output: 0, micros: 3_000_000 },
     { name: '1M output on v1', model: v1, input: 0, output: 1_000_000, micros: 15_000_000 },

@@ -125,7 +125,7 @@ describe.skipIf(!hasRedis)('createProviderLimiter with Redis clustering', () => 
 
 const LIMITS = [1, 500, 1e6, 3e7, 1e9];
 
-/** Issue 11 §7: any limit from 1 to 10⁹ works, in one process and shared through Redis. */
+/** docs/api.md#rate-limits: any limit from 1 to 10⁹ works, in one process and shared through Redis. */
 async function expectLimitHolds(limit: number, redis?: string): Promise<void> {
   const limiter = createProviderLimiter({
     id: `limit-${limit}-${Math.random().toString(36).slice(2)}`,

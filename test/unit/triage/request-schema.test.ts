@@ -35,7 +35,7 @@ function batchErrors(body: unknown, maxItems = 1000, loopback = false) {
 
 describe('triage request', () => {
   it.each([
-    { name: 'cveIds, title and severity only (spec §2.3)', body: valid },
+    { name: 'cveIds, title and severity only (docs/triage.md#request-and-answer)', body: valid },
     { name: 'description instead of cveIds', body: { title: 't', severity: 'LOW', description: 'custom' } },
     {
       name: 'empty cveIds with description',
