@@ -51,7 +51,15 @@ export function buildWorkflows(
       : localPacer(),
   };
   const enqueue = (workflowId: string, ids: string[]) => enqueueDeliveries(infra.queues, workflowId, ids);
-  const trigger = createWorkflowTrigger({ pool: infra.pool, enqueue });
+  const trigger = createWorkflowTrigger({
+    pool: infra.pool,
+    enqueue,
+    onEnqueueFailed: (err, workflowId, deliveries) =>
+      log?.warn(
+        { err: (err as Error).message, workflowId, deliveries },
+        'workflow deliveries stored but not queued: the maintenance sweep queues them',
+      ),
+  });
   return {
     service: createWorkflowService({
       pool: infra.pool,

@@ -14,6 +14,7 @@ import {
 import { CASE_SELECTION_MAX } from '../cases/case-selection.js';
 import { caseRequestSources } from '../cases/case-triage-source.js';
 import { createCaseBatch, recordScanTriageWithoutBatch, scanForTriage } from './case-batch-store.js';
+import { deleteBatch } from './batch-store.js';
 import { riskiestFirst } from './case-risk.js';
 import { caseTriageRequest } from './case-triage-request.js';
 import { quotaRefusal } from './quota-refusal.js';
@@ -104,8 +105,20 @@ export function createCaseTriageService(deps: CaseTriageDeps): CaseTriageService
     } finally {
       if (!stored) await deps.quota.release(input.reservationId).catch(() => undefined);
     }
-    if (stored) await deps.enqueueBatchItems(input.batchId, sources.length);
-    return stored;
+    if (!stored) return false;
+    try {
+      await deps.enqueueBatchItems(input.batchId, sources.length);
+    } catch (err) {
+      // A scan's batch is its job's work: the retried job enqueues it again (triageScan). A
+      // request's batch that was not queued is withdrawn, as a triage batch is, so its 503
+      // leaves nothing stored and nothing reserved.
+      if (!input.scan) {
+        await deps.quota.release(input.reservationId).catch(() => undefined);
+        await deleteBatch(deps.db, input.batchId).catch(() => undefined);
+      }
+      throw err;
+    }
+    return true;
   }
 
   return {

@@ -28,6 +28,8 @@ export interface WorkflowTrigger {
 export function createWorkflowTrigger(deps: {
   pool: Pool;
   enqueue: (workflowId: string, deliveryIds: string[]) => Promise<void>;
+  /** Told when an enqueue failed (the queue is down): the deliveries wait for the sweep. */
+  onEnqueueFailed?: (err: unknown, workflowId: string, deliveries: number) => void;
 }): WorkflowTrigger {
   async function run(
     workspaceId: string,
@@ -39,7 +41,10 @@ export function createWorkflowTrigger(deps: {
     for (const w of await enabledWorkflows(deps.pool, workspaceId)) {
       if (w.id === except) continue;
       const ids = await insertMatchingDeliveries(deps.pool, w, selection, event);
-      await deps.enqueue(w.id, ids);
+      // The change that called us is committed, and so are these deliveries: a queue that is down
+      // must not turn its answer into a failure (a client would retry a stored change). The
+      // maintenance sweep queues pending deliveries without a job (lost-deliveries.ts).
+      await deps.enqueue(w.id, ids).catch((err: unknown) => deps.onEnqueueFailed?.(err, w.id, ids.length));
       total += ids.length;
     }
     return total;
