@@ -6,6 +6,7 @@ import { startProcessWorkers } from './workers.js';
 import { prepareDayOneEnrichment } from './day-one-enrichment.js';
 import { buildApp } from '../api/app.js';
 import { startServer } from '../api/server.js';
+import { DEGRADED_STOP_BUDGETS_MS, stopStep, unreachableDependencies } from './shutdown.js';
 import type { AppOptions } from '../api/app.js';
 
 export type { AppOptions } from '../api/app.js';
@@ -53,6 +54,8 @@ export interface RunningProcess extends Assembled {
   /**
    * Graceful stop, in this order: stop accepting HTTP work and finish in-flight requests, close
    * the workers (running jobs finish), stop the services, close queues, bus, Redis and database.
+   * When a dependency does not answer, HTTP and the workers stop at once and every step has a
+   * budget (`shutdown.ts`): the stop ends within 10 s.
    */
   stop(): Promise<void>;
 }
@@ -84,20 +87,29 @@ export async function startProcess(
     await assembled.close();
     throw err;
   }
-  const step = async (name: string, fn: () => Promise<unknown> | undefined) => {
-    const t = Date.now();
-    await fn();
-    logger.info({ step: name, ms: Date.now() - t }, 'shutdown step done');
-  };
   return {
     ...assembled,
     url: server?.url ?? null,
     notes,
     async stop() {
-      await step('http', () => server?.close());
-      await step('workers', () => workers?.close());
-      await step('services', () => services.stop());
-      await step('infrastructure', () => infra.close());
+      const budgets = DEGRADED_STOP_BUDGETS_MS;
+      const down = await unreachableDependencies(infra, budgets.probe);
+      if (down.length === 0) {
+        await stopStep(logger, 'http', () => server?.close(), null);
+        await stopStep(logger, 'workers', () => workers?.close(), null);
+        await stopStep(logger, 'services', () => services.stop(), null);
+        await stopStep(logger, 'infrastructure', () => infra.close(), null);
+        return;
+      }
+      // Waiting cannot bring a dependency back: stop taking HTTP requests and jobs at once, give
+      // what is running a bounded time, and leave the rest to the lock expiry and the sweeps.
+      logger.warn({ down }, 'a dependency does not answer: stopping within bounded steps');
+      await Promise.all([
+        stopStep(logger, 'http', () => server?.close(), budgets.work),
+        stopStep(logger, 'workers', () => workers?.close(), budgets.work),
+      ]);
+      await stopStep(logger, 'services', () => services.stop(), budgets.services);
+      await stopStep(logger, 'infrastructure', () => infra.close(), budgets.infrastructure);
     },
   };
 }

@@ -15,6 +15,10 @@ export interface PrivateRedis {
   kill(): Promise<void>;
   /** Starts it again on the same port, empty. */
   start(): Promise<void>;
+  /** SIGSTOP: connections stay open and nothing answers (a hung server); the data is kept. */
+  pause(): void;
+  /** SIGCONT after {@link PrivateRedis.pause}. */
+  resume(): void;
 }
 
 export async function startPrivateRedis(): Promise<PrivateRedis> {
@@ -59,5 +63,11 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
     });
   }
   await start();
-  return { url, kill, start };
+  return {
+    url,
+    kill,
+    start,
+    pause: () => void child?.kill('SIGSTOP'),
+    resume: () => void child?.kill('SIGCONT'),
+  };
 }
