@@ -13,13 +13,13 @@ import { createReadStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { parseArgs } from 'node:util';
 import { isDeepStrictEqual } from 'node:util';
-import { CliHandler } from '../../src/parsers/cli.js';
-import { CyclonedxJsonHandler } from '../../src/parsers/cyclonedx-json.js';
+import { CliHandler } from '../../src/parsers/cli/parse.js';
+import { CyclonedxJsonHandler } from '../../src/parsers/cyclonedx/json.js';
 import type { ParserContext } from '../../src/parsers/format-parser.js';
 import { walkJsonLines } from '../../src/parsers/json/walk-json-lines.js';
 import { walkJsonTokens } from './legacy-walk-json.js';
 import { walkJson, type JsonHandler } from '../../src/parsers/json/walk-json.js';
-import { SarifHandler } from '../../src/parsers/sarif.js';
+import { SarifHandler } from '../../src/parsers/sarif/parse.js';
 import { DEFAULT_LIMITS, type FindingDraft } from '../../src/parsers/types.js';
 
 const { values } = parseArgs({ options: { file: { type: 'string' }, format: { type: 'string' } } });

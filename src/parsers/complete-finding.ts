@@ -1,13 +1,8 @@
 import { boundExcerpt } from './format-parser.js';
 import { fingerprintFinding } from './fingerprint.js';
-import {
-  MAX_TITLE_BYTES,
-  type Finding,
-  type FindingAsset,
-  type FindingDraft,
-  type ParseLimits,
-  type ScanFormat,
-} from './types.js';
+import type { Finding } from './finding.js';
+import type { ScanFormat } from './registry.js';
+import { MAX_TITLE_BYTES, type FindingAsset, type FindingDraft, type ParseLimits } from './types.js';
 
 function completeAsset(a: Partial<FindingAsset> | undefined): FindingAsset {
   return {

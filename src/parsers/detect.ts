@@ -1,25 +1,12 @@
 import { JsonTokenizer } from './json/json-tokenizer.js';
-import { SCAN_FORMATS, type ScanFormat } from './types.js';
+import type { JsonHead, ScanHead } from './format-module.js';
+import { FORMAT_MODULES, SCAN_FORMATS, type ScanFormat } from './registry.js';
 
 /** How many leading bytes {@link detectFormat} wants to see. */
 export const DETECT_HEAD_BYTES = 64 * 1024;
 
 /** Formats a caller may force instead of detection (the `format` query, docs/ingestion.md#upload). */
 export const FORMAT_OVERRIDES: readonly ScanFormat[] = SCAN_FORMATS;
-
-/** Type guard for a user-supplied `format` override. */
-export function isScanFormat(value: unknown): value is ScanFormat {
-  return typeof value === 'string' && (SCAN_FORMATS as readonly string[]).includes(value);
-}
-
-const XML_ROOTS: Readonly<Record<string, ScanFormat>> = {
-  NessusClientData_v2: 'nessus',
-  SCAN: 'qualys',
-  ASSET_DATA_REPORT: 'qualys',
-  HOST_LIST_VM_DETECTION_OUTPUT: 'qualys',
-  report: 'openvas',
-  get_reports_response: 'openvas',
-};
 
 /**
  * Returns the root element's local name and its start tag, skipping the XML declaration,
@@ -62,12 +49,6 @@ export function findXmlRoot(text: string): { name: string; tag: string } | null 
   }
 }
 
-interface JsonHead {
-  keys: Set<string>;
-  scalars: Map<string, string>;
-  runItemKeys: Set<string>;
-}
-
 /** Tokenises as much of a JSON head as is available and records top-level keys. Throws on invalid JSON. */
 function scanJsonHead(text: string): JsonHead {
   const head: JsonHead = { keys: new Set(), scalars: new Map(), runItemKeys: new Set() };
@@ -99,57 +80,13 @@ function scanJsonHead(text: string): JsonHead {
   return head;
 }
 
-function detectJson(text: string): ScanFormat | null {
+/** The head's JSON keys, or null when it is not a single JSON document (maybe JSON Lines). */
+function jsonHeadOf(text: string): JsonHead | null {
   try {
-    const head = scanJsonHead(text);
-    const schema = head.scalars.get('$schema') ?? '';
-    if (head.scalars.get('bomFormat') === 'CycloneDX' || /cyclonedx/i.test(schema)) return 'cyclonedx';
-    if (/sarif/i.test(schema)) return 'sarif';
-    if (
-      head.keys.has('runs') &&
-      (head.keys.has('version') || head.runItemKeys.has('tool') || head.runItemKeys.has('results'))
-    ) {
-      return 'sarif';
-    }
-    if (head.keys.has('findings') && head.keys.has('tool')) return 'cli';
-    if (head.keys.has('findings')) return 'cli';
-  } catch {
-    // Not a single JSON document: maybe JSON Lines, checked below.
-  }
-  return looksLikeJsonLines(text) ? 'cli' : null;
-}
-
-/**
- * JSON Lines where the first complete line is an object shaped like a CLI finding, or a
- * `{"tool": …}` line followed by one (both CLI shapes of docs/ingestion.md#formats, see `cli.ts`).
- */
-function looksLikeJsonLines(text: string): boolean {
-  const lines = text.split('\n', 3).map((l) => l.trim());
-  const first = parseObject(lines[0] ?? '');
-  if (first && isToolLine(first)) {
-    const second = lines.length > 2 ? parseObject(lines[1] ?? '') : null;
-    return second !== null && looksLikeFinding(second);
-  }
-  return first !== null && looksLikeFinding(first);
-}
-
-function parseObject(line: string): Record<string, unknown> | null {
-  if (!line.startsWith('{')) return null;
-  try {
-    const v = JSON.parse(line) as unknown;
-    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+    return scanJsonHead(text);
   } catch {
     return null;
   }
-}
-
-const looksLikeFinding = (o: Record<string, unknown>): boolean =>
-  typeof o.title === 'string' && ('severity' in o || 'cveIds' in o);
-
-/** A JSON Lines file's optional first line naming the tool: `{"tool": {"name": …}}` and nothing else. */
-export function isToolLine(o: Record<string, unknown>): boolean {
-  const keys = Object.keys(o);
-  return keys.length === 1 && keys[0] === 'tool';
 }
 
 /**
@@ -160,12 +97,21 @@ export function detectFormat(head: Buffer): ScanFormat | null {
   let text = head.toString('utf8');
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   const trimmed = text.trimStart();
+  let seen: ScanHead;
   if (trimmed.startsWith('<')) {
     const root = findXmlRoot(trimmed);
     if (!root) return null;
-    if (root.name === 'bom') return /cyclonedx\.org/i.test(root.tag) ? 'cyclonedx' : null;
-    return XML_ROOTS[root.name] ?? null;
+    seen = { text: trimmed, xmlRoot: root, json: null };
+  } else if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
+    seen = { text: trimmed, xmlRoot: null, json: jsonHeadOf(trimmed) };
+  } else {
+    return null;
   }
-  if (trimmed.startsWith('{') || trimmed.startsWith('[')) return detectJson(trimmed);
-  return null;
+  let likely: ScanFormat | null = null;
+  for (const m of FORMAT_MODULES) {
+    const said = m.sniff(seen);
+    if (said === 'sure') return m.format;
+    if (said === 'likely') likely ??= m.format;
+  }
+  return likely;
 }

@@ -10,7 +10,17 @@ export {
   type ParseScanOptions,
   type ScanParse,
 } from './parse-scan.js';
-export { detectFormat, isScanFormat, FORMAT_OVERRIDES, DETECT_HEAD_BYTES } from './detect.js';
+export { detectFormat, FORMAT_OVERRIDES, DETECT_HEAD_BYTES } from './detect.js';
+export {
+  FORMAT_MODULES,
+  SCAN_FORMATS,
+  UNSUPPORTED_FORMAT_MESSAGE,
+  formatModule,
+  isScanFormat,
+  type ScanFormat,
+} from './registry.js';
+export type { FormatModule, ScanHead, Sniffed } from './format-module.js';
+export type { Finding, ParseResult } from './finding.js';
 export {
   fingerprintFinding,
   canonicalFingerprintString,
@@ -27,13 +37,9 @@ export {
 export type { ByteSource } from './input-stream.js';
 export type { XmlEngineName } from './xml/xml-engine.js';
 export {
-  SCAN_FORMATS,
   DEFAULT_LIMITS,
   EXCERPT_TRUNCATION_MARKER,
-  type Finding,
   type FindingAsset,
   type ParseLimits,
-  type ParseResult,
-  type ScanFormat,
   type Severity,
 } from './types.js';

@@ -4,14 +4,9 @@ import { DETECT_HEAD_BYTES, detectFormat } from './detect.js';
 import type { ParserContext } from './format-parser.js';
 import { PeekableInput, type ByteSource } from './input-stream.js';
 import { ParseError, isParseErrorLike, toParseError } from './parse-error.js';
-import { FORMAT_PARSERS } from './registry.js';
-import {
-  DEFAULT_LIMITS,
-  type Finding,
-  type ParseLimits,
-  type ParseResult,
-  type ScanFormat,
-} from './types.js';
+import type { Finding, ParseResult } from './finding.js';
+import { UNSUPPORTED_FORMAT_MESSAGE, formatModule, type ScanFormat } from './registry.js';
+import { DEFAULT_LIMITS, type ParseLimits } from './types.js';
 import type { XmlEngineName } from './xml/xml-engine.js';
 
 /** Options of {@link parseScan}. */
@@ -40,15 +35,8 @@ export interface ScanParse extends AsyncIterable<Finding[]> {
   readonly result: ParseResult | null;
 }
 
-/** How a format is named in messages. */
-const FORMAT_NAMES: Record<ScanFormat, string> = {
-  nessus: 'a Nessus v2 report',
-  qualys: 'a Qualys report',
-  openvas: 'an OpenVAS/Greenbone report',
-  sarif: 'a SARIF log',
-  cyclonedx: 'a CycloneDX BOM',
-  cli: 'CLI findings',
-};
+/** How a format is named in messages: its module's `aFile`. */
+const aFile = (format: ScanFormat): string => formatModule(format).aFile;
 
 const SAYS_WHAT_IT_IS = /^(?:The file looks like|The file is |Expected root element)/;
 
@@ -81,10 +69,7 @@ export function parseScan(source: ByteSource, options: ParseScanOptions = {}): S
       const format = options.format ?? detected;
       if (detected !== null && detected !== format) mismatch = detected;
       if (!format) {
-        throw new ParseError(
-          'unsupported_format',
-          'The scan format could not be recognised. Supported: Nessus v2, Qualys, OpenVAS/Greenbone, SARIF 2.1.0, CycloneDX, CLI findings JSON/JSON Lines; pass format= to force one.',
-        );
+        throw new ParseError('unsupported_format', UNSUPPORTED_FORMAT_MESSAGE);
       }
       const ctx: ParserContext = {
         limits,
@@ -94,7 +79,7 @@ export function parseScan(source: ByteSource, options: ParseScanOptions = {}): S
       };
       let recordIndex = 0;
       let pending: Finding[] = [];
-      for await (const drafts of FORMAT_PARSERS[format](input.chunks(), ctx)) {
+      for await (const drafts of formatModule(format).parse(input.chunks(), ctx)) {
         for (const d of drafts)
           pending.push(completeFinding(d, format, recordIndex++, limits, options.uploadAsset));
         while (pending.length >= batchSize) {
@@ -109,7 +94,7 @@ export function parseScan(source: ByteSource, options: ParseScanOptions = {}): S
         // looks for: say so rather than complete with no findings (docs/ingestion.md#refused-uploads).
         throw new ParseError(
           'unparseable_scan',
-          `The file looks like ${FORMAT_NAMES[mismatch]}, not ${FORMAT_NAMES[format]}: read as format=${format} it has no findings. Upload it without format= (it is detected as ${mismatch}) or with format=${mismatch}.`,
+          `The file looks like ${aFile(mismatch)}, not ${aFile(format)}: read as format=${format} it has no findings. Upload it without format= (it is detected as ${mismatch}) or with format=${mismatch}.`,
         );
       }
       result = { format, count: recordIndex, bytes: input.bytes, notes: ctx.notes };
@@ -123,7 +108,7 @@ export function parseScan(source: ByteSource, options: ParseScanOptions = {}): S
         if (mismatch === null || SAYS_WHAT_IT_IS.test(e.message)) throw e;
         throw new ParseError(
           e.code,
-          `The file looks like ${FORMAT_NAMES[mismatch]}, not ${FORMAT_NAMES[options.format!]} (format=${options.format!}): ${e.message}`,
+          `The file looks like ${aFile(mismatch)}, not ${aFile(options.format!)} (format=${options.format!}): ${e.message}`,
           e,
         );
       }

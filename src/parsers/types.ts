@@ -13,12 +13,6 @@
 /** Severity bands, highest first. */
 export type Severity = 'CRITICAL' | 'HIGH' | 'MEDIUM' | 'LOW' | 'INFO';
 
-/** Every format the scan route accepts (the `format` query, docs/ingestion.md#upload). */
-export const SCAN_FORMATS = ['nessus', 'qualys', 'openvas', 'sarif', 'cyclonedx', 'cli'] as const;
-
-/** One of {@link SCAN_FORMATS}. */
-export type ScanFormat = (typeof SCAN_FORMATS)[number];
-
 /** Where a finding was seen. Network scanners fill host/ip/fqdn/os; SCA fills component; SAST fills file/line. */
 export interface FindingAsset {
   host: string | null;
@@ -32,8 +26,11 @@ export interface FindingAsset {
   line: number | null;
 }
 
-/** A normalised finding as handed to persistence. */
-export interface Finding {
+/**
+ * A normalised finding as handed to persistence, but for its format: `finding.ts` adds it (the
+ * formats come from the registry, which imports every format's parser, which imports this file).
+ */
+export interface FindingFields {
   /** Position in the parser output; stable across re-parses of the same bytes. */
   recordIndex: number;
   /**
@@ -41,7 +38,6 @@ export interface Finding {
    * of its own (`attributedAsset` in `fingerprint.ts`, docs/ingestion.md#asset-context; `completeFinding` applies it).
    */
   fingerprint: string;
-  format: ScanFormat;
   /** Scanner or tool name, e.g. "Nessus", "Qualys", "OpenVAS", the SARIF driver name. */
   scanner: string;
   /** Plugin id, QID, NVT OID, SARIF ruleId or CycloneDX vulnerability id. */
@@ -75,8 +71,8 @@ export interface Finding {
   rawExcerpt: string;
 }
 
-/** What a format parser produces; `parse-scan.ts` completes it into a {@link Finding}. */
-export type FindingDraft = Partial<Omit<Finding, 'recordIndex' | 'fingerprint' | 'format' | 'asset'>> & {
+/** What a format parser produces; `parse-scan.ts` completes it into a `Finding` (`finding.ts`). */
+export type FindingDraft = Partial<Omit<FindingFields, 'recordIndex' | 'fingerprint' | 'asset'>> & {
   title: string;
   severity: Severity;
   scanner: string;
@@ -114,14 +110,3 @@ export const DEFAULT_LIMITS: Readonly<ParseLimits> = Object.freeze({
 
 /** Size bound of a finding's title. */
 export const MAX_TITLE_BYTES = 1024;
-
-/** Summary known once the stream has been fully consumed. */
-export interface ParseResult {
-  format: ScanFormat;
-  /** Number of findings emitted. */
-  count: number;
-  /** Bytes read from the (decompressed) input. */
-  bytes: number;
-  /** Human notes, e.g. "BOM has components but no vulnerabilities". */
-  notes: string[];
-}

@@ -28,7 +28,11 @@ function packageVersion(): string {
   return 'unknown';
 }
 
-const SCAN_FORMATS = ['nessus', 'qualys', 'openvas', 'sarif', 'cyclonedx', 'cli'];
+/**
+ * The formats `scan upload --format` offers. The client stays free of the server's modules, so
+ * it keeps its own list; a test checks it equals the server's registry of formats.
+ */
+export const SCAN_FORMATS = ['nessus', 'qualys', 'openvas', 'sarif', 'cyclonedx', 'cli'];
 
 function addFilters(cmd: Command): Command {
   return cmd

@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import type { Pool } from '../../db/pool.js';
 import { AppError } from '../../lib/errors.js';
 import type { UploadLimits } from '../../lib/config.js';
-import { detectFormat, type ScanFormat } from '../../parsers/index.js';
+import { UNSUPPORTED_FORMAT_MESSAGE, detectFormat, type ScanFormat } from '../../parsers/index.js';
 import { receiveScan, type ReceivedScan } from './receive-scan.js';
 import type { ScanStorage } from './scan-storage.js';
 import {
@@ -74,10 +74,7 @@ export async function acceptScan(
   const format = input.format ?? detectFormat(received.head);
   if (!format) {
     await write.abort();
-    throw new AppError(
-      'unsupported_format',
-      'The scan format could not be recognised. Supported: Nessus v2, Qualys, OpenVAS/Greenbone, SARIF 2.1.0, CycloneDX, CLI findings JSON/JSON Lines; pass format= to force one.',
-    );
+    throw new AppError('unsupported_format', UNSUPPORTED_FORMAT_MESSAGE);
   }
   await write.commit();
 

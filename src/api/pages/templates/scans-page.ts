@@ -1,18 +1,8 @@
-import { SCAN_FORMATS } from '../../../domain/scans/scan-formats.js';
+import { SCAN_FORMAT_LABELS, SCAN_FORMATS } from '../../../domain/scans/scan-formats.js';
 import { consoleUploadQuery } from '../../schemas/console-data.js';
 import { html, type SafeHtml } from '../html.js';
 import { layout } from './layout.js';
 import { accountNav } from './settings-nav.js';
-
-/** How each scan format reads in the picker and the table. */
-export const FORMAT_NAMES: Record<string, string> = {
-  nessus: 'Nessus',
-  qualys: 'Qualys',
-  openvas: 'OpenVAS / Greenbone',
-  sarif: 'SARIF',
-  cyclonedx: 'CycloneDX',
-  cli: 'CLI findings (JSON / JSON Lines)',
-};
 
 /** The upload's `triage` option, shown only once the upload route takes it. */
 function triageField(): SafeHtml {
@@ -84,7 +74,7 @@ export function scansPage(): SafeHtml {
               <label for="upload-format">Format</label>
               <select id="upload-format" name="format">
                 <option value="">Detect from the file</option>
-                ${SCAN_FORMATS.map((f) => html`<option value="${f}">${FORMAT_NAMES[f] ?? f}</option>`)}
+                ${SCAN_FORMATS.map((f) => html`<option value="${f}">${SCAN_FORMAT_LABELS[f]}</option>`)}
               </select>
             </div>
             ${triageField()}

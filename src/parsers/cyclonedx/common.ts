@@ -1,6 +1,6 @@
-import { extractCves, nonEmpty, normaliseCwe, uniq } from './format-parser.js';
-import { SEVERITY_RANK, parseScore, severityFromCvss, severityFromText } from './severity.js';
-import type { FindingDraft, Severity } from './types.js';
+import { extractCves, nonEmpty, normaliseCwe, uniq } from '../format-parser.js';
+import { SEVERITY_RANK, parseScore, severityFromCvss, severityFromText } from '../severity.js';
+import type { FindingDraft, Severity } from '../types.js';
 
 /** A component as far as findings need it. */
 export interface CdxComponent {

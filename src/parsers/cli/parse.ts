@@ -8,15 +8,15 @@ import {
   uniq,
   type FormatParser,
   type ParserContext,
-} from './format-parser.js';
-import { prependChunk } from './input-stream.js';
-import { isToolLine } from './detect.js';
-import type { JsonPath } from './json/walk-json.js';
-import { walkJson, type JsonHandler } from './json/walk-json.js';
-import { walkJsonLines } from './json/walk-json-lines.js';
-import { unparseable } from './parse-error.js';
-import { parseScore, severityFromCvss, severityFromText } from './severity.js';
-import type { FindingDraft } from './types.js';
+} from '../format-parser.js';
+import { prependChunk } from '../input-stream.js';
+import { isToolLine } from './sniff.js';
+import type { JsonPath } from '../json/walk-json.js';
+import { walkJson, type JsonHandler } from '../json/walk-json.js';
+import { walkJsonLines } from '../json/walk-json-lines.js';
+import { unparseable } from '../parse-error.js';
+import { parseScore, severityFromCvss, severityFromText } from '../severity.js';
+import type { FindingDraft } from '../types.js';
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Obj) : {});

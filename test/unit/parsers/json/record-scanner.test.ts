@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { Readable } from 'node:stream';
-import { ParseError } from '../../../src/parsers/index.js';
-import { JsonRecordScanner, type JsonPath } from '../../../src/parsers/json/json-record-scanner.js';
-import { walkJsonLines } from '../../../src/parsers/json/walk-json-lines.js';
-import { DEFAULT_LIMITS, type FindingDraft } from '../../../src/parsers/types.js';
+import { ParseError } from '../../../../src/parsers/index.js';
+import { JsonRecordScanner, type JsonPath } from '../../../../src/parsers/json/json-record-scanner.js';
+import { walkJsonLines } from '../../../../src/parsers/json/walk-json-lines.js';
+import { DEFAULT_LIMITS, type FindingDraft } from '../../../../src/parsers/types.js';
 
 const LIMITS = { maxDepth: 64, maxTokenBytes: 1024, maxRecordBytes: 4096 };
 

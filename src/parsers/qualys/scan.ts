@@ -1,8 +1,8 @@
-import { isIpAddress, nonEmpty, parsePort } from './format-parser.js';
-import { RecordCollector, firstField, hasExploit, qualysCvssFields } from './qualys-common.js';
-import { severityFromQualys } from './severity.js';
-import type { FindingDraft } from './types.js';
-import type { XmlHandler, XmlWalker } from './xml/xml-walker.js';
+import { isIpAddress, nonEmpty, parsePort } from '../format-parser.js';
+import { RecordCollector, firstField, hasExploit, qualysCvssFields } from './common.js';
+import { severityFromQualys } from '../severity.js';
+import type { FindingDraft } from '../types.js';
+import type { XmlHandler, XmlWalker } from '../xml/xml-walker.js';
 
 /** Record elements of the scan report and the section each lives in. */
 const RECORDS: Readonly<Record<string, string>> = { VULN: 'VULNS', PRACTICE: 'PRACTICES', INFO: 'INFOS' };

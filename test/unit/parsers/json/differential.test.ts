@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
-import { CliHandler } from '../../../src/parsers/cli.js';
-import { CyclonedxJsonHandler } from '../../../src/parsers/cyclonedx-json.js';
-import type { ParserContext } from '../../../src/parsers/format-parser.js';
-import { walkJsonLines } from '../../../src/parsers/json/walk-json-lines.js';
-import { walkJson, type JsonHandler, type JsonPath } from '../../../src/parsers/json/walk-json.js';
-import { SarifHandler } from '../../../src/parsers/sarif.js';
-import { DEFAULT_LIMITS, type FindingDraft } from '../../../src/parsers/types.js';
-import { fixturePath } from './fixture-paths.js';
+import { CliHandler } from '../../../../src/parsers/cli/parse.js';
+import { CyclonedxJsonHandler } from '../../../../src/parsers/cyclonedx/json.js';
+import type { ParserContext } from '../../../../src/parsers/format-parser.js';
+import { walkJsonLines } from '../../../../src/parsers/json/walk-json-lines.js';
+import { walkJson, type JsonHandler, type JsonPath } from '../../../../src/parsers/json/walk-json.js';
+import { SarifHandler } from '../../../../src/parsers/sarif/parse.js';
+import { DEFAULT_LIMITS, type FindingDraft } from '../../../../src/parsers/types.js';
+import { fixturePath } from '../fixture-paths.js';
 
 /*
  * The streaming JSON parsers against a reference that cannot share their bugs: the whole file

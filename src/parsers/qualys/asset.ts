@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isIpAddress, nonEmpty, parsePort, type ParserContext } from './format-parser.js';
-import { RecordCollector, firstField, hasExploit, qualysCvssFields } from './qualys-common.js';
-import { SpillRowDecoder, encodeSpillRow, type SpillRow } from './qualys-spill.js';
-import { severityFromQualys } from './severity.js';
-import type { FindingDraft } from './types.js';
-import type { XmlHandler, XmlWalker } from './xml/xml-walker.js';
+import { isIpAddress, nonEmpty, parsePort, type ParserContext } from '../format-parser.js';
+import { RecordCollector, firstField, hasExploit, qualysCvssFields } from './common.js';
+import { SpillRowDecoder, encodeSpillRow, type SpillRow } from './spill.js';
+import { severityFromQualys } from '../severity.js';
+import type { FindingDraft } from '../types.js';
+import type { XmlHandler, XmlWalker } from '../xml/xml-walker.js';
 
 /** What the join needs from one glossary VULN_DETAILS; text fields are capped. */
 interface GlossaryEntry {

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { detectFormat, parseScan } from '../../../src/parsers/index.js';
+import { detectFormat, parseScan } from '../../../../src/parsers/index.js';
 
 /**
  * docs/ingestion.md#formats: a CLI JSON Lines file whose first line names the tool (`{"tool": …}`) was

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SpillRowDecoder, encodeSpillRow, type SpillRow } from '../../../src/parsers/qualys-spill.js';
+import { SpillRowDecoder, encodeSpillRow, type SpillRow } from '../../../../src/parsers/qualys/spill.js';
 
 const rows: SpillRow[] = [
   {

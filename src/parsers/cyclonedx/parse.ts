@@ -1,9 +1,9 @@
-import { CyclonedxJsonHandler } from './cyclonedx-json.js';
-import { CyclonedxXmlHandler } from './cyclonedx-xml.js';
-import type { FormatParser } from './format-parser.js';
-import { prependChunk } from './input-stream.js';
-import { walkJson } from './json/walk-json.js';
-import { walkXml } from './xml/walk-xml.js';
+import { CyclonedxJsonHandler } from './json.js';
+import { CyclonedxXmlHandler } from './xml.js';
+import type { FormatParser } from '../format-parser.js';
+import { prependChunk } from '../input-stream.js';
+import { walkJson } from '../json/walk-json.js';
+import { walkXml } from '../xml/walk-xml.js';
 
 /** CycloneDX 1.2–1.6 in JSON or XML; the first non-blank character decides which. */
 export const parseCyclonedx: FormatParser = async function* (chunks, ctx) {

@@ -1,6 +1,6 @@
-import { extractCves, nonEmpty, uniq } from './format-parser.js';
-import { parseScore } from './severity.js';
-import type { FindingDraft } from './types.js';
+import { extractCves, nonEmpty, uniq } from '../format-parser.js';
+import { parseScore } from '../severity.js';
+import type { FindingDraft } from '../types.js';
 
 /** Qualys writes CVSS as "9.3 (AV:N/AC:M/...)" or just "9.3"; "-" means none. */
 export function parseQualysCvss(text: string | null | undefined): {

@@ -1,8 +1,8 @@
-import { isIpAddress, nonEmpty, parsePort } from './format-parser.js';
-import { RecordCollector, firstField, qualysCvssFields } from './qualys-common.js';
-import { severityFromQualys } from './severity.js';
-import type { FindingDraft } from './types.js';
-import type { XmlHandler, XmlWalker } from './xml/xml-walker.js';
+import { isIpAddress, nonEmpty, parsePort } from '../format-parser.js';
+import { RecordCollector, firstField, qualysCvssFields } from './common.js';
+import { severityFromQualys } from '../severity.js';
+import type { FindingDraft } from '../types.js';
+import type { XmlHandler, XmlWalker } from '../xml/xml-walker.js';
 
 /**
  * Qualys host detection list (`HOST_LIST_VM_DETECTION_OUTPUT/RESPONSE/HOST_LIST/HOST/

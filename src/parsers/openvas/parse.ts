@@ -6,11 +6,11 @@ import {
   parsePort,
   uniq,
   type FormatParser,
-} from './format-parser.js';
-import { parseScore, severityFromCvss } from './severity.js';
-import type { FindingDraft } from './types.js';
-import { walkXml } from './xml/walk-xml.js';
-import type { XmlHandler, XmlWalker } from './xml/xml-walker.js';
+} from '../format-parser.js';
+import { parseScore, severityFromCvss } from '../severity.js';
+import type { FindingDraft } from '../types.js';
+import { walkXml } from '../xml/walk-xml.js';
+import type { XmlHandler, XmlWalker } from '../xml/xml-walker.js';
 
 interface ResultState {
   depth: number;

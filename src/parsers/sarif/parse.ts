@@ -6,12 +6,12 @@ import {
   uniq,
   type FormatParser,
   type ParserContext,
-} from './format-parser.js';
-import type { JsonPath } from './json/walk-json.js';
-import { walkJson, type JsonHandler } from './json/walk-json.js';
-import { severityFromSarifLevel, severityFromSecuritySeverity } from './severity.js';
-import { sarifMessage, type SarifRule, type SarifTool, SarifRuleIndex } from './sarif-rules.js';
-import type { FindingDraft } from './types.js';
+} from '../format-parser.js';
+import type { JsonPath } from '../json/walk-json.js';
+import { walkJson, type JsonHandler } from '../json/walk-json.js';
+import { severityFromSarifLevel, severityFromSecuritySeverity } from '../severity.js';
+import { sarifMessage, type SarifRule, type SarifTool, SarifRuleIndex } from './rules.js';
+import type { FindingDraft } from '../types.js';
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Obj) : {});

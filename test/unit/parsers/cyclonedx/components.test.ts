@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { ComponentIndex, MAX_INDEXED_COMPONENTS } from '../../../src/parsers/cyclonedx-common.js';
-import { parseScan, type Finding } from '../../../src/parsers/index.js';
+import { ComponentIndex, MAX_INDEXED_COMPONENTS } from '../../../../src/parsers/cyclonedx/common.js';
+import { parseScan, type Finding } from '../../../../src/parsers/index.js';
 
 const comp = (name: string) => ({ name, group: null, version: '1.0', purl: `pkg:npm/${name}@1.0` });
 

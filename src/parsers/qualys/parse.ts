@@ -1,10 +1,10 @@
-import type { FormatParser, ParserContext } from './format-parser.js';
-import { QualysAssetHandler } from './qualys-asset.js';
-import { QualysDetectionHandler } from './qualys-detection.js';
-import { QualysScanHandler } from './qualys-scan.js';
-import type { FindingDraft } from './types.js';
-import { walkXml } from './xml/walk-xml.js';
-import type { XmlHandler, XmlWalker } from './xml/xml-walker.js';
+import type { FormatParser, ParserContext } from '../format-parser.js';
+import { QualysAssetHandler } from './asset.js';
+import { QualysDetectionHandler } from './detection.js';
+import { QualysScanHandler } from './scan.js';
+import type { FindingDraft } from '../types.js';
+import { walkXml } from '../xml/walk-xml.js';
+import type { XmlHandler, XmlWalker } from '../xml/xml-walker.js';
 
 /**
  * Qualys ships three XML report types under one format name; the root element picks the handler.

@@ -1,13 +1,7 @@
-import type { ParserContext } from './format-parser.js';
-import {
-  ComponentIndex,
-  cdxFindings,
-  ratingScore,
-  type CdxRating,
-  type CdxVulnerability,
-} from './cyclonedx-common.js';
-import type { FindingDraft } from './types.js';
-import type { XmlHandler, XmlWalker } from './xml/xml-walker.js';
+import type { ParserContext } from '../format-parser.js';
+import { ComponentIndex, cdxFindings, ratingScore, type CdxRating, type CdxVulnerability } from './common.js';
+import type { FindingDraft } from '../types.js';
+import type { XmlHandler, XmlWalker } from '../xml/xml-walker.js';
 
 interface ComponentFrame {
   depth: number;

@@ -1,14 +1,14 @@
-import { boundExcerpt, type ParserContext } from './format-parser.js';
+import { boundExcerpt, type ParserContext } from '../format-parser.js';
 import {
   ComponentIndex,
   cdxFindings,
   ratingScore,
   type CdxComponent,
   type CdxVulnerability,
-} from './cyclonedx-common.js';
-import type { JsonPath } from './json/walk-json.js';
-import type { JsonHandler } from './json/walk-json.js';
-import type { FindingDraft } from './types.js';
+} from './common.js';
+import type { JsonPath } from '../json/walk-json.js';
+import type { JsonHandler } from '../json/walk-json.js';
+import type { FindingDraft } from '../types.js';
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Obj) : {});
