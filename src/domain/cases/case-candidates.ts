@@ -1,6 +1,7 @@
 import type { Db } from '../../db/pool.js';
+import { sql } from '../../db/sql.js';
 import { isUuid } from '../../lib/ids.js';
-import { filterSql, type ListFilters } from './list-filters.js';
+import { filterWhere, type ListFilters } from './list-filters.js';
 
 /**
  * The cases a case triage may spend AI calls on, with what ranks them (`domain/triage/case-risk.ts`
@@ -24,7 +25,7 @@ export interface CaseRisk {
 export type CaseSelection = { caseIds: readonly string[] } | { filters: ListFilters };
 
 /** A case's risk now: KEV membership of any of its CVEs, their highest EPSS, its CVSS (else NVD's). */
-const RISK_COLUMNS = `c.id, c.severity, c.first_seen,
+const RISK_COLUMNS = sql`c.id, c.severity, c.first_seen,
   EXISTS (SELECT 1 FROM kev_entries k WHERE k.cve_id = ANY(c.cve_ids)) AS kev,
   (SELECT max(e.epss) FROM epss_scores e WHERE e.cve_id = ANY(c.cve_ids)) AS epss,
   coalesce(c.cvss_score, (SELECT max(s.base_score) FROM cvss_scores s WHERE s.cve_id = ANY(c.cve_ids))) AS cvss`;
@@ -57,14 +58,13 @@ export async function scanCaseCandidates(
   mode: 'new' | 'all',
 ): Promise<CaseRisk[]> {
   const { rows } = await db.query<RiskRow>(
-    `SELECT ${RISK_COLUMNS}
+    sql`SELECT ${RISK_COLUMNS}
        FROM cases c
-      WHERE c.workspace_id = $2
-        AND c.fingerprint IN (SELECT fingerprint FROM findings WHERE scan_id = $1)
-        AND ($3 = 'all' OR c.first_scan_id = $1 OR EXISTS (
+      WHERE c.workspace_id = ${scan.workspaceId}
+        AND c.fingerprint IN (SELECT fingerprint FROM findings WHERE scan_id = ${scan.id})
+        AND (${mode}::text = 'all' OR c.first_scan_id = ${scan.id} OR EXISTS (
               SELECT 1 FROM case_status_history h
-               WHERE h.case_id = c.id AND h.actor = 'scan:' || $1::text AND h.to_status = 'open'))`,
-    [scan.id, scan.workspaceId, mode],
+               WHERE h.case_id = c.id AND h.actor = 'scan:' || ${scan.id}::text AND h.to_status = 'open'))`,
   );
   return rows.map(toRisk);
 }
@@ -80,16 +80,14 @@ export async function selectedCaseCandidates(
   selection: CaseSelection,
   max: number,
 ): Promise<CaseRisk[]> {
-  const params: unknown[] = [workspaceId];
   const where =
     'caseIds' in selection
-      ? [`c.id = ANY($${params.push(selection.caseIds.filter(isUuid))}::uuid[])`]
-      : filterSql('c', selection.filters, params, 'cases');
-  params.push(max + 1);
+      ? [sql`c.id = ANY(${selection.caseIds.filter(isUuid)}::uuid[])`]
+      : filterWhere('c', selection.filters, 'cases');
   const { rows } = await db.query<RiskRow>(
-    `SELECT ${RISK_COLUMNS} FROM cases c WHERE c.workspace_id = $1 ${where.map((w) => `AND ${w}`).join(' ')}
-      LIMIT $${params.length}`,
-    params,
+    sql`SELECT ${RISK_COLUMNS} FROM cases c
+         WHERE ${sql.join([sql`c.workspace_id = ${workspaceId}`, ...where], sql` AND `)}
+         LIMIT ${max + 1}`,
   );
   return rows.map(toRisk);
 }

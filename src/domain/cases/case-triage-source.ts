@@ -1,4 +1,5 @@
 import type { Db } from '../../db/pool.js';
+import { sql } from '../../db/sql.js';
 
 /**
  * What a case's triage request is built from (`domain/triage/case-triage-request.ts` builds it):
@@ -61,19 +62,18 @@ export async function caseRequestSources(
     asset_criticality: string | null;
     asset_internet_exposed: boolean | null;
   }>(
-    `SELECT c.id, c.title, c.severity, c.cve_ids, c.cvss_score, c.asset, c.host, c.ip, c.fqdn, c.component,
+    sql`SELECT c.id, c.title, c.severity, c.cve_ids, c.cvss_score, c.asset, c.host, c.ip, c.fqdn, c.component,
             f.description, f.cvss_vector, s.asset_name, s.asset_environment, s.asset_criticality,
             s.asset_internet_exposed
-       FROM unnest($2::uuid[]) WITH ORDINALITY AS k(id, ord)
-       JOIN cases c ON c.id = k.id AND c.workspace_id = $1
-       LEFT JOIN scans s ON s.id = coalesce($3::uuid, c.last_scan_id)
+       FROM unnest(${caseIds}::uuid[]) WITH ORDINALITY AS k(id, ord)
+       JOIN cases c ON c.id = k.id AND c.workspace_id = ${workspaceId}
+       LEFT JOIN scans s ON s.id = coalesce(${scanId}::uuid, c.last_scan_id)
        LEFT JOIN LATERAL (
          SELECT f.description, coalesce(f.cvss_vector, f.cvss_v3_vector, f.cvss_v2_vector) AS cvss_vector
            FROM findings f
           WHERE f.workspace_id = c.workspace_id AND f.fingerprint = c.fingerprint AND f.scan_id = s.id
           ORDER BY f.record_index DESC LIMIT 1) f ON true
       ORDER BY k.ord`,
-    [workspaceId, caseIds, scanId],
   );
   return rows.map((r) => ({
     id: r.id,

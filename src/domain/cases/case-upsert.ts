@@ -1,4 +1,5 @@
 import type { Db } from '../../db/pool.js';
+import { sql } from '../../db/sql.js';
 
 /**
  * Cases from a completed scan's stored findings: one case per (workspace, fingerprint), created
@@ -14,21 +15,20 @@ import type { Db } from '../../db/pool.js';
  */
 export async function upsertScanCases(tx: Db, scanId: string, workspaceId: string): Promise<number> {
   await tx.query(
-    `WITH seen AS (SELECT DISTINCT fingerprint FROM findings WHERE scan_id = $1),
+    sql`WITH seen AS (SELECT DISTINCT fingerprint FROM findings WHERE scan_id = ${scanId}),
      reopened AS (
        UPDATE cases c SET status = 'open', updated_at = now() FROM seen
-       WHERE c.workspace_id = $2 AND c.fingerprint = seen.fingerprint AND c.status = 'resolved'
+       WHERE c.workspace_id = ${workspaceId} AND c.fingerprint = seen.fingerprint AND c.status = 'resolved'
        RETURNING c.id
      )
      INSERT INTO case_status_history (case_id, from_status, to_status, actor, note)
-     SELECT id, 'resolved', 'open', 'scan:' || $1::text, 'Seen again by a scan.' FROM reopened`,
-    [scanId, workspaceId],
+     SELECT id, 'resolved', 'open', 'scan:' || ${scanId}::text, 'Seen again by a scan.' FROM reopened`,
   );
   // One sort of the scan's narrow case columns, in memory: the window shares DISTINCT ON's order.
-  await tx.query(`SET LOCAL work_mem = '64MB'`);
+  await tx.query(sql`SET LOCAL work_mem = '64MB'`);
   // Ordered by fingerprint so concurrent completions of one workspace lock cases in the same order.
   const upsert = await tx.query<{ created: number }>(
-    `WITH upserted AS (
+    sql`WITH upserted AS (
      INSERT INTO cases (workspace_id, fingerprint, title, severity, scanner, rule_id, cve_ids, cwe_ids, cvss_score,
                         asset, host, ip, fqdn, component, port, protocol, first_scan_id, last_scan_id,
                         first_seen, last_seen, sightings)
@@ -36,7 +36,7 @@ export async function upsertScanCases(tx: Db, scanId: string, workspaceId: strin
             cvss_score, asset, host, ip, fqdn, component, port, protocol, scan_id, scan_id, now(), now(),
             count(*) OVER (PARTITION BY fingerprint ORDER BY record_index DESC
                            ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
-     FROM findings WHERE scan_id = $1
+     FROM findings WHERE scan_id = ${scanId}
      ORDER BY fingerprint, record_index DESC
      ON CONFLICT (workspace_id, fingerprint) DO UPDATE SET
        title = EXCLUDED.title, severity = EXCLUDED.severity, cve_ids = EXCLUDED.cve_ids, cwe_ids = EXCLUDED.cwe_ids,
@@ -44,7 +44,6 @@ export async function upsertScanCases(tx: Db, scanId: string, workspaceId: strin
        sightings = cases.sightings + EXCLUDED.sightings, updated_at = now()
      RETURNING xmax = 0 AS created)
      SELECT count(*) FILTER (WHERE created)::int AS created FROM upserted`,
-    [scanId],
   );
   return upsert.rows[0]!.created;
 }

@@ -33,20 +33,18 @@ export async function completeScan(
 ): Promise<boolean> {
   return withTransaction(pool, async (tx) => {
     const { rows } = await tx.query<{ workspace_id: string }>(
-      `SELECT workspace_id FROM scans WHERE id = $1 AND status = 'parsing' FOR UPDATE`,
-      [scanId],
+      sql`SELECT workspace_id FROM scans WHERE id = ${scanId} AND status = 'parsing' FOR UPDATE`,
     );
     const ws = rows[0]?.workspace_id;
     if (!ws) return false;
     const created = await upsertScanCases(tx, scanId, ws);
     await tx.query(
-      `WITH sev AS (SELECT severity, count(*)::int AS n FROM findings WHERE scan_id = $1 GROUP BY severity),
+      sql`WITH sev AS (SELECT severity, count(*)::int AS n FROM findings WHERE scan_id = ${scanId} GROUP BY severity),
        total AS (SELECT coalesce(sum(n), 0)::int AS n, coalesce(jsonb_object_agg(severity, n), '{}') AS j FROM sev)
-       UPDATE scans SET status = 'completed', findings_count = total.n, new_cases = $4,
-                        duplicates = total.n - $4, by_severity = total.j, bytes_parsed = $2,
-                        notes = $3, error = NULL, finished_at = now()
-       FROM total WHERE scans.id = $1`,
-      [scanId, result.bytes, result.notes, created],
+       UPDATE scans SET status = 'completed', findings_count = total.n, new_cases = ${created}::int,
+                        duplicates = total.n - ${created}::int, by_severity = total.j, bytes_parsed = ${result.bytes},
+                        notes = ${result.notes}, error = NULL, finished_at = now()
+       FROM total WHERE scans.id = ${scanId}`,
     );
     return true;
   });
