@@ -9,6 +9,7 @@ import type { ParseErrorObject, ParseLimits, ParseResult, ScanFormat } from '../
 
 /** A stored scan file to parse. */
 export interface ParseFileRequest {
+  /** A local file the thread opens itself (the disk driver). */
   path: string;
   /** Forced format; detected from content when absent. */
   format?: ScanFormat | null;
@@ -22,10 +23,18 @@ export interface ParseFileRequest {
   uploadAsset?: string | null;
 }
 
-/** The task posted to the pool: the request, and the port batches go back on (in the transfer list). */
-export interface ParseThreadTask extends ParseFileRequest {
+/** A stored scan to parse from a stream (object storage): the bytes arrive over a port. */
+export type ParseStreamRequest = Omit<ParseFileRequest, 'path'>;
+
+/**
+ * The task posted to the pool: the request, the port batches go back on, and for a streamed
+ * file the port its bytes come in on (`byte-port.ts`); both in the transfer list.
+ */
+export type ParseThreadTask = (
+  ParseFileRequest | (ParseStreamRequest & { path?: undefined; input: MessagePort })
+) & {
   port: MessagePort;
-}
+};
 
 /** What the task resolves to; errors in the scan itself are values, not exceptions. */
 export type ParseThreadResult =

@@ -10,15 +10,34 @@
  */
 import { createReadStream } from 'node:fs';
 import { ParseError, parseScan, type ScanFormat } from '../parsers/index.js';
+import { readBytePort } from './byte-port.js';
 import type { ParseThreadResult, ParseThreadTask } from './parse-task.js';
 
 export type { ParseThreadResult, ParseThreadTask } from './parse-task.js';
 
 type PortMessage = { type: 'ack'; seq: number } | { type: 'abort' };
 
-/** Parses `task.path` and streams its batches over `task.port`; see the protocol above. */
+/**
+ * Parses `task.path` (or the bytes arriving on `task.input`) and streams its batches over
+ * `task.port`; see the protocol above.
+ */
 export default async function parseThread(task: ParseThreadTask): Promise<ParseThreadResult> {
-  const source = createReadStream(task.path, { highWaterMark: 64 * 1024 });
+  if ('input' in task && task.input) {
+    let read = 0;
+    const counted = (async function* (input) {
+      for await (const chunk of readBytePort(input)) {
+        read += chunk.length;
+        yield chunk;
+      }
+    })(task.input);
+    return streamBatches(
+      task,
+      counted,
+      { format: task.format ?? null, gzip: task.gzip ?? 'auto' },
+      () => read,
+    );
+  }
+  const source = createReadStream(task.path!, { highWaterMark: 64 * 1024 });
   try {
     // bytesRead: how far into the file the parser has read (progress; read-ahead included).
     return await streamBatches(

@@ -1,10 +1,18 @@
-import { MessageChannel } from 'node:worker_threads';
+import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { ParseError, type Finding, type ParseResult } from '../parsers/index.js';
-import type { ParseFileRequest, ParseThreadResult, ParseThreadTask } from './parse-task.js';
+import { serveBytePort } from './byte-port.js';
+import type {
+  ParseFileRequest,
+  ParseStreamRequest,
+  ParseThreadResult,
+  ParseThreadTask,
+} from './parse-task.js';
 
-export type { ParseFileRequest } from './parse-task.js';
+export type { ParseFileRequest, ParseStreamRequest } from './parse-task.js';
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 /** Options of {@link createParserPool}. */
 export interface ParserPoolOptions {
@@ -56,6 +64,41 @@ export async function parseFileInPool(
   request: ParseFileRequest,
   onBatch: (batch: Finding[], info: BatchInfo) => Promise<void>,
 ): Promise<ParseResult> {
+  return runInPool(pool, { ...request }, [], onBatch);
+}
+
+/**
+ * {@link parseFileInPool} for a file with no local path (object storage): `source`'s bytes
+ * are carried into the thread over a port (`byte-port.ts`), one chunk at a time. A source that
+ * fails fails the parse with its error (the job is then retried).
+ */
+export async function parseStreamInPool(
+  pool: ParserPool,
+  source: AsyncIterable<Buffer | Uint8Array>,
+  request: ParseStreamRequest,
+  onBatch: (batch: Finding[], info: BatchInfo) => Promise<void>,
+): Promise<ParseResult> {
+  const bytes = new MessageChannel();
+  let sourceError: unknown = null;
+  const served = serveBytePort(bytes.port1, source).catch((err: unknown) => {
+    sourceError = err;
+  });
+  try {
+    return await runInPool(pool, { ...request, input: bytes.port2 }, [bytes.port2], onBatch);
+  } catch (err) {
+    throw sourceError ?? err;
+  } finally {
+    bytes.port1.close();
+    await served;
+  }
+}
+
+async function runInPool(
+  pool: ParserPool,
+  request: DistributiveOmit<ParseThreadTask, 'port'>,
+  transfer: MessagePort[],
+  onBatch: (batch: Finding[], info: BatchInfo) => Promise<void>,
+): Promise<ParseResult> {
   const { port1, port2 } = new MessageChannel();
   let chain: Promise<void> = Promise.resolve();
   let consumerError: unknown = null;
@@ -72,10 +115,10 @@ export async function parseFileInPool(
     });
   });
   try {
-    const task: ParseThreadTask = { ...request, port: port2 };
+    const task = { ...request, port: port2 } as ParseThreadTask;
     let outcome: ParseThreadResult;
     try {
-      outcome = await pool.run(task, { transferList: [port2] });
+      outcome = await pool.run(task, { transferList: [port2, ...transfer] });
     } finally {
       // Never settle while the caller's onBatch is still running (e.g. the thread crashed mid-file).
       await chain;

@@ -11,7 +11,7 @@ import {
   type ScanIngestPayload,
   type ScanIngestResult,
 } from '../jobs/scan-ingest.js';
-import { createParserPool, parseFileInPool, type ParserPool } from './parser-pool.js';
+import { createParserPool, parseFileInPool, parseStreamInPool, type ParserPool } from './parser-pool.js';
 import { createLocalScanStorage, type ScanStorage } from '../domain/scans/scan-storage.js';
 import { abandonIngest, type IngestScanDeps } from '../domain/scans/ingest-scan.js';
 
@@ -59,7 +59,11 @@ export function startScanIngestWorker(deps: ScanIngestWorkerDeps): { close(): Pr
     storage,
     logger: log,
     // Parsed in the Piscina threads; the pool's ack protocol is the backpressure.
-    parse: (request, onBatch) => parseFileInPool(parserPool, request, onBatch),
+    // A local file is opened by the thread itself; object storage streams in through a port.
+    parse: ({ key, ...request }, onBatch) =>
+      storage.localPath
+        ? parseFileInPool(parserPool, { ...request, path: storage.localPath(key) }, onBatch)
+        : parseStreamInPool(parserPool, storage.open(key), request, onBatch),
     batchSize: deps.batchSize,
     observer: deps.observer,
     triageScan: deps.triageScan,

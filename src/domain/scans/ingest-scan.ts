@@ -21,7 +21,8 @@ import { openScanWriter } from './scan-writer.js';
 
 /** What the parse of a stored scan file is asked for. */
 export interface StoredScanParse {
-  path: string;
+  /** The file's storage key: the parser reads it from the store, by path or as a stream. */
+  key: string;
   format: ScanFormat;
   /** Stored files are kept decompressed. */
   gzip: false;
@@ -107,7 +108,7 @@ export async function ingestScan(
     try {
       result = await deps.parse(
         {
-          path: deps.storage.localPath(scan.storagePath),
+          key: scan.storagePath,
           format: scan.format,
           gzip: false,
           batchSize: deps.batchSize ?? 1000,

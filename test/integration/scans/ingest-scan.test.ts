@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { copyFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,7 +31,7 @@ afterAll(async () => {
 
 /** The same parse the threads run, in this process. */
 const inProcess: ParseStoredScan = async (request, onBatch) => {
-  const parse = parseScan(createReadStream(request.path), {
+  const parse = parseScan(t.storage.open(request.key), {
     format: request.format,
     gzip: request.gzip,
     batchSize: request.batchSize,
