@@ -19,7 +19,7 @@ import {
 import { createQuotaService } from '../domain/usage/quota.js';
 import { buildTriage } from './build-triage.js';
 import { createCaseTriageService } from '../domain/triage/case-triage.js';
-import { createLocalScanStorage } from '../domain/scans/scan-storage.js';
+import { openScanStorage } from './object-storage.js';
 import { createScanService } from '../domain/scans/scan-service.js';
 import { createCaseService } from '../domain/cases/case-service.js';
 import { scanTriageView } from '../domain/triage/case-batch-store.js';
@@ -96,7 +96,8 @@ export async function buildServices(
     enqueueBatchItems: (batchId, total) =>
       enqueueBatchItems(infra.queues, batchId, total, config.batchItemRetry),
   });
-  const scanStorage = createLocalScanStorage(config.scanStorageDir);
+  const opened = await openScanStorage(config, logger);
+  const scanStorage = opened.storage;
   // One gate for every upload route: the API's and the console's uploads share the places.
   const uploadGate = createUploadGate(config.uploads);
   const caseTriage = createCaseTriageService({
@@ -185,10 +186,12 @@ export async function buildServices(
       // Each dependency within its own deadline: /readyz answers 503 in seconds, never hangs (docs/operations.md#failure-behaviour).
       await withDeadline(() => infra.pool.query('select 1'), READINESS_DEADLINE_MS, 'database');
       await withDeadline(() => infra.queues.ping(), READINESS_DEADLINE_MS, 'queue backend');
+      await withDeadline(() => opened.ping(), READINESS_DEADLINE_MS, 'object storage');
     },
     async stop() {
       await meter.stop();
       await triage.close();
+      opened.close();
     },
   };
 }

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -50,6 +51,21 @@ export interface UploadLimits {
   gzipMaxBytes: number;
 }
 
+/** S3-compatible object storage (docs/configuration.md#object-storage). */
+export interface S3Config {
+  bucket: string;
+  /** Key prefix of every object, so deployments can share a bucket (S3_PREFIX). @defaultValue '' */
+  prefix: string;
+  /** Endpoint URL of an S3-compatible server (S3_ENDPOINT); null: AWS's endpoint for the region. */
+  endpoint: string | null;
+  /** @defaultValue us-east-1 */
+  region: string;
+  /** Static credentials (S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY); null: the SDK's default chain. */
+  credentials: { accessKeyId: string; secretAccessKey: string } | null;
+  /** Path-style URLs (`endpoint/bucket/key`), which most S3-compatible servers need. @defaultValue false */
+  forcePathStyle: boolean;
+}
+
 export const DEFAULT_ITEM_RETRY: Readonly<ItemRetry> = Object.freeze({ attempts: 5, backoffMs: 1000 });
 
 export interface Config {
@@ -65,7 +81,18 @@ export interface Config {
   keyPepper: string | null;
   dataDir: string;
   embeddedPostgresPort: number;
+  /** The disk driver's folder for scan and export files (SCAN_STORAGE_DIR); unused with {@link Config.s3}. */
   scanStorageDir: string;
+  /**
+   * S3-compatible object storage for scan and export files, shared by processes on many
+   * machines (S3_BUCKET and the other S3_* variables); null: the local disk driver.
+   */
+  s3: S3Config | null;
+  /**
+   * Which proxies' `X-Forwarded-For` is believed (TRUST_PROXY): false (default: the socket's
+   * address is the client), a hop count, or addresses and CIDR ranges (Fastify's `trustProxy`).
+   */
+  trustProxy: false | number | string[];
   /** The service's version (package.json), named in exports. */
   version: string;
   /** Above this many cases a direct case export answers 413 and points at an export job (EXPORT_SYNC_MAX_ROWS). */
@@ -252,6 +279,8 @@ export function loadConfig(
     dataDir,
     embeddedPostgresPort: read.int('EMBEDDED_PG_PORT', 54329, 1, 65535),
     scanStorageDir: path.resolve(read.string('SCAN_STORAGE_DIR', path.join(dataDir, 'scans'))),
+    s3: readS3(read, problems),
+    trustProxy: readTrustProxy(read.optional('TRUST_PROXY'), problems),
     scanMaxBytes,
     uploads: {
       idleTimeoutMs: read.int('UPLOAD_IDLE_TIMEOUT_MS', 30_000, 100, 3_600_000),
@@ -310,6 +339,71 @@ export function loadConfig(
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
+}
+
+function readS3(read: Reader, problems: string[]): S3Config | null {
+  const bucket = read.optional('S3_BUCKET');
+  const endpoint = read.url('S3_ENDPOINT', ['http:', 'https:']);
+  const accessKeyId = read.optional('S3_ACCESS_KEY_ID');
+  const secretAccessKey = read.optional('S3_SECRET_ACCESS_KEY');
+  const region = read.string('S3_REGION', 'us-east-1');
+  const forcePathStyle = read.bool('S3_FORCE_PATH_STYLE', false);
+  const prefix = read.string('S3_PREFIX', '');
+  if (bucket === null) {
+    const stray = ['S3_ENDPOINT', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'].filter(
+      (n) => read.optional(n) !== null,
+    );
+    if (stray.length > 0) problems.push(`S3_BUCKET: required when ${stray.join(', ')} is set`);
+    return null;
+  }
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket))
+    problems.push(
+      'S3_BUCKET: expected a bucket name of 3 to 63 lower-case letters, digits, dots and hyphens',
+    );
+  if ((accessKeyId === null) !== (secretAccessKey === null))
+    problems.push(
+      'S3_ACCESS_KEY_ID: S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY are set together or not at all',
+    );
+  if (!/^[A-Za-z0-9!_.*'()/-]*$/.test(prefix) || prefix.startsWith('/'))
+    problems.push("S3_PREFIX: expected letters, digits and !_.*'()-/, not starting with /");
+  if (!/^[a-z0-9-]+$/.test(region)) problems.push(`S3_REGION: expected a region name such as us-east-1`);
+  return {
+    bucket,
+    prefix,
+    endpoint,
+    region,
+    credentials: accessKeyId !== null && secretAccessKey !== null ? { accessKeyId, secretAccessKey } : null,
+    forcePathStyle,
+  };
+}
+
+/** TRUST_PROXY: false/off, a hop count, or a comma-separated list of addresses and CIDR ranges. */
+function readTrustProxy(value: string | null, problems: string[]): false | number | string[] {
+  if (value === null || ['false', 'off', 'no', '0'].includes(value.toLowerCase())) return false;
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value);
+    if (hops <= 64) return hops;
+  }
+  const list = value
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
+  const bad = list.filter((entry) => {
+    const [addr, bits, extra] = entry.split('/');
+    if (extra !== undefined || !addr) return true;
+    const family = isIP(addr);
+    if (family === 0) return true;
+    if (bits === undefined) return false;
+    const n = Number(bits);
+    return !/^\d+$/.test(bits) || n > (family === 4 ? 32 : 128);
+  });
+  if (list.length === 0 || bad.length > 0) {
+    problems.push(
+      `TRUST_PROXY: expected false, a hop count (1-64), or addresses/CIDR ranges separated by commas; bad: ${bad.join(', ') || value}`,
+    );
+    return false;
+  }
+  return list;
 }
 
 function plansFromFile(file: PlansFile | null, scanMaxBytes: number): Config['plans'] {

@@ -51,3 +51,26 @@ export function queueBackends(
     { name: 'Redis', redisUrl },
   ];
 }
+
+/**
+ * Environment that puts a test app's scan and export files in the suite's S3 server (the S3
+ * driver), under a prefix of its own; null when no S3 server answers, after saying plainly that
+ * `suite`'s S3 cases are skipped. Access key and secret are `.ci/s3-server.sh`'s (Swift's
+ * tempauth test account), or TEST_S3_ACCESS_KEY_ID / TEST_S3_SECRET_ACCESS_KEY.
+ */
+export function testS3Env(suite: string): Record<string, string> | null {
+  const endpoint = inject('s3Endpoint');
+  if (!endpoint) {
+    console.warn(`[${suite}] No S3 server: the S3 storage cases are SKIPPED.`);
+    return null;
+  }
+  return {
+    S3_BUCKET: process.env.TEST_S3_BUCKET ?? 'vt-tests',
+    S3_ENDPOINT: endpoint,
+    S3_REGION: 'us-east-1',
+    S3_ACCESS_KEY_ID: process.env.TEST_S3_ACCESS_KEY_ID ?? 'test:tester',
+    S3_SECRET_ACCESS_KEY: process.env.TEST_S3_SECRET_ACCESS_KEY ?? 'testing',
+    S3_FORCE_PATH_STYLE: 'true',
+    S3_PREFIX: `t-${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`,
+  };
+}

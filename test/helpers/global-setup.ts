@@ -10,11 +10,15 @@ declare module 'vitest' {
     pgAdminUrl: string;
     /** Empty when no Redis is reachable: the Redis suites then skip, and say so. */
     redisUrl: string;
+    /** The S3 endpoint of the object-storage suites, or empty when none answers (they then skip, and say so). */
+    s3Endpoint: string;
   }
 }
 
 const DEFAULT_PG = 'postgres://postgres@127.0.0.1:5432/test';
 const DEFAULT_REDIS = 'redis://127.0.0.1:6379';
+/** `.ci/s3-server.sh`'s one-node Swift with the S3 API. */
+const DEFAULT_S3 = 'http://127.0.0.1:8089';
 
 /**
  * Finds the services the suites run against: the PostgreSQL and Redis of the machine
@@ -38,6 +42,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
       `[test setup] Redis not reachable at ${redisUrl}: the Redis suites are SKIPPED in this run.`,
     );
   }
+  const s3Endpoint = process.env.TEST_S3_ENDPOINT ?? DEFAULT_S3;
+  const s3Ok = await s3Reachable(s3Endpoint);
+  if (!s3Ok) {
+    console.warn(
+      `[test setup] No S3 server at ${s3Endpoint} (start one with \`bash .ci/s3-server.sh start\`): the S3 storage suites are SKIPPED in this run.`,
+    );
+  }
+  project.provide('s3Endpoint', s3Ok ? s3Endpoint : '');
   project.provide('pgAdminUrl', pgUrl);
   project.provide('redisUrl', redisOk ? redisUrl : '');
   return async () => {
@@ -55,6 +67,17 @@ async function pgReachable(url: string): Promise<boolean> {
     return false;
   } finally {
     await client.end().catch(() => undefined);
+  }
+}
+
+async function s3Reachable(endpoint: string): Promise<boolean> {
+  try {
+    // Any HTTP answer means a server listens; an S3 server answers an anonymous GET / with 403.
+    const res = await fetch(endpoint, { signal: AbortSignal.timeout(1500) });
+    await res.body?.cancel();
+    return true;
+  } catch {
+    return false;
   }
 }
 

@@ -241,6 +241,8 @@ export function createExportService(deps: ExportServiceDeps): ExportService {
       const e = await findExportById(deps.db, exportId);
       if (!e || e.status !== 'completed' || !e.storageKey) throw notFound('export');
       const r = RENDERERS[e.format];
+      // Asked before the answer starts, so an unreachable store is a 503 and not a cut-off file.
+      if ((await deps.storage.size(e.storageKey)) === null) throw notFound('export');
       return {
         contentType: r.contentType,
         filename: fileName(e.subject, r.extension, e.createdAt),

@@ -11,8 +11,11 @@ import type { Readable, Writable } from 'node:stream';
 export interface ScanStorage {
   /** A sink for a new file; nothing is visible under `key` until {@link StorageWrite.commit}. */
   create(key: string): Promise<StorageWrite>;
-  /** A path the parser threads can open. A remote store would download to a local cache here. */
-  localPath(key: string): string;
+  /**
+   * A path the parser threads can open themselves, for stores on a local disk; absent for
+   * object storage, whose files reach the threads as a stream ({@link open}).
+   */
+  localPath?(key: string): string;
   open(key: string): Readable;
   size(key: string): Promise<number | null>;
   /** Removes the file; missing files are not an error. */
