@@ -1,3 +1,4 @@
+import type { Config } from '../lib/config.js';
 import { randomUUID } from 'node:crypto';
 import { invalidRequest } from '../lib/errors.js';
 import { unstorableTextErrors } from '../lib/storable-text.js';
@@ -51,6 +52,18 @@ export function validators(): { body: Ajv; other: Ajv } {
 }
 
 /**
+ * Fastify's `trustProxy` for TRUST_PROXY: a hop count trusts that many proxies in front of us
+ * (Fastify's typings name no number, so as the function proxy-addr makes of one), a list trusts
+ * those addresses and ranges, false trusts none.
+ */
+function trustProxyOption(
+  trust: Config['trustProxy'],
+): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof trust === 'number') return (_address, hop) => hop < trust;
+  return trust;
+}
+
+/**
  * Builds the whole HTTP app (JSON API and console pages) from its dependencies; `server.ts`
  * starts it, tests `inject` into it. Each route group receives the few services it uses.
  */
@@ -68,6 +81,9 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     // Answers written before a route runs are problem documents too.
     frameworkErrors,
     clientErrorHandler,
+    // Behind a load balancer `request.ip` is the client's only for the proxies TRUST_PROXY names
+    // (docs/deploy.md#behind-a-load-balancer): per-address limits and audit events use it.
+    trustProxy: trustProxyOption(deps.config.trustProxy),
     ...(options.requestLog === 'line' ? { logController: new RequestLineLogController() } : {}),
   });
   const ajv = validators();
