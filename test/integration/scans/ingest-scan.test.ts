@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { copyFile, mkdir } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signUp } from '../../helpers/test-app.js';
@@ -49,8 +50,9 @@ function deps(parse: ParseStoredScan): IngestScanDeps {
 async function storedScan(): Promise<string> {
   const id = randomUUID();
   const storagePath = `${workspaceId}/${id}`;
-  await mkdir(path.dirname(t.storage.localPath(storagePath)), { recursive: true });
-  await copyFile(FIXTURE, t.storage.localPath(storagePath));
+  const write = await t.storage.create(storagePath);
+  await pipeline(createReadStream(FIXTURE), write.stream);
+  await write.commit();
   await insertScan(t.infra.pool, {
     id,
     workspaceId,
