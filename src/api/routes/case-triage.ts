@@ -2,9 +2,10 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppDeps } from '../app-deps.js';
 import { caseSelectionOf } from '../../domain/cases/case-selection.js';
 import { idParams, listFiltersOf } from '../schemas/scans.js';
-import { caseTriageBody, type CaseTriageBody } from '../schemas/case-triage.js';
+import { caseTriageBody } from '../schemas/case-triage.js';
 import { caseBatchAccepted, triageAnswer } from '../schemas/triage-responses.js';
 import { KEY_ROUTE_ERRORS, responses } from '../schemas/responses.js';
+import { typed } from '../typed-app.js';
 
 const BODY_ROUTE_ERRORS = [...KEY_ROUTE_ERRORS, 413, 415];
 
@@ -29,7 +30,7 @@ export function registerCaseTriageRoutes(
 ): void {
   const scope = ['cases:write', 'triage:write'] as const;
 
-  app.post(
+  typed(app).post(
     '/cases/triage',
     {
       config: { scope },
@@ -41,7 +42,7 @@ export function registerCaseTriageRoutes(
       },
     },
     async (req, reply) => {
-      const { caseIds, ...filters } = req.body as CaseTriageBody;
+      const { caseIds, ...filters } = req.body;
       const named = Object.keys(filters);
       const accepted = await deps.caseTriage.acceptCaseBatch(
         caller(req),
@@ -60,7 +61,7 @@ export function registerCaseTriageRoutes(
     },
   );
 
-  app.post(
+  typed(app).post(
     '/cases/:id/triage',
     {
       config: { scope },
@@ -72,7 +73,7 @@ export function registerCaseTriageRoutes(
       },
     },
     async (req) => {
-      const caseId = (req.params as { id: string }).id;
+      const caseId = req.params.id;
       const answer = await deps.caseTriage.triageCase(caller(req), caseId);
       // Mapped workflows (docs/workflows.md#when-deliveries-happen) see the new triage: a rule on priority may now match.
       await deps.workflows?.trigger.casesChanged(req.apiKey.workspace.id, [caseId], 'case.triaged');

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../app-deps.js';
 import { monthOf, nextMonthStart } from '../../domain/plans/plans.js';
-import type { AuditQuery } from '../../domain/keys/audit-log.js';
 import { planBody, statementQuery } from '../schemas/console.js';
 import { auditEventsQuery } from '../schemas/audit.js';
 import { noQuery } from '../schemas/common.js';
@@ -9,6 +8,7 @@ import { statementView, workspaceView } from '../schemas/console-responses.js';
 import { auditEventList } from '../schemas/keys-responses.js';
 import { SESSION_ROUTE_ERRORS, responses } from '../schemas/responses.js';
 import { actorFrom } from './key-management.js';
+import { typed } from '../typed-app.js';
 
 /**
  * Settings > API keys and Settings > Audit log, as JSON: the workspace summary, plan changes,
@@ -26,15 +26,15 @@ export function consoleWorkspaceRoutes(
     querystring: noQuery,
     response: responses({ 200: workspaceView }, SESSION_ROUTE_ERRORS),
   };
-  app.get('/workspace', { schema: workspaceSchema }, async (req) => summary(req.session.workspaceId));
+  typed(app).get('/workspace', { schema: workspaceSchema }, async (req) => summary(req.session.workspaceId));
 
   const planSchema = {
     summary: 'Change the plan',
     body: planBody,
     response: responses({ 200: workspaceView }, [...SESSION_ROUTE_ERRORS, 413, 415]),
   };
-  app.post('/plan', { bodyLimit: 4096, schema: planSchema }, async (req) => {
-    const { plan } = req.body as { plan: 'free' | 'service' };
+  typed(app).post('/plan', { bodyLimit: 4096, schema: planSchema }, async (req) => {
+    const { plan } = req.body;
     await deps.workspaces.changePlan({
       workspaceId: req.session.workspaceId,
       plan,
@@ -48,9 +48,9 @@ export function consoleWorkspaceRoutes(
     querystring: statementQuery,
     response: responses({ 200: statementView }, SESSION_ROUTE_ERRORS),
   };
-  app.get('/statement', { schema: statementSchema }, async (req) => {
+  typed(app).get('/statement', { schema: statementSchema }, async (req) => {
     const now = deps.clock();
-    const month = (req.query as { month?: string }).month ?? monthOf(now).slice(0, 7);
+    const month = req.query.month ?? monthOf(now).slice(0, 7);
     const from = new Date(`${month}-01T00:00:00Z`);
     const to = nextMonthStart(from);
     const { lines, totals } = await deps.usageReports.monthlyStatement(req.session.workspaceId, from, to);
@@ -66,8 +66,8 @@ export function consoleWorkspaceRoutes(
     querystring: auditEventsQuery,
     response: responses({ 200: auditEventList }, SESSION_ROUTE_ERRORS),
   };
-  app.get('/audit-events', { schema: auditSchema }, async (req, reply) => {
-    const page = await deps.audit.list(req.session.workspaceId, req.query as AuditQuery);
+  typed(app).get('/audit-events', { schema: auditSchema }, async (req, reply) => {
+    const page = await deps.audit.list(req.session.workspaceId, req.query);
     void reply.header('Cache-Control', 'no-store');
     return { object: 'list', data: page.data, nextCursor: page.nextCursor };
   });

@@ -8,6 +8,7 @@ import { describedPattern } from '../../lib/schema-patterns.js';
 import { noQuery } from '../schemas/common.js';
 import { keyMe, usageReport } from '../schemas/keys-responses.js';
 import { KEY_ROUTE_ERRORS, responses } from '../schemas/responses.js';
+import { typed } from '../typed-app.js';
 
 const DAY_MS = 86_400_000;
 const DAY = describedPattern('^\\d{4}-\\d{2}-\\d{2}$', 'must be a date as YYYY-MM-DD (UTC)');
@@ -51,7 +52,7 @@ export function selfServiceRoutes(
     querystring: noQuery,
     response: responses({ 200: keyMe }, KEY_ROUTE_ERRORS),
   };
-  app.get('/keys/me', { config, schema: keyMeSchema }, async (req, reply) => {
+  typed(app).get('/keys/me', { config, schema: keyMeSchema }, async (req, reply) => {
     // Served from the verified key (cached): this route costs no database round trip.
     // It describes the credential itself: no shared cache may keep it (docs/api.md#keys).
     void reply.header('Cache-Control', 'no-store');
@@ -76,9 +77,9 @@ export function selfServiceRoutes(
     querystring: usageQuery,
     response: responses({ 200: usageReport }, KEY_ROUTE_ERRORS),
   };
-  app.get('/usage', { config, schema: usageSchema }, async (req) => {
+  typed(app).get('/usage', { config, schema: usageSchema }, async (req) => {
     const now = deps.clock();
-    const { from, to } = usageRange(req.query as { from?: string; to?: string }, now);
+    const { from, to } = usageRange(req.query, now);
     const k = req.apiKey;
     const [key, workspace, quota] = await Promise.all([
       deps.usageReports.usageSeries({ column: 'key_id', id: k.id }, from, to),

@@ -2,11 +2,10 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppDeps } from '../app-deps.js';
 import { notFound } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
-import type { BatchTriageRequest } from '../../domain/triage/triage-requests.js';
-import type { TriageRequest } from '../../domain/triage-engine/types.js';
 import { batchItemsQuery, batchRequestBody, triageRequestBody } from '../schemas/triage.js';
 import { batchAccepted, batchView, triageAnswer } from '../schemas/triage-responses.js';
 import { KEY_ROUTE_ERRORS, responses } from '../schemas/responses.js';
+import { typed } from '../typed-app.js';
 
 /** A JSON body can also be too large (413) or not JSON (415). */
 const BODY_ROUTE_ERRORS = [...KEY_ROUTE_ERRORS, 413, 415];
@@ -27,7 +26,7 @@ function caller(req: FastifyRequest) {
  * rules a schema cannot say are the triage service's.
  */
 export function triageRoutes(app: FastifyInstance, deps: Pick<AppDeps, 'triage'>): void {
-  app.post(
+  typed(app).post(
     '/triage',
     {
       config: { scope: 'triage:write' },
@@ -38,10 +37,10 @@ export function triageRoutes(app: FastifyInstance, deps: Pick<AppDeps, 'triage'>
         response: responses({ 200: triageAnswer }, BODY_ROUTE_ERRORS),
       },
     },
-    async (req) => deps.triage.triageOne(caller(req), req.body as TriageRequest),
+    async (req) => deps.triage.triageOne(caller(req), req.body),
   );
 
-  app.post(
+  typed(app).post(
     '/triage/batch',
     {
       config: { scope: 'triage:write' },
@@ -59,7 +58,7 @@ export function triageRoutes(app: FastifyInstance, deps: Pick<AppDeps, 'triage'>
           batchMaxItems: req.plan.limits.batchMaxItems,
           apiKeySecret: String(req.headers['x-api-key']).trim(),
         },
-        req.body as BatchTriageRequest,
+        req.body,
       );
       const statusUrl = `/api/v1/triage/batch/${batchId}`;
       void reply.code(202).header('Location', statusUrl);
@@ -67,7 +66,7 @@ export function triageRoutes(app: FastifyInstance, deps: Pick<AppDeps, 'triage'>
     },
   );
 
-  app.get(
+  typed(app).get(
     '/triage/batch/:id',
     {
       config: { scope: 'scans:read' },
@@ -78,8 +77,9 @@ export function triageRoutes(app: FastifyInstance, deps: Pick<AppDeps, 'triage'>
       },
     },
     async (req) => {
+      // No params schema (the document describes this route without one): the id is checked here.
       const { id } = req.params as { id: string };
-      const { cursor, limit = 100 } = req.query as { cursor?: string; limit?: number };
+      const { cursor, limit = 100 } = req.query;
       const found = isUuid(id)
         ? await deps.triage.batchStatus(req.apiKey.workspace.id, id, { cursor, limit })
         : null;

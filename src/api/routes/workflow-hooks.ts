@@ -3,6 +3,7 @@ import { receiveGithub, receiveJira, type InboundDeps } from '../../domain/workf
 import { hookParams } from '../schemas/workflows.js';
 import { PUBLIC_ROUTE_ERRORS, responses } from '../schemas/responses.js';
 import { hookReceipt } from '../schemas/workflows-responses.js';
+import { typed } from '../typed-app.js';
 
 /**
  * Inbound Jira and GitHub webhooks (`/api/hooks/{jira,github}/:workflowId`, docs/workflows.md#status-flowing-back): no
@@ -23,15 +24,15 @@ export async function registerWorkflowHookRoutes(
         response: responses({ 202: hookReceipt }, [...PUBLIC_ROUTE_ERRORS, 401, 413]),
       });
       const request = (req: {
-        params: unknown;
+        params: { workflowId: string };
         headers: Record<string, string | string[] | undefined>;
         body: unknown;
       }) => ({
-        workflowId: (req.params as { workflowId: string }).workflowId,
+        workflowId: req.params.workflowId,
         headers: req.headers,
         rawBody: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
       });
-      scope.post(
+      typed(scope).post(
         '/jira/:workflowId',
         { bodyLimit: 1024 * 1024, schema: schema('Inbound Jira webhook (X-Hub-Signature)') },
         async (req, reply) => {
@@ -39,7 +40,7 @@ export async function registerWorkflowHookRoutes(
           return reply.code(202).send({ object: 'hook_receipt', ...result });
         },
       );
-      scope.post(
+      typed(scope).post(
         '/github/:workflowId',
         { bodyLimit: 1024 * 1024, schema: schema('Inbound GitHub webhook (X-Hub-Signature-256)') },
         async (req, reply) => {
