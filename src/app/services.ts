@@ -70,7 +70,10 @@ export async function buildServices(
     clock,
     isLive: () => infra.bus.isLive(),
     readVersion: () => readKeyVersion(infra.pool),
-    failures: createAuthFailureLimiter({ limit: config.authFailuresPerMinute }),
+    failures: createAuthFailureLimiter({
+      limit: config.authFailuresPerMinute,
+      now: () => clock().getTime(),
+    }),
     onCacheLookup: metrics.keyCache.lookup,
   });
   infra.bus.subscribe((m) => {

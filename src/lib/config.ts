@@ -109,8 +109,9 @@ export interface Config {
   /** How long a verified key stays in a process's cache; invalidations end it sooner. */
   keyCacheTtlMs: number;
   /**
-   * Well-formed keys that match no live key a client address may present per minute (per web
-   * process) before its unknown keys are refused with 429 without a lookup. @defaultValue 60
+   * Well-formed keys that match no key a client address may present per minute (per web
+   * process) before its lookups are paced to a sixth of this a second (past the pace 429 without
+   * a lookup; a valid key still gets through when the pace has room). @defaultValue 60
    */
   authFailuresPerMinute: number;
   /**

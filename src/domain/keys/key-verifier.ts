@@ -11,7 +11,7 @@ export type { AuthenticatedKey } from './keys-store.js';
 export type VerifyResult =
   | { ok: true; key: AuthenticatedKey }
   | { ok: false; code: 'invalid_api_key' | 'key_expired' | 'key_revoked' }
-  /** Too many failed authentications from this client: refused without a lookup. */
+  /** This client is past its failed authentications and its paced lookups: refused without one. */
   | { ok: false; code: 'rate_limited'; retryAfterMs: number };
 
 export interface KeyVerifier {
@@ -47,7 +47,7 @@ export function createKeyVerifier(deps: {
   readVersion?: () => Promise<string>;
   /** @defaultValue 1000 */
   versionCheckMs?: number;
-  /** Counts well-formed keys that fail per client and refuses lookups past its limit. */
+  /** Counts well-formed keys that match nothing per client and paces its lookups past its limit. */
   failures?: AuthFailureLimiter;
   /**
    * How long a well-formed key that matched no row is answered 401 without a lookup. Safe:
@@ -127,7 +127,7 @@ export function createKeyVerifier(deps: {
         if (client) deps.failures?.recordFailure(client);
         return { ok: false, code: 'invalid_api_key' };
       } else {
-        const retryAfterMs = client ? (deps.failures?.blockedForMs(client) ?? 0) : 0;
+        const retryAfterMs = client ? (deps.failures?.admitLookup(client) ?? 0) : 0;
         if (retryAfterMs > 0) return { ok: false, code: 'rate_limited', retryAfterMs };
         deps.onCacheLookup?.(false);
         const started = generation;
@@ -150,8 +150,8 @@ export function createKeyVerifier(deps: {
         if (client) deps.failures?.recordFailure(client);
         return { ok: false, code: 'invalid_api_key' };
       }
+      // A revoked or expired key is a real key, not a guess: it does not count as a failure.
       const state = effectiveKeyState(key, clock());
-      if (!authenticates(state) && client) deps.failures?.recordFailure(client);
       if (state === 'revoked') return { ok: false, code: 'key_revoked' };
       if (!authenticates(state)) return { ok: false, code: 'key_expired' };
       return { ok: true, key: state === key.state ? key : { ...key, state } };
