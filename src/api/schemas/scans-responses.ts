@@ -1,6 +1,7 @@
 import { SCAN_FORMATS } from '../../domain/scans/scan-formats.js';
 import { CASE_STATUSES } from '../../domain/cases/case-status.js';
 import { RECOMMENDED_ACTIONS, SEVERITIES } from '../../domain/triage-engine/types.js';
+import { workflowKindSchema } from './workflows.js';
 import {
   cursor,
   isoDateTime,
@@ -296,7 +297,7 @@ export const caseDetail = {
         required: ['workflowId', 'kind', 'externalId', 'url', 'state', 'lastDeliveredAt'],
         properties: {
           workflowId: { type: 'string', format: 'uuid' },
-          kind: { type: 'string', enum: ['jira', 'github', 'webhook'] },
+          kind: workflowKindSchema,
           externalId: { type: ['string', 'null'] },
           url: { type: ['string', 'null'] },
           state: { type: 'string', enum: ['open', 'closed'] },

@@ -1,6 +1,7 @@
 import { CASE_STATUSES } from '../../domain/cases/case-status.js';
 import { isoDateTime, nullableDateTime, nullableInteger, nullableString } from './responses.js';
-import { fieldsSchema, rateLimitSchema, ruleSchema } from './workflows.js';
+import { TARGETS, WORKFLOW_KINDS } from '../../domain/workflows/targets/registry.js';
+import { fieldsSchema, rateLimitSchema, ruleSchema, workflowKindSchema } from './workflows.js';
 
 /** Response shapes of the workflow routes (docs/workflows.md#secrets). No credential or secret but the 201's `secret`. */
 
@@ -9,16 +10,8 @@ const targetView = {
   description: 'The target without its credential; `credential` is its last four characters.',
   required: ['kind'],
   properties: {
-    kind: { type: 'string', enum: ['jira', 'github', 'webhook'] },
-    baseUrl: { type: 'string' },
-    email: { type: 'string' },
-    projectKey: { type: 'string' },
-    issueType: { type: 'string' },
-    transitions: { type: 'object', properties: { done: { type: 'string' }, reopen: { type: 'string' } } },
-    owner: { type: 'string' },
-    repo: { type: 'string' },
-    apiUrl: { type: 'string' },
-    url: { type: 'string' },
+    kind: workflowKindSchema,
+    ...Object.assign({}, ...WORKFLOW_KINDS.map((k) => TARGETS[k].viewProperties)),
     credential: { type: 'string', description: 'Masked: `…` and the last four characters.' },
     rateLimit: {
       ...rateLimitSchema,
@@ -31,7 +24,7 @@ const workflowProperties = {
   object: { type: 'string', const: 'workflow' },
   id: { type: 'string', format: 'uuid' },
   name: { type: 'string' },
-  kind: { type: 'string', enum: ['jira', 'github', 'webhook'] },
+  kind: workflowKindSchema,
   enabled: { type: 'boolean' },
   target: targetView,
   rule: ruleSchema,

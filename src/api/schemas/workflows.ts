@@ -1,4 +1,5 @@
 import { describedPattern } from '../../lib/schema-patterns.js';
+import { TARGETS, WORKFLOW_KINDS } from '../../domain/workflows/targets/registry.js';
 import { CASE_STATUSES } from '../../domain/cases/case-status.js';
 import {
   ASSET_ENVIRONMENTS,
@@ -9,7 +10,8 @@ import {
 
 /**
  * Request schemas of `/api/v1/workflows` (docs/workflows.md). The rule takes the case list's filters
- * (docs/workflows.md#rules) as a JSON object, lists as arrays; the target is one of three kinds.
+ * (docs/workflows.md#rules) as a JSON object, lists as arrays; the target is one of the registry's kinds
+ * (`domain/workflows/targets/registry.ts`).
  */
 const enumList = (values: readonly string[]) =>
   ({
@@ -18,6 +20,9 @@ const enumList = (values: readonly string[]) =>
     uniqueItems: true,
     items: { type: 'string', enum: [...values] },
   }) as const;
+
+/** A workflow's target kind: one of the registry's. */
+export const workflowKindSchema = { type: 'string', enum: [...WORKFLOW_KINDS] } as const;
 
 const text = (max: number) => ({ type: 'string', minLength: 1, maxLength: max }) as const;
 
@@ -65,8 +70,6 @@ export const statusMapSchema = {
   additionalProperties: { type: 'string', enum: [...CASE_STATUSES] },
 } as const;
 
-const url = { type: 'string', minLength: 1, maxLength: 2048 } as const;
-
 /** A target's proactive rate limit (`domain/workflows/rate-limit.ts`). */
 export const rateLimitSchema = {
   type: 'object',
@@ -75,7 +78,7 @@ export const rateLimitSchema = {
   description:
     'At most `requests` calls to the target in any `perSeconds` seconds, spaced evenly and shared by ' +
     'every worker process; a delivery over it waits (its job is delayed), it never fails for it. ' +
-    'Defaults: Jira 10 per 1 s, GitHub 60 per 60 s, webhook 20 per 1 s.',
+    `Defaults: ${WORKFLOW_KINDS.map((k) => `${TARGETS[k].label} ${TARGETS[k].defaultRateLimit.requests} per ${TARGETS[k].defaultRateLimit.perSeconds} s`).join(', ')}.`,
   properties: {
     requests: { type: 'integer', minimum: 1, maximum: 1000 },
     perSeconds: { type: 'integer', minimum: 1, maximum: 3600 },
@@ -83,70 +86,21 @@ export const rateLimitSchema = {
   examples: [{ requests: 10, perSeconds: 1 }],
 } as const;
 
-const jiraTarget = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['kind', 'baseUrl', 'email', 'apiToken', 'projectKey'],
-  properties: {
-    kind: { const: 'jira' },
-    baseUrl: url,
-    email: {
-      type: 'string',
-      maxLength: 254,
-      pattern: describedPattern('^[^\\s@]+@[^\\s@]+$', 'must be an email address'),
-    },
-    apiToken: text(2000),
-    projectKey: {
-      type: 'string',
-      pattern: describedPattern('^[A-Z][A-Z0-9_]{0,19}$', 'must be a Jira project key such as SEC'),
-    },
-    issueType: text(100),
-    transitions: {
-      type: 'object',
-      additionalProperties: false,
-      properties: { done: text(100), reopen: text(100) },
-    },
-    rateLimit: rateLimitSchema,
-  },
-} as const;
-
-const githubTarget = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['kind', 'owner', 'repo', 'token'],
-  properties: {
-    kind: { const: 'github' },
-    owner: {
-      type: 'string',
-      pattern: describedPattern('^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$', 'must be a GitHub owner'),
-    },
-    repo: {
-      type: 'string',
-      pattern: describedPattern('^[A-Za-z0-9._-]{1,100}$', 'must be a GitHub repository name'),
-    },
-    token: text(2000),
-    apiUrl: url,
-    rateLimit: rateLimitSchema,
-  },
-} as const;
-
-const webhookTarget = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['kind', 'url'],
-  properties: { kind: { const: 'webhook' }, url, rateLimit: rateLimitSchema },
-} as const;
-
-/** Picks the kind's schema with if/then, so errors name the kind's own fields (not a oneOf). */
+/**
+ * Picks the kind's schema with if/then, so errors name the kind's own fields (not a oneOf); each
+ * kind's schema is its registry entry's, with the shared `rateLimit`.
+ */
 const targetSchema = {
   type: 'object',
   required: ['kind'],
-  properties: { kind: { type: 'string', enum: ['jira', 'github', 'webhook'] } },
-  allOf: [
-    { if: { properties: { kind: { const: 'jira' } } }, then: jiraTarget },
-    { if: { properties: { kind: { const: 'github' } } }, then: githubTarget },
-    { if: { properties: { kind: { const: 'webhook' } } }, then: webhookTarget },
-  ],
+  properties: { kind: workflowKindSchema },
+  allOf: WORKFLOW_KINDS.map((kind) => {
+    const own = TARGETS[kind].requestSchema as { properties: Record<string, unknown> };
+    return {
+      if: { properties: { kind: { const: kind } } },
+      then: { ...own, properties: { ...own.properties, rateLimit: rateLimitSchema } },
+    };
+  }),
 } as const;
 
 export const createWorkflowBody = {
@@ -192,7 +146,7 @@ export const previewWorkflowBody = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    kind: { type: 'string', enum: ['jira', 'github', 'webhook'] },
+    kind: workflowKindSchema,
     fields: fieldsSchema,
     caseId: { type: 'string', maxLength: 100 },
   },

@@ -1,13 +1,12 @@
 import type { Pool } from '../../db/pool.js';
 import type { HttpCallOptions } from './targets/http-call.js';
 import type { IssueAdapter } from './targets/issue-adapter.js';
-import { githubAdapter } from './targets/github.js';
-import { jiraAdapter } from './targets/jira.js';
+import { targetKind } from './targets/registry.js';
 import type { TargetFailure } from './targets/target-result.js';
-import { sendWebhookEvent } from './targets/webhook-target.js';
 import { unsealWorkflowSecret } from './sealing.js';
 import { rateLimitOf, workflowGate, type Pacer } from './rate-limit.js';
-import { CLOSED_STATUSES, type DeliveryCase, type Workflow } from './types.js';
+import { CLOSED_STATUSES, type DeliveryCase } from './types.js';
+import type { Workflow } from './workflow.js';
 import {
   countCreateAttempt,
   ensureLink,
@@ -53,7 +52,7 @@ export interface DeliveryDeps {
 /**
  * The outcome of one attempt: `delivered`; `retry` (the job fails and is retried, after the
  * target's `Retry-After` when it gave one); `failed` (final: a 4xx that retrying cannot fix).
- * `ids` are the deliveries whose outcome is left to record (a webhook sends a case's earlier
+ * `ids` are the deliveries whose outcome is left to record (an event target sends a case's earlier
  * pending deliveries first, so events of one case are never reordered, and records each one
  * sent while it holds the case's lease). `busy`: another attempt holds the case's lease (or this
  * one lost it): nothing was sent, the job waits `retryAfterMs` without spending an attempt.
@@ -85,14 +84,10 @@ export function issueAdapterOf(
   w: Workflow,
   deps: Pick<DeliveryDeps, 'pepper' | 'http' | 'pacer' | 'rateWaitMs'>,
 ): IssueAdapter | null {
-  if (w.kind === 'webhook' || !w.credentialSealed) return null;
+  const { delivery } = targetKind(w.kind);
+  if (delivery.mode !== 'issue' || !w.credentialSealed) return null;
   const credential = unsealWorkflowSecret(deps.pepper, w.id, w.credentialSealed);
-  const http = httpOf(w, deps);
-  return w.target.kind === 'jira'
-    ? jiraAdapter(w.target, credential, w.fields, http)
-    : w.target.kind === 'github'
-      ? githubAdapter(w.target, credential, w.fields, http)
-      : null;
+  return delivery.adapter(w.target, credential, w.fields, httpOf(w, deps));
 }
 
 const failure = (message: string): TargetFailure => ({ ok: false, retryable: false, status: null, message });
@@ -127,7 +122,7 @@ export async function attemptDelivery(deps: DeliveryDeps, deliveryId: string): P
       if (!now || now.status !== 'pending') return { kind: 'skipped', ids: [], reason: 'not pending' };
       const c = await loadDeliveryCase(deps.pool, caseId, deps.baseUrl);
       if (!c) return { kind: 'skipped', ids: [d.id], reason: 'case deleted' };
-      if (w.kind === 'webhook') return webhookDelivery(deps, lease, w, now, c);
+      if (targetKind(w.kind).delivery.mode === 'event') return eventDelivery(deps, lease, w, now, c);
       return issueDelivery(deps, lease, w, now, c);
     },
     deps.lease,
@@ -138,27 +133,23 @@ export async function attemptDelivery(deps: DeliveryDeps, deliveryId: string): P
 /** The answer of an attempt whose lease was taken over (it ran out): make no further call. */
 const LEASE_LOST: AttemptOutcome = { kind: 'busy', ids: [], retryAfterMs: 1_000 };
 
-async function webhookDelivery(
+/**
+ * An `event` target (a webhook, Slack): the case's pending events up to this one, oldest first,
+ * one message each, each recorded as delivered as soon as the target took it.
+ */
+async function eventDelivery(
   deps: DeliveryDeps,
   lease: CaseLease,
   w: Workflow,
   d: DeliveryRow,
   c: DeliveryCase,
 ): Promise<AttemptOutcome> {
-  if (w.target.kind !== 'webhook') return { kind: 'failed', ids: [d.id], failure: failure('not a webhook') };
-  const secret = unsealWorkflowSecret(deps.pepper, w.id, w.secretSealed);
-  const http = httpOf(w, deps);
+  const send = eventSender(deps, w);
+  if (!send) return { kind: 'failed', ids: [d.id], failure: failure('not an event target') };
   const db = deps.pool;
   for (const p of await pendingDeliveriesUpTo(db, d)) {
     if (!(await lease.keep())) return LEASE_LOST;
-    const res = await sendWebhookEvent(
-      w.target.url,
-      secret,
-      p.id,
-      eventPayload(p, c, deps.clock()),
-      deps.clock(),
-      http,
-    );
+    const res = await send(p, c);
     if (!res.ok) return { kind: res.retryable ? 'retry' : 'failed', ids: [p.id], failure: res };
     // Recorded while the case's lease is held: an attempt for a later event of this case, waiting
     // for the lease, must find this one delivered and not send it again (out of order).
@@ -174,39 +165,24 @@ async function webhookDelivery(
   return { kind: 'delivered', ids: [], status: 200 };
 }
 
-/** The generic webhook's JSON event. */
-export function eventPayload(
-  d: Pick<DeliveryRow, 'id' | 'event' | 'workflow_id'>,
-  c: DeliveryCase | null,
-  at: Date,
-) {
-  return {
-    type: d.event,
-    id: d.id,
-    timestamp: at.toISOString(),
-    workflowId: d.workflow_id,
-    data: c && {
-      object: 'case',
-      id: c.id,
-      title: c.title,
-      severity: c.severity,
-      priority: c.priority,
-      recommendedAction: c.recommendedAction,
-      reasoning: c.reasoning,
-      status: c.status,
-      scanner: c.scanner,
-      ruleId: c.ruleId,
-      cveIds: c.cveIds,
-      cvssScore: c.cvssScore,
-      epss: c.epss,
-      kev: c.kev,
-      asset: c.asset,
-      environment: c.environment,
-      firstSeen: c.firstSeen.toISOString(),
-      lastSeen: c.lastSeen.toISOString(),
-      url: c.url,
-    },
-  };
+/** Sends one delivery of an `event` target (secret and credential opened for this attempt). */
+function eventSender(deps: DeliveryDeps, w: Workflow) {
+  const { delivery } = targetKind(w.kind);
+  if (delivery.mode !== 'event') return null;
+  const secret = unsealWorkflowSecret(deps.pepper, w.id, w.secretSealed);
+  const credential = w.credentialSealed ? unsealWorkflowSecret(deps.pepper, w.id, w.credentialSealed) : null;
+  const http = httpOf(w, deps);
+  return (p: DeliveryRow, c: DeliveryCase | null) =>
+    delivery.send({
+      target: w.target,
+      credential,
+      secret,
+      delivery: { id: p.id, event: p.event, workflowId: p.workflow_id },
+      case: c,
+      fields: w.fields,
+      now: deps.clock(),
+      http,
+    });
 }
 
 async function issueDelivery(
@@ -262,16 +238,9 @@ async function issueDelivery(
 
 /** `POST /workflows/:id/test`: one sample delivery, answered with what the target said. */
 async function testDelivery(deps: DeliveryDeps, w: Workflow, d: DeliveryRow): Promise<AttemptOutcome> {
-  if (w.target.kind === 'webhook') {
-    const secret = unsealWorkflowSecret(deps.pepper, w.id, w.secretSealed);
-    const res = await sendWebhookEvent(
-      w.target.url,
-      secret,
-      d.id,
-      eventPayload(d, null, deps.clock()),
-      deps.clock(),
-      httpOf(w, deps),
-    );
+  const send = eventSender(deps, w);
+  if (send) {
+    const res = await send(d, null);
     return res.ok
       ? { kind: 'delivered', ids: [d.id], status: res.status }
       : { kind: 'failed', ids: [d.id], failure: res };

@@ -6,7 +6,9 @@ import type { CaseStatus } from '../cases/case-status.js';
 import { unsealWorkflowSecret } from './sealing.js';
 import { verifyHubSignature } from './signing.js';
 import type { WorkflowTrigger } from './trigger.js';
-import { CLOSED_STATUSES, type Workflow } from './types.js';
+import { targetKind } from './targets/registry.js';
+import { CLOSED_STATUSES } from './types.js';
+import type { Workflow } from './workflow.js';
 import { findLinkByExternalId, firstSightOfInbound, getWorkflowById, updateLink } from './workflow-store.js';
 
 /**
@@ -45,8 +47,7 @@ async function verified(deps: InboundDeps, kind: 'jira' | 'github', req: Inbound
   const w = await getWorkflowById(deps.pool, req.workflowId);
   if (!w || w.kind !== kind) throw refused();
   const secret = unsealWorkflowSecret(deps.pepper, w.id, w.secretSealed);
-  const header =
-    kind === 'github' ? one(req.headers['x-hub-signature-256']) : one(req.headers['x-hub-signature']);
+  const header = one(req.headers[targetKind(kind).inbound?.signatureHeader ?? 'x-hub-signature-256']);
   if (!verifyHubSignature(secret, req.rawBody, header)) throw refused();
   return w;
 }

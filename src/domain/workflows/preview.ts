@@ -3,9 +3,8 @@ import type { FieldError } from '../../lib/errors.js';
 import { getCase, listCases } from '../cases/case-store.js';
 import { loadDeliveryCase } from './workflow-store.js';
 import { mappedPriority, mappingErrors, renderLabels, renderSummary } from './template.js';
-import { GITHUB_TITLE_MAX } from './targets/github.js';
-import { JIRA_SUMMARY_MAX } from './targets/jira.js';
-import type { WorkflowFields, WorkflowKind } from './types.js';
+import { targetKind, type WorkflowKind } from './targets/registry.js';
+import type { WorkflowFields } from './types.js';
 
 /** What a workflow's field mapping makes of one case: the console's live preview (docs/console.md#workflows). */
 export interface WorkflowPreview {
@@ -31,7 +30,7 @@ export async function workflowPreview(
     baseUrl: string;
   },
 ): Promise<WorkflowPreview | { errors: FieldError[] } | 'no_case'> {
-  const max = input.kind === 'github' ? GITHUB_TITLE_MAX : JIRA_SUMMARY_MAX;
+  const { summaryMax: max, priorityAsLabel } = targetKind(input.kind);
   const errors = mappingErrors(input.fields, { summary: max });
   if (errors.length > 0) return { errors };
   const sample = input.caseId
@@ -42,7 +41,7 @@ export async function workflowPreview(
   return {
     case: { id: c.id, title: c.title },
     summary: renderSummary(input.fields, c, max),
-    labels: renderLabels(input.fields, c, input.kind === 'github'),
+    labels: renderLabels(input.fields, c, priorityAsLabel),
     priority: mappedPriority(input.fields, c) ?? null,
   };
 }

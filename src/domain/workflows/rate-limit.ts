@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
-import type { TargetRateLimit, WorkflowKind, WorkflowTarget } from './types.js';
+import { TARGETS, WORKFLOW_KINDS, type WorkflowKind, type WorkflowTarget } from './targets/registry.js';
+import type { TargetRateLimit } from './types.js';
 
 /**
  * A workflow's proactive rate limit on its target (docs/workflows.md#rate-limits): at most `requests` calls in any
@@ -10,27 +11,14 @@ import type { TargetRateLimit, WorkflowKind, WorkflowTarget } from './types.js';
  * slot is freed; no attempt is spent). With Redis the schedule lives in Redis (one key per
  * workflow, the Redis clock), so every worker process shares it; without, it is per process.
  *
- * Defaults per kind, from the targets' own documentation:
- * - Jira Cloud: 10 requests/s. Atlassian's burst limits are per site, per endpoint and method
- *   (token buckets; an API token's traffic shares them with every other integration and user of
- *   the site), and one issue takes at most 20 writes in 2 s
- *   (https://developer.atlassian.com/cloud/jira/platform/rate-limiting/); 10/s stays well inside.
- * - GitHub: 60 requests/min. "No more than 80 content-generating requests per minute and no more
- *   than 500 content-generating requests per hour", and for many POST/PATCH requests "wait at
- *   least one second between each request"
- *   (https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api#about-secondary-rate-limits,
- *   …/best-practices-for-using-the-rest-api). The hourly 500 is left to GitHub's 403 with
- *   `retry-after`, which deliveries already honour; set `{requests: 500, perSeconds: 3600}` for a
- *   long backfill that should never meet it.
- * - Generic webhook: 20 requests/s (an unknown receiver; raise it per workflow).
+ * Each kind's default is its registry entry's `defaultRateLimit` (`targets/<kind>/index.ts`, from
+ * the target's own documentation).
  */
 export type RateLimit = TargetRateLimit;
 
-export const DEFAULT_RATE_LIMITS: Readonly<Record<WorkflowKind, RateLimit>> = {
-  jira: { requests: 10, perSeconds: 1 },
-  github: { requests: 60, perSeconds: 60 },
-  webhook: { requests: 20, perSeconds: 1 },
-};
+export const DEFAULT_RATE_LIMITS: Readonly<Record<WorkflowKind, RateLimit>> = Object.fromEntries(
+  WORKFLOW_KINDS.map((k) => [k, TARGETS[k].defaultRateLimit]),
+) as Record<WorkflowKind, RateLimit>;
 
 /** The limit in force for a target: its own, else its kind's default. */
 export function rateLimitOf(target: WorkflowTarget): RateLimit {

@@ -1,20 +1,17 @@
-import type { CaseStatus } from '../cases/case-status.js';
-
 /**
  * Mapped workflows (docs/workflows.md).
  *
  * Glossary:
  * - **workflow**: a workspace's rule (which cases), target (where they go) and field mapping (how).
- * - **target**: a Jira Cloud project, a GitHub repository, or a generic webhook URL.
+ * - **target**: a Jira Cloud project, a GitHub repository, a generic webhook URL or a Slack incoming
+ *   webhook; one folder per kind under `targets/`, listed in `targets/registry.ts`.
  * - **link**: the one external issue of a case in a workflow (`workflow_links`); created before
  *   the first remote call with a *marker* the remote issue carries, so a retry can find it.
  * - **delivery**: one event for one case sent through one workflow (`workflow_deliveries`), a
  *   BullMQ job on the `deliveries` queue with retries over at least 24 hours.
- * - **credential**: the Jira API token or GitHub token; **secret**: the `whsec_` signing secret
+ * - **credential**: the Jira API token, GitHub token or Slack webhook URL; **secret**: the `whsec_` signing secret
  *   (outbound webhook signatures, inbound Jira/GitHub webhook verification). Both sealed at rest.
  */
-export type WorkflowKind = 'jira' | 'github' | 'webhook';
-
 export const WORKFLOW_EVENTS = [
   'case.created',
   'case.updated',
@@ -57,55 +54,6 @@ export interface TargetRateLimit {
   perSeconds: number;
 }
 
-export interface JiraTarget {
-  kind: 'jira';
-  rateLimit?: TargetRateLimit;
-  baseUrl: string;
-  email: string;
-  projectKey: string;
-  issueType: string;
-  /** Transition names used when a case closes or reopens. */
-  transitions: { done: string; reopen: string };
-}
-
-export interface GithubTarget {
-  kind: 'github';
-  rateLimit?: TargetRateLimit;
-  owner: string;
-  repo: string;
-  apiUrl: string;
-}
-
-export interface WebhookTarget {
-  kind: 'webhook';
-  rateLimit?: TargetRateLimit;
-  url: string;
-}
-
-export type WorkflowTarget = JiraTarget | GithubTarget | WebhookTarget;
-
-/** A workflow as stored (the credential and secret still sealed). */
-export interface Workflow {
-  id: string;
-  workspaceId: string;
-  name: string;
-  kind: WorkflowKind;
-  enabled: boolean;
-  target: WorkflowTarget;
-  credentialSealed: string | null;
-  credentialHint: string | null;
-  secretSealed: string;
-  rule: WorkflowRule;
-  fields: WorkflowFields;
-  /** Remote status (Jira status name, `category:done`, GitHub `closed:not_planned`, …) → case status. */
-  statusMap: Record<string, CaseStatus>;
-  lastError: string | null;
-  lastDeliveryStatus: string | null;
-  lastDeliveryAt: Date | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
 /** Case statuses whose external issue should be closed. */
 export const CLOSED_STATUSES: ReadonlySet<string> = new Set(['resolved', 'risk_accepted', 'false_positive']);
 
@@ -132,4 +80,8 @@ export interface DeliveryCase {
   lastSeen: Date;
   /** Where the case is shown (the API URL of the case). */
   url: string;
+  /** The case's page in the console. */
+  consoleUrl: string;
+  /** The earliest CISA KEV due date of the case's CVEs (`YYYY-MM-DD`), when one is listed. */
+  kevDueDate: string | null;
 }

@@ -1,20 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { withTransaction, type Pool } from '../../db/pool.js';
 import { seqCursor, seqPage } from '../../lib/cursor.js';
-import { AppError, invalidRequest, notFound, type FieldError } from '../../lib/errors.js';
-import { outboundUrlProblem, type OutboundUrlOptions } from '../../lib/outbound-url.js';
+import { AppError, invalidRequest, notFound } from '../../lib/errors.js';
+import type { OutboundUrlOptions } from '../../lib/outbound-url.js';
 import type { CaseStatus } from '../cases/case-status.js';
 import { recordAuditEvent } from '../keys/audit-log.js';
 import type { Actor } from '../keys/key-service.js';
 import { attemptDelivery, recordAttemptOutcome, type DeliveryDeps } from './deliver.js';
 import { credentialHint, sealWorkflowSecret } from './sealing.js';
 import { newWorkflowSecret } from './signing.js';
-import { GITHUB_TITLE_MAX } from './targets/github.js';
-import { JIRA_SUMMARY_MAX } from './targets/jira.js';
+import { targetKind, type TargetInput, type WorkflowKind } from './targets/registry.js';
 import { mappingErrors } from './template.js';
-import { DEFAULT_RATE_LIMITS, rateLimitOf } from './rate-limit.js';
+import { rateLimitOf } from './rate-limit.js';
 import { workflowPreview } from './preview.js';
-import type { TargetRateLimit, Workflow, WorkflowFields, WorkflowRule, WorkflowTarget } from './types.js';
+import type { TargetRateLimit, WorkflowFields, WorkflowRule } from './types.js';
+import type { Workflow } from './workflow.js';
 import {
   caseLinks,
   deleteWorkflow,
@@ -27,32 +27,18 @@ import {
   type DeliveryRow,
 } from './workflow-store.js';
 
-/** A target as a request gives it: the settings plus the credential in clear. */
-export type TargetInput =
-  | {
-      kind: 'jira';
-      baseUrl: string;
-      email: string;
-      apiToken: string;
-      projectKey: string;
-      issueType?: string;
-      transitions?: { done?: string; reopen?: string };
-      rateLimit?: TargetRateLimit;
-    }
-  | {
-      kind: 'github';
-      owner: string;
-      repo: string;
-      token: string;
-      apiUrl?: string;
-      rateLimit?: TargetRateLimit;
-    }
-  | { kind: 'webhook'; url: string; rateLimit?: TargetRateLimit };
+export type { TargetInput } from './targets/registry.js';
+
+/**
+ * A target as the request schema checked it: the kind's own schema (`requestSchema` of its
+ * registry entry) was applied, so the fields are that kind's `TargetInput`.
+ */
+export type CheckedTargetInput = { kind: WorkflowKind; [field: string]: unknown };
 
 export interface WorkflowInput {
   name: string;
   enabled?: boolean;
-  target: TargetInput;
+  target: CheckedTargetInput;
   rule?: WorkflowRule;
   fields?: WorkflowFields;
   statusMap?: Record<string, CaseStatus>;
@@ -64,7 +50,7 @@ export interface WorkflowPatchInput {
   rule?: WorkflowRule;
   fields?: WorkflowFields;
   statusMap?: Record<string, CaseStatus>;
-  /** A new Jira API token or GitHub token (the old one is replaced, never shown). */
+  /** A new Jira API token, GitHub token or Slack webhook URL (the old one is replaced, never shown). */
   credential?: string;
   /** The target's new rate limit. */
   rateLimit?: TargetRateLimit;
@@ -81,57 +67,20 @@ export interface WorkflowServiceDeps {
   delivery: DeliveryDeps;
 }
 
-const limitOf = (kind: Workflow['kind']) => (kind === 'github' ? GITHUB_TITLE_MAX : JIRA_SUMMARY_MAX);
+const limitOf = (kind: Workflow['kind']) => targetKind(kind).summaryMax;
 
 /**
  * Managing mapped workflows (`/api/v1/workflows`): every answer is a view without the
  * credential or secret; the `whsec_` secret appears once, in the answer to the creation.
  */
 export function createWorkflowService(deps: WorkflowServiceDeps) {
-  function targetOf(t: TargetInput): {
-    target: WorkflowTarget;
-    credential: string | null;
-    errors: FieldError[];
-  } {
-    const errors: FieldError[] = [];
-    const rateLimit = t.rateLimit ?? DEFAULT_RATE_LIMITS[t.kind];
-    const url = (value: string, path: string) => {
-      const problem = outboundUrlProblem(value, deps.outbound);
-      if (problem) errors.push({ path, message: problem });
-    };
-    if (t.kind === 'jira') {
-      url(t.baseUrl, '/target/baseUrl');
-      return {
-        target: {
-          kind: 'jira',
-          baseUrl: t.baseUrl.replace(/\/+$/, ''),
-          email: t.email,
-          projectKey: t.projectKey,
-          issueType: t.issueType ?? 'Bug',
-          transitions: { done: t.transitions?.done ?? 'Done', reopen: t.transitions?.reopen ?? 'To Do' },
-          rateLimit,
-        },
-        credential: t.apiToken,
-        errors,
-      };
-    }
-    if (t.kind === 'github') {
-      const apiUrl = t.apiUrl ?? 'https://api.github.com';
-      url(apiUrl, '/target/apiUrl');
-      return {
-        target: {
-          kind: 'github',
-          owner: t.owner,
-          repo: t.repo,
-          apiUrl: apiUrl.replace(/\/+$/, ''),
-          rateLimit,
-        },
-        credential: t.token,
-        errors,
-      };
-    }
-    url(t.url, '/target/url');
-    return { target: { kind: 'webhook', url: t.url, rateLimit }, credential: null, errors };
+  /** The kind's own checks, then the rate limit in force stored with the target. */
+  function targetOf(checked: CheckedTargetInput) {
+    // Validated against the kind's own request schema before it got here.
+    const t = checked as unknown as TargetInput;
+    const made = targetKind(t.kind).setup(t, { outbound: deps.outbound });
+    const rateLimit = t.rateLimit ?? targetKind(t.kind).defaultRateLimit;
+    return { ...made, target: { ...made.target, rateLimit } };
   }
 
   function view(w: Workflow) {
@@ -150,8 +99,9 @@ export function createWorkflowService(deps: WorkflowServiceDeps) {
       rule: w.rule,
       fields: w.fields,
       statusMap: w.statusMap,
-      inboundUrl:
-        w.kind === 'webhook' ? null : `${deps.baseUrl.replace(/\/+$/, '')}/api/hooks/${w.kind}/${w.id}`,
+      inboundUrl: targetKind(w.kind).inbound
+        ? `${deps.baseUrl.replace(/\/+$/, '')}/api/hooks/${w.kind}/${w.id}`
+        : null,
       lastDeliveryStatus: w.lastDeliveryStatus,
       lastDeliveryAt: w.lastDeliveryAt?.toISOString() ?? null,
       lastError: w.lastError,
@@ -221,8 +171,13 @@ export function createWorkflowService(deps: WorkflowServiceDeps) {
         const errors = mappingErrors(patch.fields, { summary: limitOf(existing.kind) });
         if (errors.length > 0) throw invalidRequest(errors);
       }
-      if (patch.credential !== undefined && existing.kind === 'webhook')
-        throw invalidRequest([{ path: '/credential', message: 'a webhook workflow has no credential' }]);
+      if (patch.credential !== undefined) {
+        const { credentialProblem } = targetKind(existing.kind);
+        const problem = credentialProblem
+          ? credentialProblem(patch.credential, { outbound: deps.outbound })
+          : `a ${existing.kind} workflow has no credential`;
+        if (problem) throw invalidRequest([{ path: '/credential', message: problem }]);
+      }
       const w = await withTransaction(deps.pool, async (tx) => {
         const changed = await updateWorkflow(tx, workspaceId, id, {
           name: patch.name,

@@ -2,14 +2,8 @@ import type { Queryable } from '../../db/pool.js';
 import { isUuid } from '../../lib/ids.js';
 import type { CaseStatus } from '../cases/case-status.js';
 import { ruleWhere } from './rule-sql.js';
-import type {
-  DeliveryCase,
-  Workflow,
-  WorkflowEvent,
-  WorkflowFields,
-  WorkflowRule,
-  WorkflowTarget,
-} from './types.js';
+import type { DeliveryCase, WorkflowEvent, WorkflowFields, WorkflowRule } from './types.js';
+import type { Workflow, WorkflowTarget } from './workflow.js';
 
 /** The one module naming the workflow tables (m013): workflows, links, deliveries, inbound events. */
 
@@ -457,6 +451,7 @@ export async function loadDeliveryCase(
     cvss_score: string | null;
     epss: number | null;
     kev: boolean;
+    kev_due_date: string | null;
     asset: string | null;
     host: string | null;
     component: string | null;
@@ -467,6 +462,8 @@ export async function loadDeliveryCase(
     `SELECT c.id, c.title, c.severity, c.priority, c.recommended_action, c.reasoning, c.status, c.scanner, c.rule_id,
             c.cve_ids, c.cvss_score, c.asset, c.host, c.component, c.first_seen, c.last_seen,
             EXISTS (SELECT 1 FROM kev_entries k WHERE k.cve_id = ANY(c.cve_ids)) AS kev,
+            (SELECT to_char(min(k.due_date), 'YYYY-MM-DD') FROM kev_entries k WHERE k.cve_id = ANY(c.cve_ids))
+              AS kev_due_date,
             (SELECT max(e.epss) FROM epss_scores e WHERE e.cve_id = ANY(c.cve_ids)) AS epss,
             (SELECT s.asset_environment FROM scans s WHERE s.id = c.last_scan_id) AS environment
      FROM cases c WHERE c.id = $1`,
@@ -495,6 +492,8 @@ export async function loadDeliveryCase(
     firstSeen: r.first_seen,
     lastSeen: r.last_seen,
     url: `${baseUrl.replace(/\/+$/, '')}/api/v1/cases/${r.id}`,
+    consoleUrl: `${baseUrl.replace(/\/+$/, '')}/cases/${r.id}`,
+    kevDueDate: r.kev_due_date,
   };
 }
 

@@ -43,6 +43,8 @@ const c: DeliveryCase = {
   firstSeen: new Date('2026-11-01T00:00:00Z'),
   lastSeen: new Date('2026-11-20T00:00:00Z'),
   url: 'https://vt.example/api/v1/cases/6f1c',
+  consoleUrl: 'https://vt.example/cases/6f1c',
+  kevDueDate: '2021-12-24',
 };
 
 describe('field-mapping templates', () => {

@@ -1,9 +1,21 @@
-import type { DeliveryCase, JiraTarget, WorkflowFields } from '../types.js';
-import { mappedPriority, renderLabels, renderSummary } from '../template.js';
-import { caseToAdf } from './adf.js';
-import { jsonApi, type HttpCallOptions } from './http-call.js';
-import type { ExternalIssue, IssueAdapter } from './issue-adapter.js';
-import { failureOf, parseJson, type TargetResult } from './target-result.js';
+import type { DeliveryCase, TargetRateLimit, WorkflowFields } from '../../types.js';
+import { mappedPriority, renderLabels, renderSummary } from '../../template.js';
+import { caseToAdf } from '../adf.js';
+import { jsonApi, type HttpCallOptions } from '../http-call.js';
+import type { ExternalIssue, IssueAdapter } from '../issue-adapter.js';
+import { failureOf, parseJson, type TargetResult } from '../target-result.js';
+
+/** A Jira Cloud project as a workflow's target. */
+export interface JiraTarget {
+  kind: 'jira';
+  rateLimit?: TargetRateLimit;
+  baseUrl: string;
+  email: string;
+  projectKey: string;
+  issueType: string;
+  /** Transition names used when a case closes or reopens. */
+  transitions: { done: string; reopen: string };
+}
 
 /** Jira Cloud's limit on an issue summary. */
 export const JIRA_SUMMARY_MAX = 255;

@@ -1,9 +1,18 @@
-import type { DeliveryCase, GithubTarget, WorkflowFields } from '../types.js';
-import { renderLabels, renderSummary } from '../template.js';
-import { caseToMarkdown } from './adf.js';
-import { jsonApi, type HttpCallOptions } from './http-call.js';
-import type { IssueAdapter } from './issue-adapter.js';
-import { failureOf, parseJson } from './target-result.js';
+import type { DeliveryCase, TargetRateLimit, WorkflowFields } from '../../types.js';
+import { renderLabels, renderSummary } from '../../template.js';
+import { caseToMarkdown } from '../adf.js';
+import { jsonApi, type HttpCallOptions } from '../http-call.js';
+import type { IssueAdapter } from '../issue-adapter.js';
+import { failureOf, parseJson } from '../target-result.js';
+
+/** A GitHub repository as a workflow's target. */
+export interface GithubTarget {
+  kind: 'github';
+  rateLimit?: TargetRateLimit;
+  owner: string;
+  repo: string;
+  apiUrl: string;
+}
 
 /** GitHub's limit on an issue title. */
 export const GITHUB_TITLE_MAX = 256;
