@@ -36,7 +36,7 @@ const OBJECT_NAME = /^([0-9a-f-]{36})\/([0-9a-f-]{36})\.scan$/;
 
 /**
  * 503 `overloaded` for a failed call to object storage: an outage or a slow server is the
- * service's dependency failing, never the caller's error (docs/operations.md#object-storage).
+ * service's dependency failing, never the caller's error (docs/deploy.md#object-storage).
  */
 export function storageUnavailable(cause: unknown): AppError {
   if (cause instanceof AppError) return cause;

@@ -35,7 +35,7 @@ function variablesTheConfigReads(): Set<string> {
   loadConfig(env);
   return names;
 }
-/** Passed through to the providers untouched (docs/configuration.md#providers). */
+/** Passed through to the providers untouched (docs/configuration.md#triage). */
 const PROVIDER_ENV = /^(OPENAI|ANTHROPIC|TRIAGE|PROVIDER)_/;
 
 describe('compose.yaml', () => {
