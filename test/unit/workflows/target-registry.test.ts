@@ -53,9 +53,9 @@ async function withPigeon<T>(path: string): Promise<T> {
 }
 
 describe('the target registry', () => {
-  it('lists jira, github and webhook, each with its own folder entry', async () => {
+  it('lists jira, github, webhook and slack, each with its own folder entry', async () => {
     const { TARGETS, WORKFLOW_KINDS } = await import(REGISTRY);
-    expect(WORKFLOW_KINDS).toEqual(['jira', 'github', 'webhook']);
+    expect(WORKFLOW_KINDS).toEqual(['jira', 'github', 'webhook', 'slack']);
     for (const k of WORKFLOW_KINDS as (keyof typeof TARGETS)[]) expect(TARGETS[k].kind).toBe(k);
   });
 

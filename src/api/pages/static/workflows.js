@@ -53,6 +53,7 @@ function targetOf(kind) {
       projectKey: v('projectKey'),
     };
   if (kind === 'github') return { kind, owner: v('owner'), repo: v('repo'), token: $('token').value };
+  if (kind === 'slack') return { kind, url: $('slackUrl').value.trim() };
   return { kind, url: v('url') };
 }
 
@@ -74,6 +75,7 @@ function targetText(w) {
   const t = w.target;
   if (w.kind === 'jira') return `Jira ${t.projectKey} at ${t.baseUrl}`;
   if (w.kind === 'github') return `GitHub ${t.owner}/${t.repo}`;
+  if (w.kind === 'slack') return `Slack webhook ${t.credential}`;
   return `Webhook ${t.url}`;
 }
 

@@ -70,6 +70,7 @@ export function workflowsPage(): SafeHtml {
               <option value="webhook">Signed webhook</option>
               <option value="jira">Jira Cloud issue</option>
               <option value="github">GitHub issue</option>
+              <option value="slack">Slack message</option>
             </select>
           </div>
           <fieldset class="target" data-kind="webhook">
@@ -87,6 +88,10 @@ export function workflowsPage(): SafeHtml {
             <legend class="sr-only">GitHub</legend>
             ${field({ id: 'owner', label: 'Owner' })} ${field({ id: 'repo', label: 'Repository' })}
             ${field({ id: 'token', label: 'GitHub token', type: 'password', hint: 'Sealed at rest; never shown again.' })}
+          </fieldset>
+          <fieldset class="target" data-kind="slack" hidden>
+            <legend class="sr-only">Slack</legend>
+            ${field({ id: 'slackUrl', label: 'Slack incoming webhook URL', type: 'password', hint: 'https://hooks.slack.com/services/…; sealed at rest, never shown again.' })}
           </fieldset>
           <div class="filters">
             ${checks('priority', 'Rule: priority', PRIORITIES)}

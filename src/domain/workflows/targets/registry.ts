@@ -1,5 +1,6 @@
 import { github } from './github/index.js';
 import { jira } from './jira/index.js';
+import { slack } from './slack/index.js';
 import type { TargetKind } from './target-kind.js';
 import { webhook } from './webhook/index.js';
 
@@ -9,7 +10,7 @@ import { webhook } from './webhook/index.js';
  * which a test compares with this) derives from it. A new target is a folder beside these and a
  * line here.
  */
-export const TARGETS = { jira, github, webhook } as const;
+export const TARGETS = { jira, github, webhook, slack } as const;
 
 export type WorkflowKind = keyof typeof TARGETS;
 
