@@ -67,7 +67,7 @@ describe('the target registry', () => {
       'jira',
       'github',
       'webhook',
-
+      'slack',
       'pigeon',
     ]);
     const pigeon = target.allOf.at(-1)!.then as unknown as {
