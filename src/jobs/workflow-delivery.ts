@@ -77,8 +77,9 @@ export function deliveryProcessor(deps: DeliveryDeps, backoff: BackoffOptions = 
       throw new UnrecoverableError('delivery job without its ids');
     const out = await attemptDelivery(deps, deliveryId);
     if (out.kind === 'skipped') return out.reason;
-    if (out.kind === 'busy') {
-      // Another attempt holds the case (one at a time, in order): come back, no attempt spent.
+    if (out.kind === 'busy' || out.kind === 'queued') {
+      // Another attempt holds the case, or an earlier event of it is pending (one at a time, in
+      // order): come back, no attempt spent.
       await job.moveToDelayed(Date.now() + out.retryAfterMs, token);
       throw new DelayedError();
     }

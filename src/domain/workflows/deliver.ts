@@ -13,7 +13,7 @@ import {
   getDelivery,
   getWorkflowById,
   loadDeliveryCase,
-  pendingDeliveriesUpTo,
+  pendingHeadBefore,
   recordAttempt,
   setNextAttempt,
   updateLink,
@@ -52,20 +52,34 @@ export interface DeliveryDeps {
 /**
  * The outcome of one attempt: `delivered`; `retry` (the job fails and is retried, after the
  * target's `Retry-After` when it gave one); `failed` (final: a 4xx that retrying cannot fix).
- * `ids` are the deliveries whose outcome is left to record (an event target sends a case's earlier
- * pending deliveries first, so events of one case are never reordered, and records each one
- * sent while it holds the case's lease). `busy`: another attempt holds the case's lease (or this
- * one lost it): nothing was sent, the job waits `retryAfterMs` without spending an attempt.
+ * `ids` are the deliveries whose outcome is left to record. `busy`: another attempt holds the
+ * case's lease (or this one lost it); `queued`: an earlier event of the case is still pending
+ * (the case's head). In both nothing was sent and the job waits `retryAfterMs` without spending
+ * an attempt.
  */
 export type AttemptOutcome =
   | { kind: 'delivered'; ids: string[]; status: number | null }
   | { kind: 'busy'; ids: string[]; retryAfterMs: number }
+  | { kind: 'queued'; ids: string[]; retryAfterMs: number }
   | { kind: 'retry'; ids: string[]; failure: TargetFailure }
   | { kind: 'failed'; ids: string[]; failure: TargetFailure }
   | { kind: 'skipped'; ids: string[]; reason: string };
 
 /** The default of {@link DeliveryDeps.rateWaitMs}. */
 export const RATE_WAIT_MS = 1_000;
+
+/**
+ * How a delivery queued behind its case's head comes back: just after the head's next attempt
+ * (soon, when the head has none scheduled: it is new or being tried), and at least this often,
+ * so a head whose job was lost and queued again by maintenance does not leave it waiting long.
+ */
+export const QUEUED_RECHECK_MS = { min: 500, margin: 500, max: 60_000 } as const;
+
+/** When a delivery queued behind a head whose next attempt is `headNext` looks again. */
+export function queuedWaitMs(headNext: Date | null, now: Date): number {
+  const untilHead = headNext ? headNext.getTime() - now.getTime() + QUEUED_RECHECK_MS.margin : 0;
+  return Math.min(QUEUED_RECHECK_MS.max, Math.max(QUEUED_RECHECK_MS.min, untilHead));
+}
 
 /** The outbound call settings of one workflow: the operator's URL rules and its rate limit. */
 export function httpOf(
@@ -120,6 +134,12 @@ export async function attemptDelivery(deps: DeliveryDeps, deliveryId: string): P
       // Read under the lease: an attempt that held it before may have delivered this one.
       const now = await getDelivery(deps.pool, d.id);
       if (!now || now.status !== 'pending') return { kind: 'skipped', ids: [], reason: 'not pending' };
+      // One case's events go in order, and only the head's own job tries it: a later event
+      // waits, unsent and spending no attempt, until the head is delivered or given up (each job
+      // sending the head would multiply its attempts by the case's pending events).
+      const head = await pendingHeadBefore(deps.pool, now);
+      if (head)
+        return { kind: 'queued', ids: [], retryAfterMs: queuedWaitMs(head.next_attempt_at, deps.clock()) };
       const c = await loadDeliveryCase(deps.pool, caseId, deps.baseUrl);
       if (!c) return { kind: 'skipped', ids: [d.id], reason: 'case deleted' };
       if (targetKind(w.kind).delivery.mode === 'event') return eventDelivery(deps, lease, w, now, c);
@@ -146,22 +166,19 @@ async function eventDelivery(
 ): Promise<AttemptOutcome> {
   const send = eventSender(deps, w);
   if (!send) return { kind: 'failed', ids: [d.id], failure: failure('not an event target') };
-  const db = deps.pool;
-  for (const p of await pendingDeliveriesUpTo(db, d)) {
-    if (!(await lease.keep())) return LEASE_LOST;
-    const res = await send(p, c);
-    if (!res.ok) return { kind: res.retryable ? 'retry' : 'failed', ids: [p.id], failure: res };
-    // Recorded while the case's lease is held: an attempt for a later event of this case, waiting
-    // for the lease, must find this one delivered and not send it again (out of order).
-    await recordAttempt(db, [p.id], {
-      workflowId: w.id,
-      status: 'delivered',
-      responseCode: res.status,
-      error: null,
-      nextAttemptAt: null,
-    });
-  }
-  // Every event sent is already recorded (above): nothing left for `recordAttemptOutcome`.
+  if (!(await lease.keep())) return LEASE_LOST;
+  const res = await send(d, c);
+  if (!res.ok) return { kind: res.retryable ? 'retry' : 'failed', ids: [d.id], failure: res };
+  // Recorded while the case's lease is held, so the case's next event, waiting for the lease,
+  // finds its head delivered and goes at once.
+  await recordAttempt(deps.pool, [d.id], {
+    workflowId: w.id,
+    status: 'delivered',
+    responseCode: res.status,
+    error: null,
+    nextAttemptAt: null,
+  });
+  // Already recorded (above): nothing left for `recordAttemptOutcome`.
   return { kind: 'delivered', ids: [], status: 200 };
 }
 
@@ -262,7 +279,7 @@ async function testDelivery(deps: DeliveryDeps, w: Workflow, d: DeliveryRow): Pr
 export async function recordAttemptOutcome(
   pool: Pool,
   workflowId: string,
-  out: Exclude<AttemptOutcome, { kind: 'skipped' | 'busy' }>,
+  out: Exclude<AttemptOutcome, { kind: 'skipped' | 'busy' | 'queued' }>,
   nextAttemptAt: Date | null,
 ): Promise<void> {
   if (out.ids.length === 0) return;

@@ -227,7 +227,7 @@ export function createWorkflowService(deps: WorkflowServiceDeps) {
       if (!w) throw notFound('workflow');
       const deliveryId = await insertTestDelivery(deps.pool, w);
       const out = await attemptDelivery(deps.delivery, deliveryId);
-      if (out.kind === 'skipped' || out.kind === 'busy')
+      if (out.kind === 'skipped' || out.kind === 'busy' || out.kind === 'queued')
         throw new AppError('conflict', 'The test delivery could not be made.');
       await recordAttemptOutcome(
         deps.pool,

@@ -254,14 +254,21 @@ export async function getDelivery(db: Queryable, id: string): Promise<DeliveryRo
   return rows[0] ?? null;
 }
 
-/** The pending deliveries of one case in one workflow up to `seq`, oldest first (ordering). */
-export async function pendingDeliveriesUpTo(db: Queryable, d: DeliveryRow): Promise<DeliveryRow[]> {
-  const { rows } = await db.query<DeliveryRow>(
-    `SELECT * FROM workflow_deliveries WHERE workflow_id = $1 AND case_id = $2 AND status = 'pending' AND seq <= $3
-     ORDER BY seq`,
+/**
+ * The oldest delivery of `d`'s case in `d`'s workflow still pending before `d` (the case's head,
+ * which `d` waits behind), or null when `d` is the head itself.
+ */
+export async function pendingHeadBefore(
+  db: Queryable,
+  d: DeliveryRow,
+): Promise<Pick<DeliveryRow, 'id' | 'seq' | 'next_attempt_at'> | null> {
+  const { rows } = await db.query<Pick<DeliveryRow, 'id' | 'seq' | 'next_attempt_at'>>(
+    `SELECT id, seq, next_attempt_at FROM workflow_deliveries
+      WHERE workflow_id = $1 AND case_id = $2 AND status = 'pending' AND seq < $3
+      ORDER BY seq LIMIT 1`,
     [d.workflow_id, d.case_id, d.seq],
   );
-  return rows;
+  return rows[0] ?? null;
 }
 
 export async function listDeliveries(
