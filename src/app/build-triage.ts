@@ -119,6 +119,7 @@ export async function buildTriage(deps: {
     },
     shadow,
     logger: deps.logger,
+    deadlineMs: deps.config.triageDeadlineMs,
     ...(deps.observer ? { observer: deps.observer } : {}),
     ...(deps.onCasesTriaged ? { onCasesTriaged: deps.onCasesTriaged } : {}),
     leases: createAiCallLeases(deps.quota, {

@@ -119,6 +119,13 @@ export interface Config {
    * to the next tier (docs/operations.md#failure-behaviour). @defaultValue 5000
    */
   providerQueueMaxWaitMs: number;
+  /**
+   * Longest one triage request (a single or case triage, or one batch item) spends walking the
+   * escalation chain, every hop and wait included: a provider that accepts and never answers
+   * cannot hold it longer. Past it: the policy's safe answer, else 503 `triage_unavailable`.
+   * @defaultValue 20000
+   */
+  triageDeadlineMs: number;
   /** Absolute base URL used in links we print; defaults to http://HOST:PORT. */
   publicBaseUrl: string;
   cookieSecure: boolean;
@@ -299,6 +306,7 @@ export function loadConfig(
     keyCacheTtlMs: read.int('KEY_CACHE_TTL_MS', 30_000, 0, 3_600_000),
     authFailuresPerMinute: read.int('AUTH_FAILURES_PER_MINUTE', 60, 1, 1_000_000),
     providerQueueMaxWaitMs: read.int('PROVIDER_QUEUE_MAX_WAIT_MS', 5_000, 0, 600_000),
+    triageDeadlineMs: read.int('TRIAGE_DEADLINE_MS', 20_000, 100, 600_000),
     publicBaseUrl: (publicBase ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(
       /\/$/,
       '',

@@ -159,7 +159,10 @@ export interface TriageServiceDeps {
   /** Which webhook hosts are accepted. @defaultValue public https hosts only */
   webhooks?: WebhookHostRules;
   shadow?: ShadowEngine | null;
-  /** Longest a request may spend walking the chain. @defaultValue 60 s */
+  /**
+   * Longest a request may spend walking the chain: its signal aborts the hop in flight, so every
+   * per-hop timeout fits inside it (TRIAGE_DEADLINE_MS). @defaultValue 20 s
+   */
   deadlineMs?: number;
   /** Most batch items stored by one statement (group commit). @defaultValue 64 */
   itemsPerCommit?: number;
@@ -266,7 +269,7 @@ export function createTriageService(deps: TriageServiceDeps): TriageService {
     // A controller and a timer cleared when the route ends: `AbortSignal.timeout` cost ~40 µs a
     // request here (a weak reference and a timer kept until it fires).
     const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(), deps.deadlineMs ?? 60_000);
+    const timer = setTimeout(() => deadline.abort(), deps.deadlineMs ?? 20_000);
     const clock = { now: () => deps.clock().getTime() };
     let routed: Awaited<ReturnType<typeof routeTriage>>;
     try {
