@@ -309,8 +309,10 @@ describe('vuln-triage scan upload', () => {
     const run = await runCli(['scan', 'upload', broken, '--wait', '--poll-interval', '200'], { env });
     expect(run.code).toBe(3);
     expect(run.stderr).toMatch(
-      /error: .*broken\.nessus: scan [0-9a-f-]{36} failed: .* at line \d+, column \d+ \[unparseable_scan\]/,
+      /error: .*broken\.nessus: scan [0-9a-f-]{36} failed: .*line \d+, column \d+.* \[unparseable_scan\]/,
     );
+    // The location is named once, not repeated after the parser's own message.
+    expect(run.stderr.match(/line \d+, column \d+/g)).toHaveLength(1);
   });
 
   it('exits 4 with the problem detail when the file is over the plan limit (413)', async () => {
