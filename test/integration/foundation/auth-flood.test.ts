@@ -22,7 +22,10 @@ describe('a flood of forged keys', () => {
     t = await startTestApp({ env: { AUTH_FAILURES_PER_MINUTE: String(LIMIT) } });
     const query = t.infra.pool.query.bind(t.infra.pool) as (...args: unknown[]) => Promise<unknown>;
     (t.infra.pool as unknown as { query: typeof query }).query = (...args: unknown[]) => {
-      if (typeof args[0] === 'string' && args[0].includes('WHERE k.key_hash = $1')) lookups++;
+      // The lookup of a key by its hash, as a string or as the query object `sql` builds.
+      const text =
+        typeof args[0] === 'string' ? args[0] : ((args[0] as { text?: string } | null)?.text ?? '');
+      if (/WHERE k\.key_hash = \$1/.test(text)) lookups++;
       return query(...args);
     };
   });
