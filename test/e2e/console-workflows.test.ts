@@ -98,7 +98,7 @@ describe.skipIf(!hasChromium)('console Settings > Workflows in a real browser', 
     expect(await page.locator('#wf-empty').isVisible()).toBe(true);
 
     await page.getByLabel('Name').fill(`Pager ${XSS}`);
-    await page.getByLabel('Webhook URL').fill(`${receiverUrl}/hook`);
+    await page.getByLabel('Webhook URL', { exact: true }).fill(`${receiverUrl}/hook`);
     await page.getByLabel('Summary template').fill('[{{case.severity}}] {{case.title}}');
     await expect
       .poll(() => page.locator('#preview-summary').textContent(), SLOW)
@@ -137,7 +137,7 @@ describe.skipIf(!hasChromium)('console Settings > Workflows in a real browser', 
     await expect.poll(() => page.locator('#wf-body tr').first().textContent(), SLOW).toContain('(disabled)');
 
     await page.getByLabel('Name').fill('Broken receiver');
-    await page.getByLabel('Webhook URL').fill(`${receiverUrl}/fail`);
+    await page.getByLabel('Webhook URL', { exact: true }).fill(`${receiverUrl}/fail`);
     await page.getByRole('button', { name: 'Create workflow' }).click();
     const broken = page.locator('#wf-body tr', { hasText: 'Broken receiver' });
     await expect.poll(() => broken.count(), SLOW).toBe(1);
