@@ -1,13 +1,26 @@
 import { defineConfig } from 'vitest/config';
 
+// Suites that start whole processes or a browser run after the rest, on their own: at 2 workers
+// beside 180 other files they measured timeouts that were only the machine's load.
+const heavy = ['test/e2e/**/*.test.ts', 'test/integration/app/deploy-artifacts.test.ts'];
+
 export default defineConfig({
   test: {
     globals: false,
-    include: ['test/**/*.test.ts'],
     globalSetup: ['test/helpers/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
     maxWorkers: 2,
+    projects: [
+      {
+        extends: true,
+        test: { name: 'main', include: ['test/**/*.test.ts'], exclude: heavy, sequence: { groupOrder: 0 } },
+      },
+      {
+        extends: true,
+        test: { name: 'processes', include: heavy, sequence: { groupOrder: 1 } },
+      },
+    ],
   },
 });

@@ -149,11 +149,14 @@ function buildStages(stages: Stage[]): Map<string, string> {
   return dirs;
 }
 
+const logs = new Map<string, string>();
+
 function start(cwd: string, command: string[], env: Record<string, string>, name: string): ChildProcess {
   const child = spawn(command[0]!, command.slice(1), { cwd, env: { PATH: process.env.PATH!, ...env } });
   let log = '';
-  child.stdout!.on('data', (d: Buffer) => (log += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (log += d.toString()));
+  const add = (d: Buffer) => logs.set(name, (log += d.toString()));
+  child.stdout!.on('data', add);
+  child.stderr!.on('data', add);
   child.on('exit', (code) => {
     if (code !== 0 && code !== null) console.error(`[${name}] exited ${code}:\n${log.slice(-3000)}`);
   });
@@ -261,7 +264,8 @@ describe('the Dockerfile, step by step', () => {
             }
           ).status;
           return status === 'completed' || status === 'failed';
-        }, 90_000),
+        }, 240_000),
+        `scan still ${status}; worker said:\n${(logs.get('worker') ?? '').slice(-3000)}`,
       ).toBe(true);
       expect(status).toBe('completed');
     },
