@@ -93,7 +93,7 @@ export interface PlanChange {
 /**
  * The column metadata below mirrors the migrations exactly (types, defaults, checks, indexes,
  * foreign keys with PostgreSQL's own constraint names), so MikroORM's schema diff against a
- * migrated database is empty: test/integration/foundation/entities-match-schema.test.ts.
+ * migrated database is empty: test/integration/db/entities-match-schema.test.ts.
  * The migrations stay the source of truth; these declarations only describe them.
  */
 const text = { type: 'text' } as const;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { assetLabel, findingRow } from '../../src/domain/scans/finding-copy.js';
-import type { Finding } from '../../src/parsers/index.js';
-import { parseFixture } from './parsers/fixture-paths.js';
+import { assetLabel, findingRow } from '../../../src/domain/scans/finding-copy.js';
+import type { Finding } from '../../../src/parsers/index.js';
+import { parseFixture } from '../parsers/fixture-paths.js';
 
 const finding = (rawExcerpt: string, evidence: string | null) =>
   ({ rawExcerpt, evidence, asset: {}, cveIds: [], cweIds: [] }) as unknown as Finding;
