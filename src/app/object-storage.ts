@@ -15,10 +15,23 @@ export interface OpenedStorage {
 }
 
 /**
+ * On Node 20 and 21 the AWS SDK warns at its first client that SDK versions published after the
+ * first week of January 2027 will need Node 22 (`NodeVersionSupportWarning`). Node 20.19 is in
+ * our supported range (package.json `engines`) and the lock file pins an SDK that runs on it, so
+ * the warning tells an operator nothing to act on. The SDK's documented switch for that one
+ * warning is this variable; every other warning still prints. An operator's own value is kept.
+ */
+function silenceNodeVersionWarning(): void {
+  const major = Number(process.versions.node.split('.')[0]);
+  if (major < 22) process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+}
+
+/**
  * An S3 client for an S3-compatible server: checksums only where the operation needs them, since
  * many servers (OpenStack Swift's s3api, older MinIO) do not speak the newest checksum headers.
  */
 export function createS3Client(s3: S3Config): S3Client {
+  silenceNodeVersionWarning();
   return new S3Client({
     region: s3.region,
     ...(s3.endpoint ? { endpoint: s3.endpoint } : {}),
