@@ -53,6 +53,8 @@ export interface TriageProviderFile {
   maxOutputTokens?: number;
   requestsPerMinute: number;
   tokensPerMinute: number;
+  /** The window both limits are counted over (default a minute: 60000). */
+  rateLimitWindowMs?: number;
   /** `max_tokens` or `max_completion_tokens` (the engine's `model-settings.ts` says which fits). */
   tokenLimitParameter?: string;
   sampling?: { temperature?: number; top_p?: number };
@@ -199,6 +201,7 @@ const triageSchema: JSONSchemaType<TriageFile> = {
           maxOutputTokens: { type: 'integer', minimum: 64, maximum: 32_768, nullable: true },
           requestsPerMinute: { type: 'number', minimum: 1, maximum: 1e7 },
           tokensPerMinute: { type: 'number', minimum: 1, maximum: 1e10 },
+          rateLimitWindowMs: { type: 'integer', minimum: 1_000, maximum: 3_600_000, nullable: true },
           tokenLimitParameter,
           sampling,
           models: {

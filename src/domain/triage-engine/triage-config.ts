@@ -50,6 +50,11 @@ export interface RemoteProviderConfig {
   requestsPerMinute: number;
   tokensPerMinute: number;
   /**
+   * The window both limits are counted over: a minute, as providers publish them; another only
+   * for an endpoint that counts over another window (a proxy, a test). @defaultValue 60000
+   */
+  rateLimitWindowMs: number;
+  /**
    * `tokenLimitParameter`, `sampling` and per-model `models` overrides in the file
    * (`model-settings.ts`). @defaultValue `max_tokens`, `{ temperature: 0 }`, no overrides
    */
@@ -157,6 +162,7 @@ export function parseTriageConfig(raw: unknown): TriageConfig {
       maxOutputTokens: num(p.maxOutputTokens ?? 800, `${at}.maxOutputTokens`, 64, 32_768),
       requestsPerMinute: num(p.requestsPerMinute, `${at}.requestsPerMinute`, 1, 1e7),
       tokensPerMinute: num(p.tokensPerMinute, `${at}.tokensPerMinute`, 1, 1e10),
+      rateLimitWindowMs: num(p.rateLimitWindowMs ?? 60_000, `${at}.rateLimitWindowMs`, 1_000, 3_600_000),
       requestSettings: requestSettings(p, at),
     };
   }

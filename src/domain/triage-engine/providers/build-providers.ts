@@ -84,6 +84,7 @@ export function buildProviders(
       id: `${options.idPrefix ?? 'svc'}:triage-provider-${name}`,
       requestsPerMinute: p.requestsPerMinute,
       tokensPerMinute: p.tokensPerMinute,
+      intervalMs: p.rateLimitWindowMs,
       ...(redis === undefined ? {} : { redis }),
       ...(options.maxWaitMs === undefined ? {} : { maxWaitMs: options.maxWaitMs }),
       onLimits: (inForce, configured) => options.onLimits?.(name, inForce, configured),
