@@ -1,5 +1,5 @@
 import { DEFAULT_ITEM_RETRY, type ItemRetry } from '../lib/config.js';
-import type { Job } from 'bullmq';
+import { DelayedError, type Job } from 'bullmq';
 import { processBatchItem, type BatchProcessorDeps } from '../domain/triage/batch-processor.js';
 import type { JobQueues } from './queue-kit.js';
 
@@ -43,9 +43,15 @@ export async function enqueueBatchItems(
 
 /**
  * The processor: triages the job's item (`processBatchItem`, safe to run again for the same
- * item). Its answer (`done`, `already_done`, `missing`) is the job's return value.
+ * item). Its answer (`done`, `already_done`, `missing`) is the job's return value. An item whose
+ * models are all at their rate limit is delayed until they expect capacity (`DelayedError`: no
+ * attempt spent, the worker slot freed meanwhile), as a workflow delivery waits for its target.
  */
 export function triageItemProcessor(deps: BatchProcessorDeps) {
-  return (job: Job<TriageItemPayload>): Promise<string> =>
-    processBatchItem(deps, job.data.batchId, job.data.index);
+  return async (job: Job<TriageItemPayload>, token?: string): Promise<string> => {
+    const result = await processBatchItem(deps, job.data.batchId, job.data.index);
+    if (typeof result === 'string') return result;
+    await job.moveToDelayed(Date.now() + result.waitMs, token);
+    throw new DelayedError();
+  };
 }

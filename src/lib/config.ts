@@ -147,6 +147,12 @@ export interface Config {
    * @defaultValue 5 runs, 1,000 ms
    */
   batchItemRetry: ItemRetry;
+  /**
+   * How long after its acceptance a batch's items may wait for model capacity; an item still
+   * waiting then fails with `overloaded` (docs/triage.md#waiting-for-model-capacity).
+   * @defaultValue 3600000
+   */
+  batchDeadlineMs: number;
   parserThreads: number;
   trialDays: number;
   plans: { free: PlanLimits; service: PlanLimits };
@@ -318,6 +324,8 @@ export function loadConfig(
       attempts: read.int('BATCH_ITEM_ATTEMPTS', DEFAULT_ITEM_RETRY.attempts, 1, 50),
       backoffMs: read.int('BATCH_ITEM_BACKOFF_MS', DEFAULT_ITEM_RETRY.backoffMs, 0, 600_000),
     },
+    // Below the batch reservation's 24 h: a batch finishes while its reservation still holds.
+    batchDeadlineMs: read.int('BATCH_DEADLINE_MS', 3_600_000, 1_000, 12 * 3_600_000),
     parserThreads: read.int('PARSER_THREADS', 2, 1, 64),
     trialDays: plansJson?.trialDays ?? 14,
     plans: plansFromFile(plansJson, scanMaxBytes),

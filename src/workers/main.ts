@@ -104,7 +104,14 @@ export async function startWorkers(deps: WorkerDeps): Promise<{ close(): Promise
   workers.push(
     startTriageWorker(
       queues,
-      { db: deps.pool, triage: deps.triage, pepper: deps.pepper, clock: deps.clock, deliver: deps.deliver },
+      {
+        db: deps.pool,
+        triage: deps.triage,
+        pepper: deps.pepper,
+        clock: deps.clock,
+        deliver: deps.deliver,
+        batchDeadlineMs: config.batchDeadlineMs,
+      },
       { concurrency: config.workerConcurrency, logger },
     ),
   );

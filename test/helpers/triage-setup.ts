@@ -86,6 +86,7 @@ export function startTriageTestWorker(
       pepper: t.infra.pepper,
       clock: t.clock,
       deliver: makeWebhookDeliverer(t.deps.config),
+      batchDeadlineMs: t.deps.config.batchDeadlineMs,
       ...overrides,
     },
     { concurrency, logger: t.deps.logger },

@@ -53,6 +53,7 @@ import {
   type BatchRow,
 } from './batch-store.js';
 import { quotaRefusal } from './quota-refusal.js';
+import { ModelsBusyError } from './models-busy.js';
 import {
   batchRequestErrors,
   triageRequestErrors,
@@ -305,15 +306,8 @@ export function createTriageService(deps: TriageServiceDeps): TriageService {
           ),
         );
       }
-      if (routed.error.code === 'overloaded') {
-        // Every tier was out of capacity (docs/operations.md#failure-behaviour): a client can act on when to come back.
-        const seconds = Math.max(1, Math.ceil((routed.error.retryAfterMs ?? 1_000) / 1000));
-        throw new AppError(
-          'overloaded',
-          'Every model is at its rate limit right now; retry after the time in Retry-After.',
-          { headers: { 'Retry-After': String(seconds) } },
-        );
-      }
+      // Every tier was out of capacity (docs/operations.md#failure-behaviour): a client can act on when to come back.
+      if (routed.error.code === 'overloaded') throw new ModelsBusyError(routed.error.retryAfterMs ?? 1_000);
       throw new AppError(
         'triage_unavailable',
         'No model could answer and no safe answer could be formed from enrichment; retry later.',

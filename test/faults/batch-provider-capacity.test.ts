@@ -1,0 +1,152 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signUp, startTestApp, type TestApp } from '../helpers/test-app.js';
+import { testRedisUrl } from '../helpers/db.js';
+import { startOpenAiFake } from '../helpers/fake-providers/openai-fake.js';
+import type { FakeServer } from '../helpers/fake-providers/fake-server.js';
+import { pollBatch, remoteTriageEnv, startTriageTestWorker, triageCounts } from '../helpers/triage-setup.js';
+import { DEADLINE_DETAIL } from '../../src/domain/triage/batch-processor.js';
+import type { WorkerHandle } from '../../src/jobs/queue-kit.js';
+
+/*
+ * docs/triage.md#waiting-for-model-capacity: a batch item whose models are all at their rate
+ * limit waits for capacity, no attempt spent, until its batch's deadline; only then does it fail,
+ * with `overloaded`. The one provider takes 3 requests per 5-second window, and an item's job
+ * spends its 2 runs (200 ms apart, each waiting at most 100 ms for capacity) well inside one
+ * window: retrying with backoff alone would fail most items with `internal_error`.
+ */
+const WINDOW_MS = 5_000;
+const PER_WINDOW = 3;
+const ITEMS = 12;
+const DEADLINE_MS = 60_000;
+
+type Item = { index: number; status: string; result?: { model: string }; error?: unknown };
+
+describe('a batch larger than the provider capacity of one window', () => {
+  let t: TestApp;
+  let openai: FakeServer;
+  let worker: WorkerHandle;
+
+  beforeAll(async () => {
+    openai = await startOpenAiFake();
+    const env = remoteTriageEnv(openai);
+    const config = JSON.parse(readFileSync(env.TRIAGE_CONFIG_FILE!, 'utf8'));
+    config.chain = [config.chain[0]]; // one tier: no other model answers while it is busy
+    config.providers = {
+      openai: {
+        ...config.providers.openai,
+        requestsPerMinute: PER_WINDOW,
+        rateLimitWindowMs: WINDOW_MS,
+        maxRetries: 0,
+      },
+    };
+    const dir = mkdtempSync(path.join(tmpdir(), 'batch-capacity-'));
+    writeFileSync(path.join(dir, 'triage.json'), JSON.stringify(config));
+    const redisUrl = testRedisUrl();
+    t = await startTestApp({
+      ...(redisUrl ? { redisUrl } : {}),
+      env: {
+        ...env,
+        TRIAGE_CONFIG_FILE: path.join(dir, 'triage.json'),
+        PROVIDER_QUEUE_MAX_WAIT_MS: '100',
+        BATCH_ITEM_ATTEMPTS: '2',
+        BATCH_ITEM_BACKOFF_MS: '200',
+        BATCH_DEADLINE_MS: String(DEADLINE_MS),
+      },
+    });
+    worker = startTriageTestWorker(t, {}, 4);
+  }, 60_000);
+  afterAll(async () => {
+    await worker?.close();
+    await t?.close();
+    await openai?.close();
+  });
+
+  /** Accepts a batch of findings no policy answers alone (no CVE): only the model can. */
+  async function submit(key: string): Promise<string> {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/triage/batch',
+      headers: { 'x-api-key': key },
+      payload: {
+        items: Array.from({ length: ITEMS }, (_, i) => ({
+          title: `Weak TLS cipher #${i}`,
+          severity: 'LOW',
+          description: 'TLS 1.0 on an internal host',
+        })),
+      },
+    });
+    expect(res.statusCode).toBe(202);
+    return res.json().batchId;
+  }
+
+  it(
+    'waits for capacity window after window: every item triaged and billed once',
+    { timeout: 45_000 },
+    async () => {
+      const { key, workspaceId } = await signUp(t.app, { plan: 'trial' });
+      const before = openai.requests.length;
+      const done = await pollBatch(t, key, await submit(key), 40_000);
+
+      expect(done).toMatchObject({ status: 'completed', total: ITEMS, completed: ITEMS, failed: 0 });
+      for (const item of done.items as Item[]) {
+        expect(item).toMatchObject({ status: 'completed', result: { model: 'openai:gpt-4.1-mini' } });
+      }
+      // One provider call per item, never more in a window than its limit: the items waited.
+      const calls = openai.requests.slice(before);
+      expect(calls).toHaveLength(ITEMS);
+      const perWindow = new Map<number, number>();
+      for (const c of calls)
+        perWindow.set(Math.floor(c.at / WINDOW_MS), (perWindow.get(Math.floor(c.at / WINDOW_MS)) ?? 0) + 1);
+      expect(Math.max(...perWindow.values())).toBeLessThanOrEqual(PER_WINDOW);
+      expect(await triageCounts(t, workspaceId)).toMatchObject({
+        results: ITEMS,
+        calls: ITEMS,
+        used: ITEMS,
+        reserved: 0,
+        reservations: 0,
+      });
+    },
+  );
+
+  it(
+    'fails the items still waiting at the batch deadline with overloaded, and bills only the answered',
+    { timeout: 45_000 },
+    async () => {
+      const { key, workspaceId } = await signUp(t.app, { plan: 'trial' });
+      const id = await submit(key);
+      // Some items answered and the rest waiting for the next window: then the deadline passes.
+      const until = Date.now() + 20_000;
+      for (;;) {
+        const res = await t.app.inject({
+          method: 'GET',
+          url: `/api/v1/triage/batch/${id}`,
+          headers: { 'x-api-key': key },
+        });
+        if (res.json().completed > 0 || Date.now() > until) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      t.clock.advance(DEADLINE_MS);
+      const done = await pollBatch(t, key, id, 30_000);
+
+      expect(done.status).toBe('partial');
+      expect(done.completed).toBeGreaterThan(0);
+      expect(done.failed).toBeGreaterThan(0);
+      expect(done.completed + done.failed).toBe(ITEMS);
+      const failed = (done.items as Item[]).filter((i) => i.status === 'failed');
+      expect(failed).toHaveLength(done.failed);
+      for (const item of failed) {
+        expect(item.error).toEqual({ code: 'overloaded', detail: DEADLINE_DETAIL });
+      }
+      expect(await triageCounts(t, workspaceId)).toMatchObject({
+        results: done.completed,
+        calls: done.completed,
+        used: done.completed,
+        reserved: 0,
+        reservations: 0,
+      });
+    },
+  );
+});
