@@ -23,7 +23,9 @@ import { createOrm, migrate } from '../../src/db/orm.js';
 import { createPool } from '../../src/db/pool.js';
 import { createQueueKit } from '../../src/jobs/queue-kit.js';
 import { createLogger } from '../../src/lib/logger.js';
-import { insertMatchingDeliveries, insertWorkflow } from '../../src/domain/workflows/workflow-store.js';
+import { insertMatchingDeliveries } from '../../src/domain/workflows/delivery-store.js';
+import { insertWorkflow } from '../../src/domain/workflows/workflow-store.js';
+import { sql } from '../../src/db/sql.js';
 import { ruleWhere } from '../../src/domain/workflows/rule-sql.js';
 import { sealWorkflowSecret } from '../../src/domain/workflows/sealing.js';
 import { createWorkflowTrigger } from '../../src/domain/workflows/trigger.js';
@@ -120,8 +122,7 @@ try {
   const times: number[] = [];
   const counts: number[] = [];
   const selects: number[] = [];
-  const params: unknown[] = [ws, scanId];
-  const where = ruleWhere(selective.rule, params).join(' AND ');
+  const where = sql.join(ruleWhere(selective.rule), sql` AND `);
   let matched = 0;
   for (let i = 0; i < RUNS; i++) {
     const c0 = performance.now();
@@ -133,8 +134,7 @@ try {
     // The rule's selection alone (the WHERE the INSERT … SELECT uses), without writing deliveries.
     const s0 = performance.now();
     await pool.query(
-      `SELECT count(*) FROM cases c WHERE c.workspace_id = $1 AND c.first_scan_id = $2 AND ${where}`,
-      params,
+      sql`SELECT count(*) FROM cases c WHERE c.workspace_id = ${ws} AND c.first_scan_id = ${scanId} AND ${where}`,
     );
     selects.push(performance.now() - s0);
     const t0 = performance.now();

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from '../../db/pool.js';
-import { releaseCaseLease, renewCaseLease, takeCaseLease } from './workflow-store.js';
+import { releaseCaseLease, renewCaseLease, takeCaseLease } from './case-lease-store.js';
 
 /**
  * One attempt at a time per (workflow, case), without a database connection held across the

@@ -7,18 +7,16 @@ import { unsealWorkflowSecret } from './sealing.js';
 import { rateLimitOf, workflowGate, type Pacer } from './rate-limit.js';
 import { CLOSED_STATUSES, type DeliveryCase } from './types.js';
 import type { Workflow } from './workflow.js';
+import { loadDeliveryCase } from './delivery-case-store.js';
 import {
-  countCreateAttempt,
-  ensureLink,
   getDelivery,
-  getWorkflowById,
-  loadDeliveryCase,
   pendingHeadBefore,
   recordAttempt,
   setNextAttempt,
-  updateLink,
   type DeliveryRow,
-} from './workflow-store.js';
+} from './delivery-store.js';
+import { countCreateAttempt, ensureLink, updateLink } from './link-store.js';
+import { getWorkflowById } from './workflow-store.js';
 import { withCaseLease, type CaseLease, type CaseLeaseOptions } from './case-lease.js';
 import { randomUUID } from 'node:crypto';
 

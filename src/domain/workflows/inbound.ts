@@ -9,7 +9,9 @@ import type { WorkflowTrigger } from './trigger.js';
 import { targetKind } from './targets/registry.js';
 import { CLOSED_STATUSES } from './types.js';
 import type { Workflow } from './workflow.js';
-import { findLinkByExternalId, firstSightOfInbound, getWorkflowById, updateLink } from './workflow-store.js';
+import { firstSightOfInbound } from './inbound-event-store.js';
+import { findLinkByExternalId, updateLink } from './link-store.js';
+import { getWorkflowById } from './workflow-store.js';
 
 /**
  * Status flowing back (docs/workflows.md#status-flowing-back): Jira and GitHub webhooks, verified with the workflow's

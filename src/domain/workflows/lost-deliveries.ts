@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/pool.js';
-import { orphanedDeliveries } from './workflow-store.js';
+import { orphanedDeliveries } from './delivery-store.js';
 
 /**
  * How old a pending delivery without a known next attempt must be before maintenance treats its

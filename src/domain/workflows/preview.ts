@@ -1,7 +1,7 @@
 import type { Db } from '../../db/pool.js';
 import type { FieldError } from '../../lib/errors.js';
 import { getCase, listCases } from '../cases/case-store.js';
-import { loadDeliveryCase } from './workflow-store.js';
+import { loadDeliveryCase } from './delivery-case-store.js';
 import { mappedPriority, mappingErrors, renderLabels, renderSummary } from './template.js';
 import { targetKind, type WorkflowKind } from './targets/registry.js';
 import type { WorkflowFields } from './types.js';

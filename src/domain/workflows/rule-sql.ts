@@ -1,16 +1,17 @@
-import { filterSql, type ListFilters } from '../cases/list-filters.js';
+import { sql, type SqlFragment } from '../../db/sql.js';
+import { filterWhere, type ListFilters } from '../cases/list-filters.js';
 import type { WorkflowRule } from './types.js';
 
 /**
- * A workflow's rule as WHERE clauses over `cases c`, reusing the case list's filter SQL
+ * A workflow's rule as WHERE conditions over `cases c`, reusing the case list's filters
  * (docs/workflows.md#rules: one filter language), so a rule selects exactly what
  * `GET /api/v1/cases` with the same filters lists. Evaluated set-based, in the statement that
- * inserts the deliveries, never by loading cases.
+ * inserts the deliveries, never by loading cases. To be joined with AND; none: every case.
  *
- * `environment` and `scanner` are not (yet) list filters of `filterSql`; their clauses live
- * here until the shared filters take them (then this passes them through).
+ * `environment` is not (yet) a list filter; its condition lives here until the shared filters
+ * take it (then this passes it through).
  */
-export function ruleWhere(rule: WorkflowRule, params: unknown[], alias = 'c'): string[] {
+export function ruleWhere(rule: WorkflowRule): SqlFragment[] {
   const filters: ListFilters = {
     severity: rule.severity,
     status: rule.status,
@@ -22,16 +23,13 @@ export function ruleWhere(rule: WorkflowRule, params: unknown[], alias = 'c'): s
     asset: rule.asset,
     scan: rule.scan,
     kev: rule.kev,
+    // An empty scanner leaves nothing out, like an empty `cve` or `asset`.
+    scanner: rule.scanner || undefined,
   };
-  const where = filterSql(alias, filters, params, 'cases');
-  const p = (v: unknown) => {
-    params.push(v);
-    return `$${params.length}`;
-  };
-  if (rule.scanner) where.push(`${alias}.scanner = ${p(rule.scanner)}`);
+  const where = filterWhere('c', filters, 'cases');
   if (rule.environment?.length)
     where.push(
-      `EXISTS (SELECT 1 FROM scans es WHERE es.id = ${alias}.last_scan_id AND es.asset_environment = ANY(${p(rule.environment)}::text[]))`,
+      sql`EXISTS (SELECT 1 FROM scans es WHERE es.id = c.last_scan_id AND es.asset_environment = ANY(${rule.environment}::text[]))`,
     );
   return where;
 }

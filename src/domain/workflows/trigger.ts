@@ -1,6 +1,7 @@
 import type { Pool } from '../../db/pool.js';
 import type { WorkflowEvent } from './types.js';
-import { enabledWorkflows, insertMatchingDeliveries, type CaseSelection } from './workflow-store.js';
+import { insertMatchingDeliveries, type CaseSelection } from './delivery-store.js';
+import { enabledWorkflows } from './workflow-store.js';
 
 /**
  * THE hook other areas call when cases change (docs/workflows.md#when-deliveries-happen): after a scan completed (its new and

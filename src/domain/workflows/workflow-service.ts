@@ -15,16 +15,14 @@ import { rateLimitOf } from './rate-limit.js';
 import { workflowPreview } from './preview.js';
 import type { TargetRateLimit, WorkflowFields, WorkflowRule } from './types.js';
 import type { Workflow } from './workflow.js';
+import { insertTestDelivery, listDeliveries, type DeliveryRow } from './delivery-store.js';
+import { caseLinks } from './link-store.js';
 import {
-  caseLinks,
   deleteWorkflow,
   getWorkflow,
-  insertTestDelivery,
   insertWorkflow,
-  listDeliveries,
   listWorkflows,
   updateWorkflow,
-  type DeliveryRow,
 } from './workflow-store.js';
 
 export type { TargetInput } from './targets/registry.js';

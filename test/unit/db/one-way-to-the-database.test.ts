@@ -32,8 +32,6 @@ const NOT_YET_CONVERTED = new Set([
   'src/domain/cases/case-sort.ts',
   'src/domain/cases/list-filters.ts',
   'src/domain/triage/case-batch-store.ts',
-  'src/domain/workflows/workflow-store.ts',
-  'src/domain/workflows/rule-sql.ts',
 ]);
 
 /** `$1`-style placeholders inside a string or template literal that reaches a query. */
