@@ -3,6 +3,7 @@ import { outboundUrlProblem, type OutboundUrlOptions } from '../../../lib/outbou
 import type { DeliveryCase, TargetRateLimit, WorkflowEvent, WorkflowFields } from '../types.js';
 import type { HttpCallOptions } from './http-call.js';
 import type { IssueAdapter } from './issue-adapter.js';
+import type { TargetInbound } from './target-inbound.js';
 import type { TargetResult } from './target-result.js';
 
 /**
@@ -36,8 +37,11 @@ export interface TargetKind<K extends string, T extends { kind: K }, I extends {
    */
   credentialProblem?: (value: string, ctx: TargetContext) => string | null;
   delivery: TargetDelivery<T>;
-  /** Present for a kind whose tracker reports status back (`/api/hooks/<kind>/:workflowId`). */
-  inbound?: { signatureHeader: string };
+  /**
+   * Present for a kind whose tracker reports status back (`/api/hooks/<kind>/:workflowId`): how
+   * its webhook is signed and what its events mean.
+   */
+  inbound?: TargetInbound;
 }
 
 export interface TargetContext {

@@ -1,6 +1,7 @@
 import { describedPattern } from '../../../../lib/schema-patterns.js';
 import type { TargetRateLimit } from '../../types.js';
 import { urlErrors, type TargetKind } from '../target-kind.js';
+import { githubInbound } from './github-inbound.js';
 import { targetText, targetUrl } from '../target-schema.js';
 import { GITHUB_TITLE_MAX, githubAdapter, type GithubTarget } from './github-adapter.js';
 
@@ -58,5 +59,5 @@ export const github: TargetKind<'github', GithubTarget, GithubInput> = {
   },
   credentialProblem: () => null,
   delivery: { mode: 'issue', adapter: githubAdapter },
-  inbound: { signatureHeader: 'x-hub-signature-256' },
+  inbound: githubInbound,
 };

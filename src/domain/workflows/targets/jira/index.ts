@@ -1,6 +1,7 @@
 import { describedPattern } from '../../../../lib/schema-patterns.js';
 import type { TargetRateLimit } from '../../types.js';
 import { urlErrors, type TargetKind } from '../target-kind.js';
+import { jiraInbound } from './jira-inbound.js';
 import { targetText, targetUrl } from '../target-schema.js';
 import { JIRA_SUMMARY_MAX, jiraAdapter, type JiraTarget } from './jira-adapter.js';
 
@@ -74,5 +75,5 @@ export const jira: TargetKind<'jira', JiraTarget, JiraInput> = {
   }),
   credentialProblem: () => null,
   delivery: { mode: 'issue', adapter: jiraAdapter },
-  inbound: { signatureHeader: 'x-hub-signature' },
+  inbound: jiraInbound,
 };
