@@ -14,6 +14,9 @@
  * - KEV_EXPOSED: KEV and internet-exposed → CRITICAL and PATCH_IMMEDIATELY. CRITICAL because an
  *   actively exploited flaw reachable from the internet is the worst case CISA describes.
  * - NO_ACCEPT_RISK: ACCEPT_RISK → PATCH_SCHEDULED for KEV, EPSS >= 0.1, or exposed with CVSS >= 7.
+ * - UNKNOWN_CRITICAL: a finding submitted as CRITICAL or with CVSS >= 9.0 whose exposure is unknown
+ *   (no `asset.internetExposed`) is never below MEDIUM and never ACCEPT_RISK (→ PATCH_SCHEDULED):
+ *   without asset context nobody has shown it unreachable, so its risk cannot be waved away.
  * - PRIORITY_ACTION_CONSISTENCY: CRITICAL needs PATCH_IMMEDIATELY or MITIGATE; HIGH cannot be
  *   MONITOR or ACCEPT_RISK (→ PATCH_SCHEDULED); PATCH_IMMEDIATELY needs priority >= HIGH.
  * - KEV_NO_SEVERITY_DOWNGRADE: a KEV finding's severityOverride below the submitted severity → null.
@@ -35,7 +38,7 @@ import {
 } from './types.js';
 
 /** Bump on any change of behaviour; stored with each triage so answers can be audited. */
-export const SAFETY_POLICY_VERSION = '2026-11-24.1';
+export const SAFETY_POLICY_VERSION = '2026-11-27.1';
 
 /** Names of the policy rules, as they appear in `[policy:RULE]` tags. */
 export type PolicyRule =
@@ -46,6 +49,7 @@ export type PolicyRule =
   | 'KEV_FLOOR'
   | 'KEV_EXPOSED'
   | 'NO_ACCEPT_RISK'
+  | 'UNKNOWN_CRITICAL'
   | 'PRIORITY_ACTION_CONSISTENCY'
   | 'KEV_NO_SEVERITY_DOWNGRADE'
   | 'SEVERITY_OVERRIDE_SAME';
@@ -81,7 +85,7 @@ export const SSVC_FLOOR: Record<
 };
 
 /** ACCEPT_RISK is forbidden at or above these (docs/triage.md#safety-policy). */
-export const POLICY_THRESHOLDS = { epss: 0.1, exposedCvss: 7.0 } as const;
+export const POLICY_THRESHOLDS = { epss: 0.1, exposedCvss: 7.0, unknownCriticalCvss: 9.0 } as const;
 
 function isOneOf<T extends string>(values: readonly T[], value: unknown): value is T {
   return typeof value === 'string' && (values as readonly string[]).includes(value);
@@ -155,6 +159,16 @@ function applyRules(draft: Draft, request: TriageRequest, s: RiskSignals): void 
   if ((s.kev || epssHigh || exposedSevere) && draft.answer.recommendedAction === 'ACCEPT_RISK') {
     draft.set('NO_ACCEPT_RISK', 'recommendedAction', 'PATCH_SCHEDULED');
   }
+  const exposureUnknown = typeof request.asset?.internetExposed !== 'boolean';
+  const critical =
+    request.severity === 'CRITICAL' ||
+    (s.cvssScore !== null && s.cvssScore >= POLICY_THRESHOLDS.unknownCriticalCvss);
+  if (exposureUnknown && critical) {
+    draft.raisePriority('UNKNOWN_CRITICAL', 'MEDIUM');
+    if (draft.answer.recommendedAction === 'ACCEPT_RISK') {
+      draft.set('UNKNOWN_CRITICAL', 'recommendedAction', 'PATCH_SCHEDULED');
+    }
+  }
 
   const p = draft.answer.priority;
   if (p === 'CRITICAL')
@@ -214,6 +228,9 @@ const RAISED_BECAUSE: Partial<Record<PolicyRule, (s: RiskSignals) => string>> = 
   KEV_EXPOSED: () => 'a known exploited CVE on an internet-exposed asset must be patched immediately',
   NO_ACCEPT_RISK: () =>
     'the risk of a known exploited, likely exploited or exposed severe flaw cannot be accepted',
+  UNKNOWN_CRITICAL: (s) =>
+    `a critical finding${s.cvssScore !== null ? ` (CVSS ${s.cvssScore.toFixed(1)})` : ''} whose ` +
+    'internet exposure is unknown is never below MEDIUM and its risk cannot be accepted',
   PRIORITY_ACTION_CONSISTENCY: () => 'the action must match the priority',
 };
 

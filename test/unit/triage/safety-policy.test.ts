@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { SEVERITY_RANK } from '../../../src/domain/triage-engine/baseline.js';
 import {
@@ -5,6 +6,8 @@ import {
   applySafetyPolicy,
   type UncheckedAnswer,
 } from '../../../src/domain/triage-engine/safety-policy.js';
+import { loadInhouseModel } from '../../../src/domain/inhouse/model.js';
+import { inhouseTriageRequest } from '../../../src/domain/inhouse/provider.js';
 import type { TriageAnswer, TriageRequest } from '../../../src/domain/triage-engine/types.js';
 import { enrichment, enrichmentMap } from './enrichment-fixtures.js';
 
@@ -223,5 +226,51 @@ describe('applySafetyPolicy: one rule at a time', () => {
     const out = applySafetyPolicy({ ...lowAnswer, severityOverride: 'MEDIUM' }, base, none);
     expect(out.answer.severityOverride).toBeNull();
     expect(out.answer.reasoning).toBe('looks fine [policy:SEVERITY_OVERRIDE_SAME]');
+  });
+
+  describe('UNKNOWN_CRITICAL: a critical finding of unknown exposure', () => {
+    const noExposure: TriageRequest = { cveIds: [CVE], title: 'remote code execution', severity: 'CRITICAL' };
+
+    it('is never below MEDIUM nor ACCEPT_RISK, and the reasoning says why', () => {
+      const out = applySafetyPolicy(lowAnswer, noExposure, none);
+      expect(out.answer.priority).toBe('MEDIUM');
+      expect(out.answer.recommendedAction).toBe('PATCH_SCHEDULED');
+      expect(out.changes.map((c) => c.rule)).toEqual(['UNKNOWN_CRITICAL', 'UNKNOWN_CRITICAL']);
+      expect(out.answer.reasoning).toContain('[policy:UNKNOWN_CRITICAL]');
+      expect(out.answer.reasoning).toContain('internet exposure is unknown');
+    });
+
+    it('applies to CVSS >= 9.0 whatever the submitted severity, and not below it', () => {
+      const scored = { ...base, severity: 'LOW' as const };
+      expect(applySafetyPolicy(lowAnswer, { ...scored, cvssScore: 9.8 }, none).answer.priority).toBe(
+        'MEDIUM',
+      );
+      expect(applySafetyPolicy(lowAnswer, { ...scored, cvssScore: 8.9 }, none).answer).toEqual(lowAnswer);
+      const stored = enrichmentMap(enrichment(CVE, { cvssScore: 9.1 }));
+      expect(applySafetyPolicy(lowAnswer, scored, stored).answer.recommendedAction).toBe('PATCH_SCHEDULED');
+    });
+
+    it('leaves the answer alone when the exposure is known, either way', () => {
+      for (const internetExposed of [false, true]) {
+        const known = { ...noExposure, cvssScore: 9.8, asset: { internetExposed } };
+        const out = applySafetyPolicy(lowAnswer, known, none);
+        expect(out.changes.filter((c) => c.rule === 'UNKNOWN_CRITICAL')).toEqual([]);
+      }
+    });
+
+    it('raises the in-house model’s LOW answer for a CVSS 9.8 finding without asset context', () => {
+      const model = loadInhouseModel(JSON.parse(readFileSync('config/inhouse-model.json', 'utf8')));
+      const request: TriageRequest = { cveIds: [CVE], title: 'rce', severity: 'CRITICAL', cvssScore: 9.8 };
+      const proposed = inhouseTriageRequest(model, request, none);
+      expect(proposed.priority).toBe('LOW');
+      const out = applySafetyPolicy({ ...proposed, severityOverride: null }, request, none).answer;
+      expect(SEVERITY_RANK[out.priority]).toBeGreaterThanOrEqual(SEVERITY_RANK.MEDIUM);
+      expect(out.recommendedAction).not.toBe('ACCEPT_RISK');
+    });
+
+    it('never lowers what is already higher', () => {
+      const high: TriageAnswer = { ...lowAnswer, priority: 'HIGH', recommendedAction: 'MITIGATE' };
+      expect(applySafetyPolicy(high, noExposure, none)).toEqual({ answer: high, changes: [] });
+    });
   });
 });
