@@ -8,6 +8,7 @@ import {
   type Processor,
   type WorkerOptions,
 } from 'bullmq';
+import { hostname } from 'node:os';
 import { withDeadline } from '../lib/deadline.js';
 import { guardClients, type Pool } from '../db/pool.js';
 
@@ -118,6 +119,13 @@ function bounded<Q extends object>(queue: Q, ms: number): Q {
 /** The queue `/readyz` asks for a job count: a round trip that proves the backend answers. */
 const HEALTH_QUEUE = 'health';
 
+/**
+ * The name every worker of this process gives BullMQ, which records it on each job it takes
+ * (`processedBy`): the queue dashboard, and an operator, can tell which process on which machine
+ * ran or is running a job.
+ */
+export const WORKER_NAME = `${hostname()}:${process.pid}`;
+
 function redisOptions(url: string, connectionName: string): ConnectionOptions {
   const u = new URL(url);
   return {
@@ -174,7 +182,9 @@ export function createQueueKit(opts: QueueKitOptions): QueueKit {
       connectionName,
       queue: <D>(name: string) => named<D>(name, () => new Queue(name, { connection, prefix })),
       worker: (name, processor, wopts) =>
-        track(new Worker(name, processor, { connection, prefix, ...wopts })) as unknown as WorkerHandle,
+        track(
+          new Worker(name, processor, { connection, prefix, name: WORKER_NAME, ...wopts }),
+        ) as unknown as WorkerHandle,
       async ping() {
         await named(HEALTH_QUEUE, () => new Queue(HEALTH_QUEUE, { connection, prefix })).getJobCounts(
           'waiting',
@@ -211,7 +221,9 @@ export function createQueueKit(opts: QueueKitOptions): QueueKit {
     queue: <D>(name: string) => named<D>(name, () => guarded(new pg.Queue(name, { connection }))),
     worker: (name, processor, wopts) =>
       track(
-        guarded(new pg.Worker(name, processor as never, { connection, ...wopts } as never)),
+        guarded(
+          new pg.Worker(name, processor as never, { connection, name: WORKER_NAME, ...wopts } as never),
+        ),
       ) as unknown as WorkerHandle,
     async ping() {
       await named(HEALTH_QUEUE, () => guarded(new pg.Queue(HEALTH_QUEUE, { connection }))).getJobCounts(
