@@ -34,8 +34,10 @@ export function maintenanceRun(
       storage: {
         storage: services.scans.storage,
         // A live upload writes at least every idle timeout, and none lasts past the body timeout.
+        // The margin past it (the body timeout again, at most 5 minutes) covers the flush of the
+        // last parts and clock skew with the object store, and keeps a short timeout short.
         partIdleMs: Math.max(2 * config.uploads.idleTimeoutMs, 15 * 60_000),
-        partMaxAgeMs: config.uploads.bodyTimeoutMs + 5 * 60_000,
+        partMaxAgeMs: config.uploads.bodyTimeoutMs + Math.min(config.uploads.bodyTimeoutMs, 5 * 60_000),
       },
       batches: {
         db: infra.pool,
