@@ -256,13 +256,15 @@ export interface OpenUpload {
 
 /**
  * Starts an upload over a plain TCP socket declaring `declared` body bytes and sends `sent` of
- * them; the test decides what happens next (send more slowly, stall, close).
+ * them; the test decides what happens next (send more slowly, stall, close). `target`: the
+ * request's path and query.
  */
 export async function openUpload(
   port: number,
   headers: Record<string, string>,
   declared: number,
   sent: Buffer | string = '',
+  target = '/api/pipeline/scan',
 ): Promise<OpenUpload> {
   const socket = net.connect(port, '127.0.0.1');
   await once(socket, 'connect');
@@ -273,7 +275,7 @@ export async function openUpload(
   const head = Object.entries({ host: '127.0.0.1', ...headers, 'content-length': String(declared) })
     .map(([k, v]) => `${k}: ${v}\r\n`)
     .join('');
-  socket.write(`POST /api/pipeline/scan HTTP/1.1\r\n${head}\r\n`);
+  socket.write(`POST ${target} HTTP/1.1\r\n${head}\r\n`);
   if (sent.length > 0) socket.write(sent);
   return {
     socket,

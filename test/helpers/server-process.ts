@@ -11,11 +11,12 @@ export interface ServerProcess {
 /**
  * `compiled`: run `dist/src/main.js` (after `npm run build`) instead of the sources under tsx.
  * `nodeArgs`: options for node itself, before the entry (e.g. `--cpu-prof` for a bench).
+ * `startTimeoutMs`: how long it may take to print its banner. @defaultValue 60000
  */
 export async function startServerProcess(
   role: 'web' | 'worker' | 'all',
   env: Record<string, string>,
-  options: { compiled?: boolean; nodeArgs?: string[] } = {},
+  options: { compiled?: boolean; nodeArgs?: string[]; startTimeoutMs?: number } = {},
 ): Promise<ServerProcess> {
   const entry = [
     ...(options.nodeArgs ?? []),
@@ -37,7 +38,10 @@ export async function startServerProcess(
   child.stderr!.on('data', (d) => (out += String(d)));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 60_000);
+    const timer = setTimeout(
+      () => reject(new Error(`server did not start:\n${out}`)),
+      options.startTimeoutMs ?? 60_000,
+    );
     const check = () => {
       const m = /Open (http:\/\/[^/\s]+)\//.exec(out);
       if (m || (role === 'worker' && out.includes('Worker is running'))) {
