@@ -2,7 +2,11 @@ import { defineConfig } from 'vitest/config';
 
 // Suites that start whole processes or a browser run after the rest, on their own: at 2 workers
 // beside 180 other files they measured timeouts that were only the machine's load.
-const heavy = ['test/e2e/**/*.test.ts', 'test/integration/app/deploy-artifacts.test.ts'];
+const heavy = [
+  'test/e2e/**/*.test.ts',
+  'test/integration/app/deploy-artifacts.test.ts',
+  'test/integration/app/no-shared-disk.test.ts',
+];
 
 export default defineConfig({
   test: {
