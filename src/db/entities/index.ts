@@ -1,4 +1,5 @@
 import { ArrayType, EntitySchema } from '@mikro-orm/core';
+import { InhouseGateRecordSchema } from './inhouse-gate-record.js';
 
 /**
  * Records of the foundation (docs/console.md#sign-up-and-api-keys, docs/api.md#keys, docs/triage.md#usage), as MikroORM entity schemas over the
@@ -262,4 +263,5 @@ export const entities = [
   ApiKeySchema,
   KeyAuditEventSchema,
   PlanChangeSchema,
+  InhouseGateRecordSchema,
 ];

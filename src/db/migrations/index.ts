@@ -17,6 +17,7 @@ import { M018WorkflowAudit } from './m018-workflow-audit.js';
 import { M020EvidenceInFindings } from './m020-evidence-in-findings.js';
 import { M019WorkflowCaseLeases } from './m019-workflow-case-leases.js';
 import { M021WorkflowSlackTarget } from './m021-workflow-slack-target.js';
+import { M022InhouseGateRecords } from './m022-inhouse-gate-records.js';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list runs from
@@ -41,4 +42,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'm020-evidence-in-findings', class: M020EvidenceInFindings },
   { name: 'm019-workflow-case-leases', class: M019WorkflowCaseLeases },
   { name: 'm021-workflow-slack-target', class: M021WorkflowSlackTarget },
+  { name: 'm022-inhouse-gate-records', class: M022InhouseGateRecords },
 ];

@@ -3,8 +3,9 @@ import path from 'node:path';
 import type { GateRecord } from './gate.js';
 
 /**
- * Where gate results live. Kept behind this interface so the file store can be swapped
- * for a database table without touching the gate or the shadow/serving decision.
+ * Where gate results live: the database (`PgGateRecordStore`), which every process reads.
+ * The file store remains to read records an earlier release wrote to `DATA_DIR`, for
+ * `npm run gate -- --import FILE` (see `gate-record-import.ts`).
  */
 export interface GateRecordStore {
   /** Adds a record; earlier records are kept as history. */
@@ -21,12 +22,17 @@ interface GateRecordFile {
 }
 
 /**
- * A JSON file `{ "records": [...] }`, oldest first. Writes go to a temporary file and
- * are renamed into place, so a reader never sees half a file. Not meant for concurrent
- * writers: the gate is an operator command, run one at a time.
+ * A JSON file `{ "records": [...] }`, oldest first: where releases before the database table
+ * kept the records. Writes go to a temporary file and are renamed into place, so a reader
+ * never sees half a file. Not meant for concurrent writers.
  */
 export class FileGateRecordStore implements GateRecordStore {
   constructor(private readonly file: string) {}
+
+  /** Every record in the file, oldest first; none when the file does not exist. */
+  async all(): Promise<GateRecord[]> {
+    return (await this.read()).records;
+  }
 
   private async read(): Promise<GateRecordFile> {
     let text: string;

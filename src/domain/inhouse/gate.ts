@@ -1,3 +1,4 @@
+import { canonicalJson, sha256Hex } from './canonical-json.js';
 import type { LabelledRow } from './dataset.js';
 import { evaluateModel } from './evaluate.js';
 import type { EvaluationMetrics } from './evaluate.js';
@@ -73,6 +74,14 @@ export function parseGateThresholds(json: unknown): GateThresholds {
     },
     minRows: c.minRows,
   };
+}
+
+/**
+ * The version of a set of thresholds: `sha256:` + SHA-256 of their canonical JSON, so two runs
+ * can be told to have applied the same gate however its file was indented.
+ */
+export function gateConfigVersion(t: GateThresholds): string {
+  return `sha256:${sha256Hex(canonicalJson(t))}`;
 }
 
 /** Every condition the metrics fail, as readable lines. */
