@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Redis } from 'ioredis';
 import type { Config } from '../lib/config.js';
@@ -12,7 +13,8 @@ import type { ChainTier, Provider } from '../domain/triage-engine/types.js';
 import { readInhouseModelFile } from '../domain/inhouse/model-file.js';
 import { INHOUSE_MODEL_PATH } from '../domain/inhouse/model-file.js';
 import { createInhouseProvider, inhouseTriageRequest } from '../domain/inhouse/provider.js';
-import { FileGateRecordStore } from '../domain/inhouse/gate-record-store.js';
+import type { GateRecord } from '../domain/inhouse/gate.js';
+import { PgGateRecordStore } from '../domain/inhouse/pg-gate-record-store.js';
 import { explainInhouseMode } from '../domain/inhouse/shadow.js';
 import {
   createTriageService,
@@ -74,9 +76,7 @@ export async function buildTriage(deps: {
 
   try {
     const model = readInhouseModelFile(path.join(projectRoot, INHOUSE_MODEL_PATH));
-    const record = await new FileGateRecordStore(
-      path.join(deps.config.dataDir, 'inhouse-gate.json'),
-    ).latestFor(model.version);
+    const record = await latestGateRecord(deps, model.version);
     const mode = explainInhouseMode({
       gateRecord: record,
       modelVersion: model.version,
@@ -134,4 +134,37 @@ export async function buildTriage(deps: {
       await built.close();
     },
   };
+}
+
+/** Where releases before the `inhouse_gate_records` table kept gate records; no longer read. */
+const LEGACY_GATE_FILE = 'inhouse-gate.json';
+
+/**
+ * The record that decides whether the model serves, from the database every process shares
+ * (docs/triage.md#in-house-model). Unreadable counts as no record: the model stays in shadow and
+ * the process starts. A record file of an earlier release is not read, only pointed out, so the
+ * database stays the one place the decision comes from.
+ */
+async function latestGateRecord(
+  deps: { config: Config; pool: Pool; logger: Logger },
+  version: string,
+): Promise<GateRecord | null> {
+  let record: GateRecord | null = null;
+  try {
+    record = await new PgGateRecordStore(deps.pool).latestFor(version);
+  } catch (err) {
+    deps.logger.warn(
+      { err: (err as Error).message },
+      'in-house gate record unreadable; the model stays in shadow',
+    );
+    return null;
+  }
+  const legacy = path.join(deps.config.dataDir, LEGACY_GATE_FILE);
+  if (record === null && existsSync(legacy)) {
+    deps.logger.warn(
+      { file: legacy },
+      'gate records in this file are no longer read; copy them to the database with `npm run gate -- --import FILE`',
+    );
+  }
+  return record;
 }

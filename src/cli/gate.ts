@@ -2,45 +2,63 @@
  * Benchmark gate of the in-house model (docs/triage.md#in-house-model). Evaluates the exact current model
  * version on a labelled CSV (ssvc-vulnrichment format) and records the result.
  *
- *   npm run gate -- --dataset FILE [--record FILE] [--model FILE] [--config FILE] [--json]
+ *   npm run gate -- --dataset FILE [--model FILE] [--config FILE] [--json]
+ *   npm run gate -- --import FILE
  *
- * Defaults: --record .data/inhouse-gate.json, --model config/inhouse-model.json,
- * --config config/inhouse-gate.json (all relative to the project root).
- * Exit codes: 0 passed, 1 failed (the record is still written), 2 bad input.
+ * The record goes to the database every process reads (table `inhouse_gate_records`): the one of
+ * DATABASE_URL, or without it the embedded PostgreSQL of DATA_DIR, as `npm run admin` finds it.
+ * `--import FILE` copies the records an earlier release kept in `DATA_DIR/inhouse-gate.json`.
+ * Defaults: --model config/inhouse-model.json, --config config/inhouse-gate.json (relative to the
+ * project root). Exit codes: 0 passed (or imported), 1 failed (the record is still written),
+ * 2 bad input or no database to record in.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { projectRoot } from '../lib/config.js';
+import { ConfigError, loadConfig, projectRoot } from '../lib/config.js';
+import { describeError } from '../lib/error-text.js';
+import { createLogger } from '../lib/logger.js';
+import { openDatabaseOnly, type DatabaseOnly } from '../app/database.js';
 import { sha256Hex } from '../domain/inhouse/canonical-json.js';
 import { InhouseDatasetError, parseLabelledDataset } from '../domain/inhouse/dataset.js';
 import type { LabelledRow } from '../domain/inhouse/dataset.js';
 import { GateConfigError, parseGateThresholds, runGate } from '../domain/inhouse/gate.js';
 import type { GateRecord, GateThresholds } from '../domain/inhouse/gate.js';
-import { FileGateRecordStore } from '../domain/inhouse/gate-record-store.js';
+import {
+  GateRecordImportError,
+  importGateRecords,
+  readGateRecordFile,
+} from '../domain/inhouse/gate-record-import.js';
+import { PgGateRecordStore } from '../domain/inhouse/pg-gate-record-store.js';
 import { INHOUSE_MODEL_PATH, readInhouseModelFile } from '../domain/inhouse/model-file.js';
 import { InhouseModelError } from '../domain/inhouse/model.js';
 import type { InhouseModel } from '../domain/inhouse/model.js';
 
-const DEFAULT_RECORD_PATH = '.data/inhouse-gate.json';
 const DEFAULT_GATE_CONFIG_PATH = 'config/inhouse-gate.json';
+const USAGE = [
+  'usage: npm run gate -- --dataset FILE [--model FILE] [--config FILE] [--json]',
+  '       npm run gate -- --import FILE',
+].join('\n');
 
 class BadInput extends Error {}
+/** No database to record in; unlike BadInput, the command line itself was right. */
+class NoDatabase extends Error {}
 
-function parseCli(argv: string[]): {
+interface GateArgs {
   dataset: string;
-  record: string;
   model: string;
   config: string;
   json: boolean;
-} {
+}
+
+function parseCli(argv: string[]): GateArgs | { import: string } {
   let values;
   try {
     ({ values } = parseArgs({
       args: argv,
       options: {
         dataset: { type: 'string' },
-        record: { type: 'string' },
+        import: { type: 'string' },
         model: { type: 'string' },
         config: { type: 'string' },
         json: { type: 'boolean', default: false },
@@ -51,19 +69,22 @@ function parseCli(argv: string[]): {
   } catch (err) {
     throw new BadInput((err as Error).message);
   }
+  if (values.import !== undefined) {
+    if (values.dataset) throw new BadInput('--import and --dataset do not go together');
+    return { import: values.import };
+  }
   if (!values.dataset)
     throw new BadInput('--dataset FILE is required (a CSV in the ssvc-vulnrichment format)');
   const fromRoot = (p: string): string => path.resolve(projectRoot, p);
   return {
     dataset: values.dataset,
-    record: values.record ?? fromRoot(DEFAULT_RECORD_PATH),
     model: values.model ?? fromRoot(INHOUSE_MODEL_PATH),
     config: values.config ?? fromRoot(DEFAULT_GATE_CONFIG_PATH),
     json: values.json ?? false,
   };
 }
 
-function loadInputs(args: ReturnType<typeof parseCli>): {
+function loadInputs(args: GateArgs): {
   model: InhouseModel;
   thresholds: GateThresholds;
   rows: LabelledRow[];
@@ -112,40 +133,73 @@ function printSummary(r: GateRecord): void {
   console.log(r.passed ? 'PASS' : `FAIL\n  - ${r.failures.join('\n  - ')}`);
 }
 
-async function main(): Promise<number> {
-  let args;
-  let inputs;
+/**
+ * The migrated database of this installation, or a BadInput naming why there is none: the
+ * gate needs no key pepper, so DATABASE_URL alone is enough.
+ */
+async function openDatabase(): Promise<DatabaseOnly> {
   try {
-    args = parseCli(process.argv.slice(2));
-    inputs = loadInputs(args);
+    const config = loadConfig(process.env, { needsKeyPepper: false });
+    const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
+    return await openDatabaseOnly(config, logger);
   } catch (err) {
-    if (err instanceof BadInput) {
-      console.error(`gate: ${err.message}`);
-      console.error(
-        'usage: npm run gate -- --dataset FILE [--record FILE] [--model FILE] [--config FILE] [--json]',
-      );
-      return 2;
-    }
-    throw err;
+    const why = err instanceof ConfigError ? err.message : describeError(err);
+    throw new NoDatabase(`no database to record in: ${why}`);
   }
+}
+
+async function withStore<T>(use: (store: PgGateRecordStore) => Promise<T>): Promise<T> {
+  const db = await openDatabase();
+  try {
+    return await use(new PgGateRecordStore(db.pool));
+  } finally {
+    await db.close();
+  }
+}
+
+async function importFile(file: string): Promise<number> {
+  const records = await readGateRecordFile(file);
+  const imported = await withStore((store) => importGateRecords(records, store));
+  console.log(
+    `imported ${imported} of ${records.length} record(s) from ${file} (${records.length - imported} already recorded)`,
+  );
+  return 0;
+}
+
+async function evaluate(args: GateArgs): Promise<number> {
+  const inputs = loadInputs(args);
   const record = runGate(inputs.model, inputs.rows, inputs.thresholds, {
     sha256: inputs.datasetSha256,
     name: args.dataset,
   });
-  try {
-    await new FileGateRecordStore(args.record).append(record);
-  } catch (err) {
-    console.error(`gate: cannot write record ${args.record}: ${(err as Error).message}`);
-    return 2;
-  }
+  await withStore((store) => store.append(record));
   if (args.json) {
     console.log(JSON.stringify(record, null, 2));
-    console.error(`recorded in ${args.record}`);
+    console.error('recorded in the database (inhouse_gate_records)');
   } else {
     printSummary(record);
-    console.log(`recorded in ${args.record}`);
+    console.log('recorded in the database (inhouse_gate_records)');
   }
   return record.passed ? 0 : 1;
+}
+
+async function main(): Promise<number> {
+  try {
+    const args = parseCli(process.argv.slice(2));
+    return 'import' in args ? await importFile(args.import) : await evaluate(args);
+  } catch (err) {
+    if (err instanceof GateRecordImportError || err instanceof NoDatabase) {
+      console.error(`gate: ${err.message}`);
+      return 2;
+    }
+    if (err instanceof BadInput) {
+      console.error(`gate: ${err.message}`);
+      console.error(USAGE);
+      return 2;
+    }
+    console.error(`gate: ${describeError(err)}`);
+    return 2;
+  }
 }
 
 process.exitCode = await main();

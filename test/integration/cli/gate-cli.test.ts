@@ -3,9 +3,19 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrateDatabase } from '../../../src/db/orm.js';
+import { createPool, type Pool } from '../../../src/db/pool.js';
 import type { GateRecord } from '../../../src/domain/inhouse/gate.js';
-import { forcedNonePartialFile, ROOT, SAMPLE_CSV, SAMPLE_THRESHOLDS_PATH, shippedModel } from './support.js';
+import { PgGateRecordStore } from '../../../src/domain/inhouse/pg-gate-record-store.js';
+import { createTestDatabase } from '../../helpers/db.js';
+import {
+  forcedNonePartialFile,
+  ROOT,
+  SAMPLE_CSV,
+  SAMPLE_THRESHOLDS_PATH,
+  shippedModel,
+} from '../../unit/inhouse/support.js';
 
 interface Run {
   code: number;
@@ -13,13 +23,32 @@ interface Run {
   stderr: string;
 }
 
-/** Runs the gate exactly as an operator would: a separate process through npx tsx. */
-function gate(args: string[]): Promise<Run> {
+let db: { url: string; drop: () => Promise<void> };
+let pool: Pool;
+beforeAll(async () => {
+  db = await createTestDatabase();
+  await migrateDatabase(db.url);
+  pool = createPool(db.url, 2);
+});
+afterAll(async () => {
+  await pool?.end();
+  await db?.drop();
+});
+
+/**
+ * Runs the gate exactly as an operator would: a separate process through npx tsx, recording
+ * in the database of DATABASE_URL (this file's own).
+ */
+function gate(args: string[], env: Record<string, string> = { DATABASE_URL: db.url }): Promise<Run> {
   return new Promise((resolve) => {
     execFile(
       'npx',
       ['tsx', 'src/cli/gate.ts', ...args],
-      { cwd: ROOT, timeout: 60_000 },
+      {
+        cwd: ROOT,
+        timeout: 60_000,
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+      },
       (err, stdout, stderr) => {
         const code = err ? ((err as { code?: number }).code ?? -1) : 0;
         resolve({ code: typeof code === 'number' ? code : -1, stdout, stderr });
@@ -32,18 +61,23 @@ function tmp(): string {
   return mkdtempSync(path.join(tmpdir(), 'inhouse-gate-cli-'));
 }
 
-function records(file: string): GateRecord[] {
-  return (JSON.parse(readFileSync(file, 'utf8')) as { records: GateRecord[] }).records;
+/** Every record of the shipped model version, newest first. */
+function history(): Promise<GateRecord[]> {
+  return new PgGateRecordStore(pool).historyFor(shippedModel().version);
+}
+
+async function rowCount(): Promise<number> {
+  return (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM inhouse_gate_records')).rows[0]!.n;
 }
 
 describe('gate CLI (child process)', { timeout: 120_000 }, () => {
   it('exits 0 and records a passing result for the exact shipped version', async () => {
-    const record = path.join(tmp(), 'gate.json');
-    const run = await gate(['--dataset', SAMPLE_CSV, '--config', SAMPLE_THRESHOLDS_PATH, '--record', record]);
+    const run = await gate(['--dataset', SAMPLE_CSV, '--config', SAMPLE_THRESHOLDS_PATH]);
     expect(run.stderr).not.toMatch(/gate:/);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('PASS');
-    const [r] = records(record);
+    expect(run.stdout).toContain('recorded in the database (inhouse_gate_records)');
+    const [r] = await history();
     expect(r).toMatchObject({
       modelVersion: shippedModel().version,
       datasetSha256: createHash('sha256').update(readFileSync(SAMPLE_CSV)).digest('hex'),
@@ -59,27 +93,18 @@ describe('gate CLI (child process)', { timeout: 120_000 }, () => {
       config,
       JSON.stringify({ ...JSON.parse(readFileSync(SAMPLE_THRESHOLDS_PATH, 'utf8')), minAgreement: 1 }),
     );
-    const record = path.join(dir, 'gate.json');
-    const run = await gate(['--dataset', SAMPLE_CSV, '--config', config, '--record', record]);
+    const run = await gate(['--dataset', SAMPLE_CSV, '--config', config]);
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(/FAIL\n {2}- agreement \d+\.\d\d% < minAgreement 100\.00%/);
-    expect(records(record)[0]?.passed).toBe(false);
+    const [latest] = await history();
+    expect(latest).toMatchObject({ passed: false, thresholds: { minAgreement: 1 } });
   });
 
   it('exits 1 on KEV-floor violations of a model forced to none/partial without the floor', async () => {
     const dir = tmp();
     const model = path.join(dir, 'forced.json');
     writeFileSync(model, JSON.stringify(forcedNonePartialFile(false)));
-    const run = await gate([
-      '--dataset',
-      SAMPLE_CSV,
-      '--model',
-      model,
-      '--config',
-      SAMPLE_THRESHOLDS_PATH,
-      '--record',
-      path.join(dir, 'g.json'),
-    ]);
+    const run = await gate(['--dataset', SAMPLE_CSV, '--model', model, '--config', SAMPLE_THRESHOLDS_PATH]);
     expect(run.code).toBe(1);
     expect(run.stdout).toContain('KEV floor 6 violation(s) in 6 KEV row(s)');
     expect(run.stdout).toMatch(/- 6 KEV row\(s\) answered below HIGH \(CVE-/);
@@ -94,20 +119,20 @@ describe('gate CLI (child process)', { timeout: 120_000 }, () => {
     ],
     ['an unknown flag', ['--dataset', SAMPLE_CSV, '--treshold', '1'], /gate: Unknown option '--treshold'/],
   ])('exits 2 with a clear message on %s', async (_name, args, message) => {
-    const run = await gate([...args, '--record', path.join(tmp(), 'g.json')]);
+    const run = await gate(args);
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(message);
   });
 
   it('exits 2 on a CSV of the wrong format, a bad threshold file, or an edited model, and records nothing', async () => {
     const dir = tmp();
-    const record = path.join(dir, 'g.json');
+    const before = await rowCount();
     const csv = path.join(dir, 'bad.csv');
     writeFileSync(
       csv,
       'cve,exploitation,automatable,technical_impact,in_kev,cvss_base,cvss_vector,description\nCVE-2024-0001,yes,no,partial,0,,,x\n',
     );
-    const badCsv = await gate(['--dataset', csv, '--record', record]);
+    const badCsv = await gate(['--dataset', csv]);
     expect(badCsv.code).toBe(2);
     expect(badCsv.stderr).toContain(
       `gate: dataset ${csv}: line 2: exploitation is "yes", expected none|poc|active`,
@@ -115,7 +140,7 @@ describe('gate CLI (child process)', { timeout: 120_000 }, () => {
 
     const config = path.join(dir, 'cfg.json');
     writeFileSync(config, JSON.stringify({ minAgreement: 0.9 }));
-    const badConfig = await gate(['--dataset', SAMPLE_CSV, '--config', config, '--record', record]);
+    const badConfig = await gate(['--dataset', SAMPLE_CSV, '--config', config]);
     expect(badConfig.code).toBe(2);
     expect(badConfig.stderr).toContain('gate: gate config');
 
@@ -123,9 +148,46 @@ describe('gate CLI (child process)', { timeout: 120_000 }, () => {
     const edited = forcedNonePartialFile(true);
     edited.body.heads.exploitation.bias = [0, 20, 0];
     writeFileSync(model, JSON.stringify(edited));
-    const badModel = await gate(['--dataset', SAMPLE_CSV, '--model', model, '--record', record]);
+    const badModel = await gate(['--dataset', SAMPLE_CSV, '--model', model]);
     expect(badModel.code).toBe(2);
     expect(badModel.stderr).toMatch(/does not match its content/);
-    expect(() => readFileSync(record)).toThrow();
+    expect(await rowCount()).toBe(before);
+  });
+
+  it('exits 2 naming the database it cannot reach, after evaluating, and records nothing', async () => {
+    const before = await rowCount();
+    const url = new URL(db.url);
+    url.pathname = '/no_such_database_for_the_gate';
+    const run = await gate(['--dataset', SAMPLE_CSV, '--config', SAMPLE_THRESHOLDS_PATH], {
+      DATABASE_URL: url.toString(),
+    });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/^gate: no database to record in: .*no_such_database_for_the_gate/m);
+    expect(run.stderr).not.toContain('usage:');
+    expect(await rowCount()).toBe(before);
+  });
+
+  it('imports the record file of an earlier release once, keeping evaluation times', async () => {
+    const dir = tmp();
+    const file = path.join(dir, 'inhouse-gate.json');
+    const old: GateRecord = { ...(await history())[0]!, evaluatedAt: '2026-01-01T00:00:00.000Z' };
+    writeFileSync(file, JSON.stringify({ records: [old] }));
+    const first = await gate(['--import', file]);
+    expect(first.stderr).toBe('');
+    expect(first.stdout).toBe(`imported 1 of 1 record(s) from ${file} (0 already recorded)\n`);
+    expect(first.code).toBe(0);
+    const again = await gate(['--import', file]);
+    expect(again.stdout).toBe(`imported 0 of 1 record(s) from ${file} (1 already recorded)\n`);
+    expect((await history()).at(-1)).toEqual(old);
+  });
+
+  it('exits 2 on a record file of the wrong shape and imports nothing', async () => {
+    const before = await rowCount();
+    const file = path.join(tmp(), 'inhouse-gate.json');
+    writeFileSync(file, JSON.stringify({ records: [{ modelVersion: 'sha256:x', passed: 'yes' }] }));
+    const run = await gate(['--import', file]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe('gate: record 1: datasetSha256 must be a string\n');
+    expect(await rowCount()).toBe(before);
   });
 });
