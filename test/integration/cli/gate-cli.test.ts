@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,19 +8,13 @@ import { createPool, type Pool } from '../../../src/db/pool.js';
 import type { GateRecord } from '../../../src/domain/inhouse/gate.js';
 import { PgGateRecordStore } from '../../../src/domain/inhouse/pg-gate-record-store.js';
 import { createTestDatabase } from '../../helpers/db.js';
+import { runGateCli, type GateRun } from '../../helpers/gate-cli.js';
 import {
   forcedNonePartialFile,
-  ROOT,
   SAMPLE_CSV,
   SAMPLE_THRESHOLDS_PATH,
   shippedModel,
 } from '../../unit/inhouse/support.js';
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 let db: { url: string; drop: () => Promise<void> };
 let pool: Pool;
@@ -35,26 +28,9 @@ afterAll(async () => {
   await db?.drop();
 });
 
-/**
- * Runs the gate exactly as an operator would: a separate process through npx tsx, recording
- * in the database of DATABASE_URL (this file's own).
- */
-function gate(args: string[], env: Record<string, string> = { DATABASE_URL: db.url }): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      'npx',
-      ['tsx', 'src/cli/gate.ts', ...args],
-      {
-        cwd: ROOT,
-        timeout: 60_000,
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
-      },
-      (err, stdout, stderr) => {
-        const code = err ? ((err as { code?: number }).code ?? -1) : 0;
-        resolve({ code: typeof code === 'number' ? code : -1, stdout, stderr });
-      },
-    );
-  });
+/** `npm run gate` in its own process, recording in this file's database unless told otherwise. */
+function gate(args: string[], env: Record<string, string> = { DATABASE_URL: db.url }): Promise<GateRun> {
+  return runGateCli(args, env);
 }
 
 function tmp(): string {

@@ -2,41 +2,73 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { migrateDatabase } from '../../../src/db/orm.js';
+import { createPool } from '../../../src/db/pool.js';
+import type { GateRecord } from '../../../src/domain/inhouse/gate.js';
+import { PgGateRecordStore } from '../../../src/domain/inhouse/pg-gate-record-store.js';
+import { createTestDatabase } from '../../helpers/db.js';
+import { runGateCli } from '../../helpers/gate-cli.js';
 import { startTestApp, signUp, type TestApp } from '../../helpers/test-app.js';
 
 /**
  * The in-house model as the service wires it (docs/triage.md#in-house-model): in shadow (answers stored beside
- * the served one, never returned) until a passing gate record for its exact version exists AND
- * the operator enabled it; then it serves the routine tier, named like every model.
+ * the served one, never returned) until a passing gate record for its exact version is in the
+ * database AND the operator enabled it; then it serves the routine tier, named like every model.
  */
-const version = (JSON.parse(readFileSync('config/inhouse-model.json', 'utf8')) as { version: string })
-  .version;
-const opened: TestApp[] = [];
+const ROOT = path.resolve(import.meta.dirname, '../../..');
+const SAMPLE_CSV = path.join(ROOT, 'test/fixtures/inhouse/labelled-sample.csv');
+const SAMPLE_THRESHOLDS = path.join(ROOT, 'test/fixtures/inhouse/gate-thresholds-sample.json');
+const version = (
+  JSON.parse(readFileSync(path.join(ROOT, 'config/inhouse-model.json'), 'utf8')) as { version: string }
+).version;
+const SERVING = `inhouse:${version.replace('sha256:', 'sha256-')}`;
+
+const cleanups: (() => Promise<void>)[] = [];
 afterAll(async () => {
-  for (const t of opened) await t.close();
+  for (const c of cleanups.reverse()) await c();
 });
 
-function dataDir(passed: boolean | null): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'inhouse-wiring-'));
-  if (passed !== null) {
-    const record = {
-      modelVersion: version,
-      datasetSha256: '0'.repeat(64),
-      datasetName: 'test',
-      thresholds: {},
-      metrics: { kevFloorViolations: 0 },
-      passed,
-      failures: [],
-      evaluatedAt: '2026-11-21T00:00:00.000Z',
-    };
-    writeFileSync(path.join(dir, 'inhouse-gate.json'), JSON.stringify({ records: [record] }));
-  }
-  return dir;
+function gateRecord(passed: boolean): GateRecord {
+  return {
+    modelVersion: version,
+    datasetSha256: '0'.repeat(64),
+    datasetName: 'test',
+    thresholds: {} as GateRecord['thresholds'],
+    metrics: { kevFloorViolations: 0 } as GateRecord['metrics'],
+    passed,
+    failures: [],
+    evaluatedAt: '2026-11-21T00:00:00.000Z',
+  };
 }
 
-async function triageOnce(env: Record<string, string>) {
-  const t = await startTestApp({ env });
-  opened.push(t);
+/** A migrated database of its own, dropped after the file. */
+async function database(): Promise<string> {
+  const db = await createTestDatabase();
+  cleanups.push(db.drop);
+  await migrateDatabase(db.url);
+  return db.url;
+}
+
+async function withRecord(passed: boolean | null): Promise<string> {
+  const url = await database();
+  if (passed !== null) {
+    const pool = createPool(url, 1);
+    try {
+      await new PgGateRecordStore(pool).append(gateRecord(passed));
+    } finally {
+      await pool.end();
+    }
+  }
+  return url;
+}
+
+/** A freshly built app on `databaseUrl` answers one triage: which model served, what ran in shadow. */
+async function triageOnce(databaseUrl: string, env: Record<string, string>) {
+  const t: TestApp = await startTestApp({
+    databaseUrl,
+    env: { DATA_DIR: mkdtempSync(path.join(tmpdir(), 'inhouse-wiring-')), ...env },
+  });
+  cleanups.push(t.close);
   const s = await signUp(t.app);
   const res = await t.app.inject({
     method: 'POST',
@@ -50,7 +82,7 @@ async function triageOnce(env: Record<string, string>) {
       WHERE r.workspace_id = $1`,
     [s.workspaceId],
   );
-  return { model: res.json().model as string, shadow: shadow.rows };
+  return { model: res.json().model as string, shadow: shadow.rows, logs: t.logs.join('') };
 }
 
 describe('in-house model wiring', () => {
@@ -59,15 +91,48 @@ describe('in-house model wiring', () => {
     { case: 'enabled, gate failed', passed: false, enabled: 'true' },
     { case: 'gate passed, not enabled', passed: true, enabled: 'false' },
   ])('stays in shadow when $case', async ({ passed, enabled }) => {
-    const r = await triageOnce({ DATA_DIR: dataDir(passed), INHOUSE_ENABLED: enabled });
+    const r = await triageOnce(await withRecord(passed), { INHOUSE_ENABLED: enabled });
     expect(r.model).toMatch(/^local:/);
     expect(r.shadow).toEqual([{ engine: 'inhouse', model_version: version }]);
   });
 
   it('serves the routine tier once its gate passed and the operator enabled it', async () => {
-    const r = await triageOnce({ DATA_DIR: dataDir(true), INHOUSE_ENABLED: 'true' });
-    expect(r.model).toBe(`inhouse:${version.replace('sha256:', 'sha256-')}`);
+    const r = await triageOnce(await withRecord(true), { INHOUSE_ENABLED: 'true' });
+    expect(r.model).toBe(SERVING);
     expect(r.model).toMatch(/^[a-z][a-z0-9-]*:[A-Za-z0-9._-]+$/); // docs/triage.md#request-and-answer: <provider>:<model_name>
     expect(r.shadow).toEqual([]);
+  });
+
+  it(
+    'honours in a freshly built app the latest record `npm run gate` wrote from another process',
+    { timeout: 180_000 },
+    async () => {
+      const url = await database();
+      const pass = await runGateCli(['--dataset', SAMPLE_CSV, '--config', SAMPLE_THRESHOLDS], {
+        DATABASE_URL: url,
+      });
+      expect(pass.code, pass.stderr).toBe(0);
+      expect((await triageOnce(url, { INHOUSE_ENABLED: 'true' })).model).toBe(SERVING);
+
+      const strict = path.join(mkdtempSync(path.join(tmpdir(), 'inhouse-wiring-')), 'strict.json');
+      writeFileSync(
+        strict,
+        JSON.stringify({ ...JSON.parse(readFileSync(SAMPLE_THRESHOLDS, 'utf8')), minAgreement: 1 }),
+      );
+      const fail = await runGateCli(['--dataset', SAMPLE_CSV, '--config', strict], { DATABASE_URL: url });
+      expect(fail.code, fail.stderr).toBe(1);
+      const after = await triageOnce(url, { INHOUSE_ENABLED: 'true' });
+      expect(after.model).toMatch(/^local:/);
+      expect(after.shadow).toEqual([{ engine: 'inhouse', model_version: version }]);
+    },
+  );
+
+  it('does not read a record file of an earlier release in DATA_DIR, and says how to import it', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'inhouse-wiring-'));
+    writeFileSync(path.join(dataDir, 'inhouse-gate.json'), JSON.stringify({ records: [gateRecord(true)] }));
+    const r = await triageOnce(await withRecord(null), { DATA_DIR: dataDir, INHOUSE_ENABLED: 'true' });
+    expect(r.model).toMatch(/^local:/);
+    expect(r.logs).toContain('npm run gate -- --import FILE');
+    expect(r.logs).toContain(path.join(dataDir, 'inhouse-gate.json'));
   });
 });
