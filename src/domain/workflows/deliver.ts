@@ -140,8 +140,8 @@ export async function attemptDelivery(deps: DeliveryDeps, deliveryId: string): P
         return { kind: 'queued', ids: [], retryAfterMs: queuedWaitMs(head.next_attempt_at, deps.clock()) };
       const c = await loadDeliveryCase(deps.pool, caseId, deps.baseUrl);
       if (!c) return { kind: 'skipped', ids: [d.id], reason: 'case deleted' };
-      if (targetKind(w.kind).delivery.mode === 'event') return eventDelivery(deps, lease, w, now, c);
-      return issueDelivery(deps, lease, w, now, c);
+      const attempt: LeasedAttempt = { deps, lease, w, d: now, c };
+      return targetKind(w.kind).delivery.mode === 'event' ? eventDelivery(attempt) : issueDelivery(attempt);
     },
     deps.lease,
   );
@@ -151,31 +151,35 @@ export async function attemptDelivery(deps: DeliveryDeps, deliveryId: string): P
 /** The answer of an attempt whose lease was taken over (it ran out): make no further call. */
 const LEASE_LOST: AttemptOutcome = { kind: 'busy', ids: [], retryAfterMs: 1_000 };
 
+/** A target's failure as the outcome of the attempt at `ids`: retried when it may pass later. */
+const failedWith = (ids: string[], f: TargetFailure): AttemptOutcome => ({
+  kind: f.retryable ? 'retry' : 'failed',
+  ids,
+  failure: f,
+});
+
+/** One attempt at delivery `d` of case `c`, under the case's lease. */
+interface LeasedAttempt {
+  deps: DeliveryDeps;
+  lease: CaseLease;
+  w: Workflow;
+  d: DeliveryRow;
+  c: DeliveryCase;
+}
+
 /**
  * An `event` target (a webhook, Slack): the case's pending events up to this one, oldest first,
  * one message each, each recorded as delivered as soon as the target took it.
  */
-async function eventDelivery(
-  deps: DeliveryDeps,
-  lease: CaseLease,
-  w: Workflow,
-  d: DeliveryRow,
-  c: DeliveryCase,
-): Promise<AttemptOutcome> {
+async function eventDelivery({ deps, lease, w, d, c }: LeasedAttempt): Promise<AttemptOutcome> {
   const send = eventSender(deps, w);
   if (!send) return { kind: 'failed', ids: [d.id], failure: failure('not an event target') };
   if (!(await lease.keep())) return LEASE_LOST;
   const res = await send(d, c);
-  if (!res.ok) return { kind: res.retryable ? 'retry' : 'failed', ids: [d.id], failure: res };
+  if (!res.ok) return failedWith([d.id], res);
   // Recorded while the case's lease is held, so the case's next event, waiting for the lease,
   // finds its head delivered and goes at once.
-  await recordAttempt(deps.pool, [d.id], {
-    workflowId: w.id,
-    status: 'delivered',
-    responseCode: res.status,
-    error: null,
-    nextAttemptAt: null,
-  });
+  await recordDelivered(deps.pool, [d.id], w.id, res.status);
   // Already recorded (above): nothing left for `recordAttemptOutcome`.
   return { kind: 'delivered', ids: [], status: 200 };
 }
@@ -200,13 +204,7 @@ function eventSender(deps: DeliveryDeps, w: Workflow) {
     });
 }
 
-async function issueDelivery(
-  deps: DeliveryDeps,
-  lease: CaseLease,
-  w: Workflow,
-  d: DeliveryRow,
-  c: DeliveryCase,
-): Promise<AttemptOutcome> {
+async function issueDelivery({ deps, lease, w, d, c }: LeasedAttempt): Promise<AttemptOutcome> {
   const adapter = issueAdapterOf(w, deps);
   if (!adapter) return { kind: 'failed', ids: [d.id], failure: failure('The workflow has no credential.') };
   const db = deps.pool;
@@ -217,7 +215,7 @@ async function issueDelivery(
   if (!externalId && link.create_attempts > 0) {
     if (!(await lease.keep())) return LEASE_LOST;
     const found = await adapter.find(link.marker);
-    if (!found.ok) return { kind: found.retryable ? 'retry' : 'failed', ids, failure: found };
+    if (!found.ok) return failedWith(ids, found);
     if (found.issue) {
       externalId = found.issue.externalId;
       await updateLink(db, link, { externalId, url: found.issue.url });
@@ -229,7 +227,7 @@ async function issueDelivery(
     const made = await adapter.create(c, link.marker);
     // Held back by the rate limit, the create was never sent: nothing for a retry to search for.
     if (!made.ok && made.throttled) await countCreateAttempt(db, link, -1);
-    if (!made.ok) return { kind: made.retryable ? 'retry' : 'failed', ids, failure: made };
+    if (!made.ok) return failedWith(ids, made);
     await deps.afterRemoteCreate?.();
     externalId = made.issue.externalId;
     created = true;
@@ -237,14 +235,14 @@ async function issueDelivery(
   } else if (!created) {
     if (!(await lease.keep())) return LEASE_LOST;
     const updated = await adapter.update(c, externalId, link.marker);
-    if (!updated.ok) return { kind: updated.retryable ? 'retry' : 'failed', ids, failure: updated };
+    if (!updated.ok) return failedWith(ids, updated);
   }
   const wanted = CLOSED_STATUSES.has(c.status) ? 'closed' : 'open';
   const current = created ? 'open' : link.remote_state;
   if (wanted !== current) {
     if (!(await lease.keep())) return LEASE_LOST;
     const moved = await adapter.setState(c, externalId, wanted);
-    if (!moved.ok) return { kind: moved.retryable ? 'retry' : 'failed', ids, failure: moved };
+    if (!moved.ok) return failedWith(ids, moved);
     await updateLink(db, link, { remoteState: wanted });
   }
   await updateLink(db, link, { delivered: true });
@@ -281,22 +279,24 @@ export async function recordAttemptOutcome(
   nextAttemptAt: Date | null,
 ): Promise<void> {
   if (out.ids.length === 0) return;
-  if (out.kind === 'delivered') {
-    await recordAttempt(pool, out.ids, {
-      workflowId,
-      status: 'delivered',
-      responseCode: out.status,
-      error: null,
-      nextAttemptAt: null,
-    });
-    return;
-  }
+  if (out.kind === 'delivered') return recordDelivered(pool, out.ids, workflowId, out.status);
   await recordAttempt(pool, out.ids, {
     workflowId,
     status: out.kind === 'retry' && nextAttemptAt ? 'pending' : 'failed',
     responseCode: out.failure.status,
     error: out.failure.message,
     nextAttemptAt,
+  });
+}
+
+/** Records the deliveries `ids` as delivered, with the target's status code. */
+function recordDelivered(pool: Pool, ids: string[], workflowId: string, responseCode: number | null) {
+  return recordAttempt(pool, ids, {
+    workflowId,
+    status: 'delivered',
+    responseCode,
+    error: null,
+    nextAttemptAt: null,
   });
 }
 

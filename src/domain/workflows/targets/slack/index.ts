@@ -3,7 +3,7 @@ import { renderSummary } from '../../template.js';
 import { httpCall } from '../http-call.js';
 import { urlErrors, type TargetKind } from '../target-kind.js';
 import { failureOf } from '../target-result.js';
-import { targetUrl } from '../target-schema.js';
+import { urlTargetSchema } from '../target-schema.js';
 import { SLACK_HEADER_MAX, slackMessage } from './slack-message.js';
 
 /** Nothing but the kind: the incoming webhook's URL is the credential, sealed at rest. */
@@ -38,12 +38,7 @@ export interface SlackInput {
 export const slack: TargetKind<'slack', SlackTarget, SlackInput> = {
   kind: 'slack',
   label: 'Slack',
-  requestSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['kind', 'url'],
-    properties: { kind: { const: 'slack' }, url: targetUrl },
-  },
+  requestSchema: urlTargetSchema('slack'),
   viewProperties: {},
   defaultRateLimit: { requests: 1, perSeconds: 1 },
   summaryMax: SLACK_HEADER_MAX,

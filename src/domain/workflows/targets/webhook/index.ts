@@ -1,7 +1,7 @@
 import type { TargetRateLimit } from '../../types.js';
 import { JIRA_SUMMARY_MAX } from '../jira/jira-adapter.js';
 import { urlErrors, type TargetKind } from '../target-kind.js';
-import { targetUrl } from '../target-schema.js';
+import { urlTargetSchema } from '../target-schema.js';
 import { eventPayload, sendWebhookEvent } from './webhook-event.js';
 
 export interface WebhookTarget {
@@ -24,12 +24,7 @@ export interface WebhookInput {
 export const webhook: TargetKind<'webhook', WebhookTarget, WebhookInput> = {
   kind: 'webhook',
   label: 'webhook',
-  requestSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['kind', 'url'],
-    properties: { kind: { const: 'webhook' }, url: targetUrl },
-  },
+  requestSchema: urlTargetSchema('webhook'),
   viewProperties: { url: { type: 'string' } },
   defaultRateLimit: { requests: 20, perSeconds: 1 },
   // The summary template is checked as for Jira, though a webhook event carries no summary.
