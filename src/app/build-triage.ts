@@ -141,7 +141,7 @@ const LEGACY_GATE_FILE = 'inhouse-gate.json';
 
 /**
  * The record that decides whether the model serves, from the database every process shares
- * (docs/triage.md#in-house-model). Unreadable counts as no record: the model stays in shadow and
+ * (docs/triage.md#gate-records). Unreadable counts as no record: the model stays in shadow and
  * the process starts. A record file of an earlier release is not read, only pointed out, so the
  * database stays the one place the decision comes from.
  */

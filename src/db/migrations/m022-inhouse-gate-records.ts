@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * The in-house model's gate records (docs/triage.md#in-house-model), one row per evaluation:
+ * The in-house model's gate records (docs/triage.md#gate-records), one row per evaluation:
  * every web and worker process reads the same record when it decides at start whether the model
  * serves. History is kept; the latest evaluation of a model version decides. The unique key
  * makes recording one evaluation twice (an import run again) a no-op.

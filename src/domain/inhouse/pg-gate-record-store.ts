@@ -31,7 +31,7 @@ const toRecord = (r: GateRecordRow): GateRecord => ({
 
 /**
  * Gate records in PostgreSQL, one row per evaluation, so every web and worker process on any
- * machine reads the same record (docs/triage.md#in-house-model). History is kept; the latest
+ * machine reads the same record (docs/triage.md#gate-records). History is kept; the latest
  * evaluation of a version decides, ordered by `evaluatedAt` (then by insertion, for two runs
  * in the same millisecond), so an imported older record never overrides a newer run.
  */
