@@ -52,6 +52,15 @@ export function validators(): { body: Ajv; other: Ajv } {
 }
 
 /**
+ * The query parser's object copied into a plain one (its prototype is not `Object.prototype`, and
+ * the storable-text walk reads plain objects only). A spread defines each key as its own, so a
+ * key named `__proto__` is copied as one, not taken as the copy's prototype.
+ */
+function plainCopy(query: unknown): Record<string, unknown> {
+  return typeof query === 'object' && query !== null ? { ...query } : {};
+}
+
+/**
  * Fastify's `trustProxy` for TRUST_PROXY: a hop count trusts that many proxies in front of us
  * (Fastify's typings name no number, so as the function proxy-addr makes of one), a list trusts
  * those addresses and ranges, false trusts none.
@@ -100,9 +109,8 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   app.addHook('preValidation', async (req) => {
     if (req.body === undefined && req.method === 'POST') req.body = {};
     // Before any route sees it: PostgreSQL cannot store U+0000 (see storable-text.ts).
-    // (The query parser's objects have a prototype of their own: copied into a plain one.)
     const nul = [
-      ...unstorableTextErrors({ ...(req.query as object) }, '/querystring'),
+      ...unstorableTextErrors(plainCopy(req.query), '/querystring'),
       ...unstorableTextErrors(req.body),
     ];
     if (nul.length > 0) throw invalidRequest(nul);

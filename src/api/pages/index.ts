@@ -20,12 +20,30 @@ import { dashboardPage } from './templates/dashboard-page.js';
 import { workflowsPage } from './templates/workflows-page.js';
 import type { Session } from '../../domain/workspaces/sessions.js';
 import { monthOf, nextMonthStart } from '../../domain/plans/plans.js';
+import { typed } from '../typed-app.js';
 
 /** Reveal tokens are base64url; anything else is not a link we made. */
 const TOKEN = /^[A-Za-z0-9_-]{16,100}$/;
 /** Where `?next=` may send a person after sign-in: our own pages, spelled without `//` or encoding. */
 const LOCAL_NEXT =
   /^\/(?:settings\/(?:api-keys|audit-log|workflows)|reveal\/[A-Za-z0-9_-]{16,100}|scans|cases|cases\/[0-9a-f-]{36})?$/;
+
+/** The pages' path parameters: any text (a page answers an unknown one itself, never 400). */
+const caseParams = { type: 'object', required: ['id'], properties: { id: { type: 'string' } } } as const;
+const revealParams = {
+  type: 'object',
+  required: ['token'],
+  properties: { token: { type: 'string' } },
+} as const;
+
+/**
+ * `?next=` and `?notice=` of the sign-in page. Given twice, one is a list, which the page ignores
+ * as it ignores any value it does not know, rather than refuse the page.
+ */
+const loginQuery = {
+  type: 'object',
+  properties: { next: { type: ['string', 'array'] }, notice: { type: ['string', 'array'] } },
+} as const;
 
 /** Days of new cases the dashboard's chart shows. */
 const DASHBOARD_DAYS = 30;
@@ -67,7 +85,9 @@ export async function registerPages(app: FastifyInstance, deps: PageDeps): Promi
   });
 }
 
-function pageRoutes(app: FastifyInstance, deps: PageDeps): void {
+function pageRoutes(untyped: FastifyInstance, deps: PageDeps): void {
+  const app = typed(untyped);
+
   async function sessionOf(req: FastifyRequest): Promise<Session | null> {
     const token = req.cookies[SESSION_COOKIE];
     return token ? deps.sessions.find(token) : null;
@@ -112,8 +132,8 @@ function pageRoutes(app: FastifyInstance, deps: PageDeps): void {
     return page(reply, casesPage());
   });
 
-  app.get('/cases/:id', async (req, reply) => {
-    const { id } = req.params as { id: string };
+  app.get('/cases/:id', { schema: { params: caseParams } }, async (req, reply) => {
+    const { id } = req.params;
     const session = await sessionOf(req);
     if (!session) return toLogin(reply, `/cases/${id}`);
     // Another workspace's case is as unknown as a made-up id (docs/api.md#errors).
@@ -127,16 +147,16 @@ function pageRoutes(app: FastifyInstance, deps: PageDeps): void {
     (await signedIn(req)) ? redirect(reply, '/settings/api-keys') : page(reply, signupPage(deps.config)),
   );
 
-  app.get('/login', async (req, reply) => {
-    const query = req.query as { next?: string; notice?: string };
+  app.get('/login', { schema: { querystring: loginQuery } }, async (req, reply) => {
+    const { next, notice } = req.query;
     if (await signedIn(req)) {
-      return redirect(reply, query.next && LOCAL_NEXT.test(query.next) ? query.next : '/settings/api-keys');
+      return redirect(reply, typeof next === 'string' && LOCAL_NEXT.test(next) ? next : '/settings/api-keys');
     }
-    return page(reply, loginPage(query.notice));
+    return page(reply, loginPage(typeof notice === 'string' ? notice : undefined));
   });
 
-  app.get('/reveal/:token', async (req, reply) => {
-    const { token } = req.params as { token: string };
+  app.get('/reveal/:token', { schema: { params: revealParams } }, async (req, reply) => {
+    const { token } = req.params;
     if (!(await signedIn(req)))
       return TOKEN.test(token) ? toLogin(reply, `/reveal/${token}`) : redirect(reply, '/login');
     return page(reply, revealPage());

@@ -3,7 +3,7 @@ import type { AppDeps } from '../app-deps.js';
 import { AppError } from '../../lib/errors.js';
 import { rateLimitHeaders } from '../../domain/usage/rate-limiter.js';
 import { clearSessionCookie, SESSION_COOKIE, setSessionCookie } from '../plugins/console-session.js';
-import { loginBody, signupBody } from '../schemas/console.js';
+import { loginBody, revealParams, signupBody } from '../schemas/console.js';
 import { noQuery } from '../schemas/common.js';
 import { loggedIn, loggedOut, sessionView, signedUp } from '../schemas/console-responses.js';
 import { keyRevealed } from '../schemas/keys-responses.js';
@@ -17,15 +17,17 @@ import {
 /** Sign-up and login: refused input, an oversized or non-JSON body, too many attempts. */
 const PUBLIC_BODY_ERRORS = [...PUBLIC_ROUTE_ERRORS, 413, 415, 429];
 import { actorFrom } from './key-management.js';
+import { typed } from '../typed-app.js';
 
 const LOGIN_ATTEMPTS_PER_MINUTE = 10;
 const SIGNUPS_PER_HOUR_PER_IP = 20;
 
 /** Sign-up, login, logout, the session probe and the one-time reveal (docs/console.md#sessions-and-security). */
 export function consoleAuthRoutes(
-  app: FastifyInstance,
+  untyped: FastifyInstance,
   deps: Pick<AppDeps, 'config' | 'keys' | 'rateLimiter' | 'sessions' | 'workspaces'>,
 ): void {
+  const app = typed(untyped);
   const secure = deps.config.cookieSecure;
   const publicRoute = { public: true };
 
@@ -51,12 +53,7 @@ export function consoleAuthRoutes(
     },
     async (req, reply) => {
       await limit(`signup:${req.ip}`, SIGNUPS_PER_HOUR_PER_IP, 3_600_000);
-      const body = req.body as {
-        email: string;
-        password: string;
-        workspaceName: string;
-        plan: 'free' | 'trial';
-      };
+      const { body } = req;
       const { userId, workspace, firstKey } = await deps.workspaces.signup({
         email: body.email.trim(),
         password: body.password,
@@ -93,7 +90,7 @@ export function consoleAuthRoutes(
       },
     },
     async (req, reply) => {
-      const body = req.body as { email: string; password: string };
+      const { body } = req;
       // Per address and per account, so neither a single client nor a distributed guesser gets far.
       await limit(`login-ip:${req.ip}`, LOGIN_ATTEMPTS_PER_MINUTE * 3, 60_000);
       await limit(`login:${body.email.trim().toLowerCase()}`, LOGIN_ATTEMPTS_PER_MINUTE, 60_000);
@@ -143,7 +140,7 @@ export function consoleAuthRoutes(
     {
       schema: {
         summary: 'Reveal a new key once',
-        params: { type: 'object', properties: { token: { type: 'string', maxLength: 100 } } },
+        params: revealParams,
         response: responses(
           { 200: keyRevealed, 410: problemResponse(410, 'Already revealed, or older than 15 minutes') },
           [...SESSION_ROUTE_ERRORS, 404],
@@ -151,7 +148,7 @@ export function consoleAuthRoutes(
       },
     },
     async (req, reply) => {
-      const { token } = req.params as { token: string };
+      const { token } = req.params;
       void reply.header('Cache-Control', 'no-store');
       return deps.keys.reveal({
         token,

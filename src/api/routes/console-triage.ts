@@ -9,6 +9,7 @@ import { consoleTriageBody, triageOneBody, triagePreviewBody } from '../schemas/
 import { consoleCaseBatch, triagePreview } from '../schemas/console-responses.js';
 import { triageAnswer } from '../schemas/triage-responses.js';
 import { SESSION_ROUTE_ERRORS, responses } from '../schemas/responses.js';
+import { typed } from '../typed-app.js';
 
 /** A triage can also find the month spent (429) and no model to answer (503). */
 const TRIAGE_ERRORS = [...SESSION_ROUTE_ERRORS, 413, 415, 429];
@@ -16,13 +17,9 @@ const TRIAGE_ERRORS = [...SESSION_ROUTE_ERRORS, 413, 415, 429];
 /** The scopes a triage of cases needs of the key it is billed to, as on `POST /api/v1/cases/triage`. */
 const TRIAGE_SCOPES = ['cases:write', 'triage:write'];
 
-interface SelectionBody {
-  caseIds?: string[];
-  filters?: Omit<ListQuery, 'limit' | 'cursor' | 'case'>;
-}
-
-const selectionOf = (b: SelectionBody): CaseSelection =>
-  b.caseIds ? { caseIds: b.caseIds } : { filters: listFiltersOf(b.filters ?? {}) };
+/** A selection of the console's bodies: their `oneOf` lets `caseIds` or `filters` through, never both. */
+const selectionOf = (caseIds: readonly string[] | undefined, filters: ListQuery = {}): CaseSelection =>
+  caseIds ? { caseIds } : { filters: listFiltersOf(filters) };
 
 /**
  * Triage from the Cases and Case pages (docs/console.md#cases), through the same case triage service as
@@ -31,9 +28,11 @@ const selectionOf = (b: SelectionBody): CaseSelection =>
  * own). The preview says how many AI calls a triage would use and how many the month has left.
  */
 export function consoleTriageRoutes(
-  app: FastifyInstance,
+  untyped: FastifyInstance,
   deps: Pick<AppDeps, 'caseSelection' | 'caseTriage' | 'clock' | 'config' | 'keys' | 'quota' | 'workspaces'>,
 ): void {
+  const app = typed(untyped);
+
   async function monthLimit(workspaceId: string): Promise<number> {
     const ws = await deps.workspaces.workspaceOf(workspaceId);
     return effectivePlan(ws, deps.config.plans, deps.clock()).limits.aiCallsPerMonth;
@@ -66,7 +65,7 @@ export function consoleTriageRoutes(
       const [candidates, limit, usage] = await Promise.all([
         deps.caseSelection.candidates(
           workspaceId,
-          selectionOf(req.body as SelectionBody),
+          selectionOf(req.body.caseIds, req.body.filters),
           CASE_SELECTION_MAX,
         ),
         monthLimit(workspaceId),
@@ -93,8 +92,11 @@ export function consoleTriageRoutes(
       },
     },
     async (req, reply) => {
-      const body = req.body as SelectionBody & { key: string };
-      const accepted = await deps.caseTriage.acceptCaseBatch(await caller(req, body.key), selectionOf(body));
+      const { key, caseIds, filters } = req.body;
+      const accepted = await deps.caseTriage.acceptCaseBatch(
+        await caller(req, key),
+        selectionOf(caseIds, filters),
+      );
       if (accepted.batchId) void reply.code(202);
       return accepted;
     },
@@ -111,10 +113,6 @@ export function consoleTriageRoutes(
         response: responses({ 200: triageAnswer }, [...TRIAGE_ERRORS, 404]),
       },
     },
-    async (req) =>
-      deps.caseTriage.triageCase(
-        await caller(req, (req.body as { key: string }).key),
-        (req.params as { id: string }).id,
-      ),
+    async (req) => deps.caseTriage.triageCase(await caller(req, req.body.key), req.params.id),
   );
 }

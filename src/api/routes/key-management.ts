@@ -6,9 +6,10 @@ import { viewKey } from '../../domain/keys/key-view.js';
 import { invalidRequest } from '../../lib/errors.js';
 import { noQuery } from '../schemas/common.js';
 import { fieldErrors } from '../plugins/problem.js';
-import { createKeyBody, emptyBody, keyIdParams, rotateKeyBody, type CreateKeyBody } from '../schemas/keys.js';
+import { createKeyBody, emptyBody, keyIdParams, rotateKeyBody } from '../schemas/keys.js';
 import { keyCreated, keyList, keyRotated, keyView } from '../schemas/keys-responses.js';
 import { KEY_ROUTE_ERRORS, SESSION_ROUTE_ERRORS, responses } from '../schemas/responses.js';
+import { typed } from '../typed-app.js';
 
 /**
  * List, create, rotate and revoke keys (docs/api.md#keys). Mounted twice: in the console
@@ -27,11 +28,20 @@ export function actorFrom(req: FastifyRequest, actor: string): Actor {
   return { actor, ip: req.ip ?? null, userAgent: req.headers['user-agent']?.slice(0, 300) ?? null };
 }
 
+/**
+ * `expiresIn` of a create body read before the schema's verdict is acted on (the route attaches
+ * validation errors instead of failing), so the body may be anything JSON allows.
+ */
+function expiresInOf(body: unknown): unknown {
+  return typeof body === 'object' && body !== null && 'expiresIn' in body ? body.expiresIn : undefined;
+}
+
 export function registerKeyManagement(
-  app: FastifyInstance,
+  untyped: FastifyInstance,
   deps: Pick<AppDeps, 'clock' | 'keys' | 'usageReports' | 'workspaces'>,
   surface: KeySurface,
 ): void {
+  const app = typed(untyped);
   const config: { scope?: 'keys:write' } = surface.scope ? { scope: surface.scope } : {};
   const bodyLimit = 16 * 1024;
   const errors = surface.viaRevealPage ? SESSION_ROUTE_ERRORS : KEY_ROUTE_ERRORS;
@@ -86,10 +96,10 @@ export function registerKeyManagement(
     const errors = req.validationError
       ? fieldErrors(req.validationError.validation as unknown as Parameters<typeof fieldErrors>[0], 'body')
       : [];
-    const expiry = parseExpiry((req.body as { expiresIn?: unknown } | null)?.expiresIn, now);
+    const expiry = parseExpiry(expiresInOf(req.body), now);
     if ('error' in expiry) errors.push({ path: '/expiresIn', message: expiry.error });
     if (errors.length > 0 || 'error' in expiry) throw invalidRequest(errors);
-    const body = req.body as CreateKeyBody;
+    const body = req.body;
     const workspaceId = surface.workspaceOf(req);
     const created = await deps.keys.createKey({
       workspaceId,
@@ -116,13 +126,12 @@ export function registerKeyManagement(
       },
     },
     async (req, reply) => {
-      const { id } = req.params as { id: string };
-      const body = (req.body ?? {}) as { graceHours?: number };
+      const { id } = req.params;
       const workspaceId = surface.workspaceOf(req);
       const { old, successor } = await deps.keys.rotateKey({
         workspaceId,
         keyId: id,
-        graceHours: body.graceHours,
+        graceHours: req.body.graceHours,
         actor: surface.actorOf(req),
         reveal: surface.viaRevealPage,
       });
@@ -149,7 +158,7 @@ export function registerKeyManagement(
       },
     },
     async (req) => {
-      const { id } = req.params as { id: string };
+      const { id } = req.params;
       const workspaceId = surface.workspaceOf(req);
       const key = await deps.keys.revokeKey({
         workspaceId,

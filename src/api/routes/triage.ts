@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppDeps } from '../app-deps.js';
 import { notFound } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
-import { batchItemsQuery, batchRequestBody, triageRequestBody } from '../schemas/triage.js';
+import { batchIdParams, batchItemsQuery, batchRequestBody, triageRequestBody } from '../schemas/triage.js';
 import { batchAccepted, batchView, triageAnswer } from '../schemas/triage-responses.js';
 import { KEY_ROUTE_ERRORS, responses } from '../schemas/responses.js';
 import { typed } from '../typed-app.js';
@@ -72,13 +72,13 @@ export function triageRoutes(app: FastifyInstance, deps: Pick<AppDeps, 'triage'>
       config: { scope: 'scans:read' },
       schema: {
         summary: 'A batch and a page of its items',
+        params: batchIdParams,
         querystring: batchItemsQuery,
         response: responses({ 200: batchView }, [...KEY_ROUTE_ERRORS, 404]),
       },
     },
     async (req) => {
-      // No params schema (the document describes this route without one): the id is checked here.
-      const { id } = req.params as { id: string };
+      const { id } = req.params;
       const { cursor, limit = 100 } = req.query;
       const found = isUuid(id)
         ? await deps.triage.batchStatus(req.apiKey.workspace.id, id, { cursor, limit })

@@ -1,4 +1,4 @@
-import { listFilterProperties, type ListQuery } from './scans.js';
+import { listFilterProperties } from './scans.js';
 
 /**
  * Request schemas of case triage (docs/cases.md#triage-on-a-case): `POST /api/v1/cases/triage` selects cases by
@@ -24,5 +24,3 @@ export const caseTriageBody = {
     },
   },
 } as const;
-
-export type CaseTriageBody = Omit<ListQuery, 'limit' | 'cursor' | 'case'> & { caseIds?: string[] };

@@ -49,3 +49,10 @@ export const statementQuery = {
     },
   },
 } as const;
+
+/** `GET /api/console/reveal/:token`: the one-time token from the reveal link. */
+export const revealParams = {
+  type: 'object',
+  required: ['token'],
+  properties: { token: { type: 'string', maxLength: 100 } },
+} as const;

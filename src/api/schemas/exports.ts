@@ -1,9 +1,8 @@
 import { EXPORT_FORMATS } from '../../domain/exports/formats.js';
 import { FINDING_EXPORT_FORMATS } from '../../domain/exports/findings-export.js';
-import type { ListFilters } from '../../domain/cases/list-filters.js';
 import { CASE_STATUSES } from '../../domain/cases/case-status.js';
 import { PRIORITIES, RECOMMENDED_ACTIONS, SEVERITIES } from '../../domain/triage-engine/types.js';
-import { listFilterProperties, type ListQuery } from './scans.js';
+import { listFilterProperties } from './scans.js';
 
 /** Request schemas of the export routes (docs/exports.md): the list filters of cases and findings, plus a format. */
 
@@ -79,17 +78,9 @@ export const createExportBody = {
   },
 } as const;
 
-export interface CreateExportBody {
-  format: (typeof EXPORT_FORMATS)[number];
-  subject?: 'cases' | 'findings';
-  filter?: ListFilters;
-}
-
 export const downloadQuery = {
   type: 'object',
   additionalProperties: false,
   required: ['expires', 'sig'],
   properties: { expires: { type: 'string', maxLength: 20 }, sig: { type: 'string', maxLength: 100 } },
 } as const;
-
-export type ExportQuery = ListQuery & { format: string };

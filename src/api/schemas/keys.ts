@@ -48,9 +48,3 @@ export const keyIdParams = {
   required: ['id'],
   properties: { id: { type: 'string', maxLength: 100 } },
 } as const;
-
-export interface CreateKeyBody {
-  label: string;
-  scopes: string[];
-  expiresIn?: 'never' | number | string | null;
-}

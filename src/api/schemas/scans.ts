@@ -1,8 +1,8 @@
 import { splitList, type ListFilters } from '../../domain/cases/list-filters.js';
 import { describedPattern } from '../../lib/schema-patterns.js';
 import { SCAN_FORMATS } from '../../domain/scans/scan-formats.js';
-import { SCAN_TRIAGE_MODES, type ScanTriageMode } from '../../domain/scans/scan-store.js';
-import { CASE_STATUSES, type CaseStatus } from '../../domain/cases/case-status.js';
+import { SCAN_TRIAGE_MODES } from '../../domain/scans/scan-store.js';
+import { CASE_STATUSES } from '../../domain/cases/case-status.js';
 import { CASE_SORTS, type CaseSort } from '../../domain/cases/case-sort.js';
 import {
   ASSET_CRITICALITIES,
@@ -28,16 +28,6 @@ export const uploadQuery = {
     triage: { type: 'string', enum: [...SCAN_TRIAGE_MODES] },
   },
 } as const;
-
-export interface UploadQuery {
-  format?: (typeof SCAN_FORMATS)[number];
-  name?: string;
-  asset?: string;
-  environment?: string;
-  criticality?: string;
-  internetExposed?: boolean;
-  triage?: ScanTriageMode;
-}
 
 export const idParams = {
   type: 'object',
@@ -142,11 +132,6 @@ export const patchCaseBody = {
     note: { type: 'string', maxLength: 2000 },
   },
 } as const;
-
-export interface PatchCaseBody {
-  status: CaseStatus;
-  note?: string;
-}
 
 /** The list filters of a parsed query string (comma lists split): shared by the list and export routes. */
 export function listFiltersOf(q: ListQuery): ListFilters {

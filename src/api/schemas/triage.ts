@@ -85,6 +85,16 @@ export const batchRequestBody = {
   ],
 } as const;
 
+/**
+ * Path of `GET /api/v1/triage/batch/:id`. Any string: an id that is no batch's UUID is an
+ * unknown id, 404 and never 400 (docs/api.md#errors).
+ */
+export const batchIdParams = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string' } },
+} as const;
+
 /** Query of `GET /api/v1/triage/batch/:id`. */
 export const batchItemsQuery = {
   type: 'object',
