@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Registry, collectDefaultMetrics } from 'prom-client';
 import type { ModelCatalogEntry } from '../../lib/config.js';
 import type { HttpMetrics } from '../../api/plugins/metrics.js';
 import type { TriageObserver } from '../../domain/triage/triage-service.js';
@@ -7,6 +7,7 @@ import type { QueueKit } from '../../jobs/queue-kit.js';
 import { createTriageMetrics } from './triage-metrics.js';
 import type { JobObserver } from '../../jobs/timed-queue-kit.js';
 import { createQueueMetrics, SERVICE_QUEUES } from './queue-metrics.js';
+import { metricKit } from './metric-kit.js';
 
 /**
  * The metrics of one process, on a registry of its own (never prom-client's global one: several
@@ -24,6 +25,7 @@ export interface ProcessMetrics {
 
 /** Buckets of request latency: API answers are milliseconds, uploads and exports seconds. */
 const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+const HTTP_LABELS = ['route', 'method', 'status'] as const;
 
 export function createProcessMetrics(opts: {
   queues: QueueKit;
@@ -32,54 +34,47 @@ export function createProcessMetrics(opts: {
   catalog: readonly ModelCatalogEntry[];
 }): ProcessMetrics {
   const registry = new Registry();
-  const registers = [registry];
   collectDefaultMetrics({ register: registry });
+  const { counter, histogram } = metricKit(registry);
 
-  const requests = new Counter({
-    name: 'vuln_triage_http_requests_total',
-    help: 'HTTP requests answered, by route pattern, method and status.',
-    labelNames: ['route', 'method', 'status'] as const,
-    registers,
-  });
-  const duration = new Histogram({
-    name: 'vuln_triage_http_request_duration_seconds',
-    help: 'Time from request received to response sent, by route pattern, method and status.',
-    labelNames: ['route', 'method', 'status'] as const,
-    buckets: HTTP_BUCKETS,
-    registers,
-  });
+  const requests = counter(
+    'vuln_triage_http_requests_total',
+    'HTTP requests answered, by route pattern, method and status.',
+    HTTP_LABELS,
+  );
+  const duration = histogram(
+    'vuln_triage_http_request_duration_seconds',
+    'Time from request received to response sent, by route pattern, method and status.',
+    HTTP_LABELS,
+    HTTP_BUCKETS,
+  );
 
-  const scans = new Counter({
-    name: 'vuln_triage_scans_total',
-    help: 'Scans ended by this process, by format and outcome (completed, unparseable, gave_up).',
-    labelNames: ['format', 'outcome'] as const,
-    registers,
-  });
-  const scanBytes = new Counter({
-    name: 'vuln_triage_scan_bytes_parsed_total',
-    help: 'Bytes of scan files parsed to completion, by format.',
-    labelNames: ['format'] as const,
-    registers,
-  });
-  const scanFindings = new Counter({
-    name: 'vuln_triage_scan_findings_parsed_total',
-    help: 'Findings read from scans parsed to completion, by format.',
-    labelNames: ['format'] as const,
-    registers,
-  });
+  const scans = counter(
+    'vuln_triage_scans_total',
+    'Scans ended by this process, by format and outcome (completed, unparseable, gave_up).',
+    ['format', 'outcome'],
+  );
+  const scanBytes = counter(
+    'vuln_triage_scan_bytes_parsed_total',
+    'Bytes of scan files parsed to completion, by format.',
+    ['format'],
+  );
+  const scanFindings = counter(
+    'vuln_triage_scan_findings_parsed_total',
+    'Findings read from scans parsed to completion, by format.',
+    ['format'],
+  );
 
-  const keyLookups = new Counter({
-    name: 'vuln_triage_key_cache_lookups_total',
-    help: 'API key verifications by whether the process cache served them (hit) or the database (miss).',
-    labelNames: ['result'] as const,
-    registers,
-  });
-  const keyInvalidations = new Counter({
-    name: 'vuln_triage_key_cache_invalidations_total',
-    help: 'Key cache invalidations received, by kind (key, workspace, all).',
-    labelNames: ['kind'] as const,
-    registers,
-  });
+  const keyLookups = counter(
+    'vuln_triage_key_cache_lookups_total',
+    'API key verifications by whether the process cache served them (hit) or the database (miss).',
+    ['result'],
+  );
+  const keyInvalidations = counter(
+    'vuln_triage_key_cache_invalidations_total',
+    'Key cache invalidations received, by kind (key, workspace, all).',
+    ['kind'],
+  );
   // Present from the first scrape, so rate() has a series to start from.
   keyLookups.inc({ result: 'hit' }, 0);
   keyLookups.inc({ result: 'miss' }, 0);

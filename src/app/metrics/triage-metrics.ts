@@ -1,8 +1,9 @@
-import { Counter, Histogram, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { ModelCatalogEntry } from '../../lib/config.js';
 import type { TriageObserver } from '../../domain/triage/triage-service.js';
 import type { RouteTriageResult } from '../../domain/triage-engine/router.js';
 import { catalogModel, costMicros } from '../../domain/triage/pricing.js';
+import { metricKit } from './metric-kit.js';
 
 /**
  * Triage metrics from each routed request's hops (docs/triage.md#request-and-answer): who answered, why the walk went
@@ -14,49 +15,42 @@ export function createTriageMetrics(
   registry: Registry,
   catalog: readonly ModelCatalogEntry[],
 ): TriageObserver {
-  const registers = [registry];
-  const answers = new Counter({
-    name: 'vuln_triage_triage_answers_total',
-    help: 'Triage requests answered, by the tier and provider whose answer stood (policy: the safety policy alone).',
-    labelNames: ['tier', 'provider'] as const,
-    registers,
-  });
-  const unavailable = new Counter({
-    name: 'vuln_triage_triage_unavailable_total',
-    help: 'Triage requests no tier could answer (503 triage_unavailable, or overloaded when every tier was at its rate limit).',
-    registers,
-  });
-  const escalations = new Counter({
-    name: 'vuln_triage_triage_escalations_total',
-    help: 'Hops after which the router went one tier up, by reason.',
-    labelNames: ['reason'] as const,
-    registers,
-  });
-  const latency = new Histogram({
-    name: 'vuln_triage_provider_latency_seconds',
-    help: 'Time of one provider call (one hop), by provider, tier and outcome.',
-    labelNames: ['provider', 'tier', 'outcome'] as const,
-    buckets: [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-    registers,
-  });
-  const errors = new Counter({
-    name: 'vuln_triage_provider_errors_total',
-    help: 'Provider calls that failed, by provider and error kind.',
-    labelNames: ['provider', 'kind'] as const,
-    registers,
-  });
-  const tokens = new Counter({
-    name: 'vuln_triage_triage_tokens_total',
-    help: 'Model tokens used, by tier and direction (input or output).',
-    labelNames: ['tier', 'direction'] as const,
-    registers,
-  });
-  const spend = new Counter({
-    name: 'vuln_triage_triage_spend_micro_dollars_total',
-    help: 'Cost of the tokens used at catalog prices, in micro-dollars, by tier.',
-    labelNames: ['tier'] as const,
-    registers,
-  });
+  const { counter, histogram } = metricKit(registry);
+  const answers = counter(
+    'vuln_triage_triage_answers_total',
+    'Triage requests answered, by the tier and provider whose answer stood (policy: the safety policy alone).',
+    ['tier', 'provider'],
+  );
+  const unavailable = counter(
+    'vuln_triage_triage_unavailable_total',
+    'Triage requests no tier could answer (503 triage_unavailable, or overloaded when every tier was at its rate limit).',
+  );
+  const escalations = counter(
+    'vuln_triage_triage_escalations_total',
+    'Hops after which the router went one tier up, by reason.',
+    ['reason'],
+  );
+  const latency = histogram(
+    'vuln_triage_provider_latency_seconds',
+    'Time of one provider call (one hop), by provider, tier and outcome.',
+    ['provider', 'tier', 'outcome'],
+    [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+  );
+  const errors = counter(
+    'vuln_triage_provider_errors_total',
+    'Provider calls that failed, by provider and error kind.',
+    ['provider', 'kind'],
+  );
+  const tokens = counter(
+    'vuln_triage_triage_tokens_total',
+    'Model tokens used, by tier and direction (input or output).',
+    ['tier', 'direction'],
+  );
+  const spend = counter(
+    'vuln_triage_triage_spend_micro_dollars_total',
+    'Cost of the tokens used at catalog prices, in micro-dollars, by tier.',
+    ['tier'],
+  );
 
   function priceOf(billedAs: string, input: number, output: number): number {
     try {
