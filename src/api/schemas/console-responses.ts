@@ -1,11 +1,9 @@
 import { SEVERITIES } from '../../domain/triage-engine/types.js';
 import { decimalString, isoDateTime, listOf, nullableDateTime } from './responses.js';
 import { caseDetail, scanView } from './scans-responses.js';
-import { usageTotals } from './keys-responses.js';
+import { usageTotals, workspaceIdentity } from './keys-responses.js';
 
 /** Response shapes of the console JSON API (`/api/console`, docs/console.md#console-json-api). */
-
-const plan = { type: 'string', enum: ['free', 'trial', 'service'] } as const;
 
 export const signedUp = {
   description: 'The workspace, the one-time reveal page of its first key, and the session (cookie).',
@@ -15,12 +13,7 @@ export const signedUp = {
     workspace: {
       type: 'object',
       required: ['id', 'name', 'plan'],
-      properties: {
-        id: { type: 'string', format: 'uuid' },
-        name: { type: 'string' },
-        plan,
-        trialEndsAt: nullableDateTime,
-      },
+      properties: { ...workspaceIdentity, trialEndsAt: nullableDateTime },
     },
     revealUrl: { type: 'string' },
     csrfToken: { type: 'string', description: 'Send as `X-CSRF-Token` on state changes.' },
@@ -53,9 +46,7 @@ export const workspaceView = {
   type: 'object',
   required: ['id', 'name', 'plan', 'status', 'activeKeys', 'aiCallsThisMonth', 'aiCallLimit'],
   properties: {
-    id: { type: 'string', format: 'uuid' },
-    name: { type: 'string' },
-    plan,
+    ...workspaceIdentity,
     trialDaysLeft: { type: ['integer', 'null'] },
     trialEndsAt: nullableDateTime,
     status: { type: 'string' },

@@ -7,6 +7,13 @@ import { decimalString, isoDateTime, listOf, nullableDateTime, nullableString } 
  * the audit log (docs/api.md#audit-log, docs/triage.md#usage), as `viewKey` and the routes build them.
  */
 
+/** A workspace as every answer that names one shows it, before what that answer adds. */
+export const workspaceIdentity = {
+  id: { type: 'string', format: 'uuid' },
+  name: { type: 'string' },
+  plan: { type: 'string', enum: ['free', 'trial', 'service'] },
+} as const;
+
 const keyProperties = {
   id: { type: 'string', format: 'uuid' },
   label: { type: 'string' },
@@ -86,12 +93,7 @@ export const keyMe = {
     workspace: {
       type: 'object',
       required: ['id', 'name', 'plan'],
-      properties: {
-        id: { type: 'string', format: 'uuid' },
-        name: { type: 'string' },
-        plan: { type: 'string', enum: ['free', 'trial', 'service'] },
-        trialDaysLeft: { type: ['integer', 'null'] },
-      },
+      properties: { ...workspaceIdentity, trialDaysLeft: { type: ['integer', 'null'] } },
     },
   },
 } as const;
