@@ -20,13 +20,13 @@ const OUTSIDE = new RegExp(
 );
 const DOCS_CITATION = /\bdocs\/([a-z0-9-]+\.md)(?:#([a-z0-9_-]+))?/g;
 
-const FOLDERS = ['src', 'docs', 'test', 'bench', 'config', '.ci'];
+const FOLDERS = ['src', 'docs', 'test', 'bench', 'config', '.ci', 'packages'];
 const FILES = ['README.md', 'CHANGELOG.md'];
 const TEXT = /\.(ts|js|cjs|mjs|md|json|sh|ya?ml|txt)$|^run$/;
 
 function* walk(dir: string): Generator<string> {
   for (const name of readdirSync(dir)) {
-    if (name === 'node_modules' || name === 'fixtures') continue;
+    if (name === 'node_modules' || name === 'fixtures' || name === 'dist') continue;
     const full = path.join(dir, name);
     if (statSync(full).isDirectory()) yield* walk(full);
     else if (TEXT.test(name)) yield full;
