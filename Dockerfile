@@ -8,6 +8,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 # npm ci needs every workspace's manifest (the SDK and CLI packages: docs/cli.md); the service imports neither.
 COPY packages/sdk/package.json ./packages/sdk/package.json
+COPY packages/cli/package.json ./packages/cli/package.json
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY config ./config
@@ -18,6 +19,7 @@ FROM node:22-bookworm-slim AS runtime
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY packages/sdk/package.json ./packages/sdk/package.json
+COPY packages/cli/package.json ./packages/cli/package.json
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY config ./config

@@ -8,7 +8,7 @@ export interface CliRun {
   stderr: string;
 }
 
-export const CLI_BIN = path.resolve('bin/vuln-triage.js');
+export const CLI_BIN = path.resolve('packages/cli/bin/vuln-triage.js');
 
 /** The parent's environment without anything that would steer the CLI (its own variables, colour forcing). */
 function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
@@ -21,7 +21,7 @@ function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 }
 
 /**
- * Runs `bin/vuln-triage.js` as a child process (stdout and stderr are pipes, not terminals),
+ * Runs `packages/cli/bin/vuln-triage.js` as a child process (stdout and stderr are pipes, not terminals),
  * the way a CI job runs it, and resolves with its exit code and output. Never rejects on a
  * non-zero exit: the exit code is what the tests check.
  */

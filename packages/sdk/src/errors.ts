@@ -9,8 +9,16 @@ export interface Problem {
   errors?: { path?: string; message?: string }[];
 }
 
+/**
+ * What went wrong: the service `refused` (a problem document), could not be reached
+ * (`unreachable`), the upload's source could not be read (`unreadable`), or a wait ran out (`timeout`).
+ */
+export type VulnTriageErrorKind = 'refused' | 'unreachable' | 'unreadable' | 'timeout';
+
 /** What a {@link VulnTriageError} carries besides its message. */
 export interface VulnTriageErrorInit {
+  /** @defaultValue `refused` with a status, else `unreachable` */
+  kind?: VulnTriageErrorKind;
   /** The HTTP status the service answered, or 0 when it could not be reached. */
   status: number;
   problem?: Problem | null;
@@ -25,12 +33,14 @@ export interface VulnTriageErrorInit {
  */
 export class VulnTriageError extends Error {
   override readonly name = 'VulnTriageError';
+  readonly kind: VulnTriageErrorKind;
   readonly status: number;
   readonly problem: Problem | null;
   readonly exhausted: boolean;
 
   constructor(message: string, init: VulnTriageErrorInit) {
     super(message, init.cause === undefined ? undefined : { cause: init.cause });
+    this.kind = init.kind ?? (init.status > 0 ? 'refused' : 'unreachable');
     this.status = init.status;
     this.problem = init.problem ?? null;
     this.exhausted = init.exhausted ?? false;

@@ -21,6 +21,7 @@ export {
   VulnTriageError,
   type Problem,
   type VulnTriageErrorInit,
+  type VulnTriageErrorKind,
 } from './errors.js';
 export type { components, operations, paths } from './generated/openapi.js';
 export { fileSha256, idempotencyKeyFor } from './idempotency.js';

@@ -81,6 +81,7 @@ export async function withRetries<T>(
     const { error } = result;
     const give = (suffix: string) =>
       new VulnTriageError(`${error.message} (${suffix})`, {
+        kind: error.kind,
         status: error.status,
         problem: error.problem,
         exhausted: true,

@@ -137,7 +137,11 @@ function uploadOnce(
     source.on('error', (err) => {
       if (requestFailed) return;
       failed(
-        new VulnTriageError(`Cannot read ${body.label}: ${err.message}`, { status: 0, cause: err }),
+        new VulnTriageError(`Cannot read ${body.label}: ${err.message}`, {
+          kind: 'unreadable',
+          status: 0,
+          cause: err,
+        }),
         false,
       );
     });

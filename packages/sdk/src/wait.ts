@@ -46,7 +46,7 @@ async function poll<T extends { status: string }>(
     if (Date.now() > deadline) {
       throw new VulnTriageError(
         `${what} is still ${status.status} after ${Math.round(timeoutMs / 1000)} s; stopped waiting (it goes on on the server).`,
-        { status: 0 },
+        { kind: 'timeout', status: 0 },
       );
     }
     await sleep(opts.pollMs ?? 1000, undefined, opts.signal ? { signal: opts.signal } : undefined);

@@ -15,7 +15,7 @@ import {
   SCAN_FORMATS as DOMAIN_FORMATS,
 } from '../../../src/domain/scans/scan-formats.js';
 import { uploadQuery } from '../../../src/api/schemas/scans.js';
-import { SCAN_FORMATS as CLI_FORMATS } from '../../../src/cli/vuln-triage/main.js';
+import { SCAN_FORMATS as CLI_FORMATS } from '../../../packages/cli/src/main.js';
 
 /**
  * Adding a scan format is its folder (`src/parsers/<format>/`) and one line in the registry:

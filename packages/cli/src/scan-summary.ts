@@ -9,7 +9,18 @@ export interface UploadResult {
   scanId: string;
   statusUrl: string;
   scan: ScanStatus | null;
-  failOn: { threshold: Threshold; scope: 'new' | 'all'; cases: number } | null;
+  failOn: Verdict | null;
+  /** `--fail-on-priority`: the same count on the cases' triage priority. */
+  failOnPriority?: Verdict | null;
+  /** `--sarif-out`: where the scan's open cases were written as SARIF. */
+  sarif?: string | null;
+}
+
+/** A threshold's count: the cases that meet it, new ones only or all the scan sighted. */
+export interface Verdict {
+  threshold: Threshold;
+  scope: 'new' | 'all';
+  cases: number;
 }
 
 const SEVERITIES = ['CRITICAL', 'HIGH', 'MEDIUM', 'LOW', 'INFO'];
@@ -90,13 +101,18 @@ export function printScanSummary(ctx: Context, results: UploadResult[], waited: 
     ),
   );
   for (const r of done) {
-    if (!r.failOn) continue;
-    const { threshold, scope, cases } = r.failOn;
-    const what = `${scope === 'new' ? 'new' : 'open'} case${cases === 1 ? '' : 's'} at ${atOrAbove(threshold).join(' or ')}`;
-    ctx.print(
-      cases > 0
-        ? s.red(`${r.file}: ${formatCount(cases)} ${what}: failing (--fail-on ${threshold})`)
-        : s.green(`${r.file}: no ${what}: passing`),
-    );
+    for (const [verdict, flag, field] of [
+      [r.failOn, '--fail-on', ''],
+      [r.failOnPriority, '--fail-on-priority', ' priority'],
+    ] as const) {
+      if (!verdict) continue;
+      const { threshold, scope, cases } = verdict;
+      const what = `${scope === 'new' ? 'new' : 'open'} case${cases === 1 ? '' : 's'} at${field} ${atOrAbove(threshold).join(' or ')}`;
+      ctx.print(
+        cases > 0
+          ? s.red(`${r.file}: ${formatCount(cases)} ${what}: failing (${flag} ${threshold})`)
+          : s.green(`${r.file}: no ${what}: passing`),
+      );
+    }
   }
 }

@@ -2,10 +2,15 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signUp } from '../../helpers/test-app.js';
-import { listenOnFreePort, startScanApp, waitForScan, type ScanTestApp } from '../../helpers/scan-app.js';
-import { ANSI_ESCAPE, runCli } from '../../helpers/cli-process.js';
-import { EXPORT_QUEUE, exportProcessor, type ExportPayload } from '../../../src/jobs/export-job.js';
+import { signUp } from '../../../../test/helpers/test-app.js';
+import {
+  listenOnFreePort,
+  startScanApp,
+  waitForScan,
+  type ScanTestApp,
+} from '../../../../test/helpers/scan-app.js';
+import { ANSI_ESCAPE, runCli } from '../../../../test/helpers/cli-process.js';
+import { EXPORT_QUEUE, exportProcessor, type ExportPayload } from '../../../../src/jobs/export-job.js';
 
 /*
  * `vuln-triage triage`, `cases list`, `usage` and `export cases` as child processes against the

@@ -1,24 +1,25 @@
 import { describe, expect, it } from 'vitest';
-import { CliError, EXIT, exitCodeOfProblem } from '../../../src/cli/vuln-triage/errors.js';
-import { atOrAbove } from '../../../src/cli/vuln-triage/fail-on.js';
-import { idempotencyKeyFor } from '../../../src/cli/vuln-triage/idempotency.js';
-import { colourEnabled, describeProblem, makeStyle, table } from '../../../src/cli/vuln-triage/output.js';
-import { formatEta } from '../../../src/cli/vuln-triage/progress.js';
 import {
   backoffMs,
+  idempotencyKeyFor,
   isRetryable,
   parseRetryAfter,
+  VulnTriageError,
   withRetries,
   type Attempt,
-} from '../../../src/cli/vuln-triage/retry.js';
-import { failureReason, type ScanStatus } from '../../../src/cli/vuln-triage/scan-status.js';
+} from '@vuln-triage/sdk';
+import { EXIT, exitCodeOfProblem, toCliError } from '../../src/errors.js';
+import { atOrAbove } from '../../src/fail-on.js';
+import { colourEnabled, describeProblem, makeStyle, table } from '../../src/output.js';
+import { formatEta } from '../../src/progress.js';
+import { failureReason, type ScanStatus } from '../../src/scan-status.js';
 
-/* The vuln-triage client's pure rules: retries, exit codes, the Idempotency-Key, output. */
+/* The vuln-triage client's pure rules: retries (the SDK's), exit codes, the Idempotency-Key, output. */
 
 const policy = { attempts: 4, baseDelayMs: 1, maxDelayMs: 5, maxRetryAfterMs: 50 };
 const retryable = (retryAfterMs: number | null = null): Attempt<string> => ({
   ok: false,
-  error: new CliError('busy', EXIT.service),
+  error: new VulnTriageError('busy', { status: 503 }),
   retryable: true,
   retryAfterMs,
 });
@@ -82,20 +83,29 @@ describe('retries', () => {
       tries++;
       return retryable();
     });
-    await expect(gaveUp).rejects.toMatchObject({ message: 'busy (gave up after 4 tries)', exitCode: 4 });
+    const error = await gaveUp.catch((e: unknown) => e);
+    expect(error).toMatchObject({ message: 'busy (gave up after 4 tries)', exhausted: true });
+    expect(toCliError(error)).toMatchObject({ message: 'busy (gave up after 4 tries)', exitCode: 4 });
     expect(tries).toBe(4);
 
     tries = 0;
     const refused = withRetries(policy, async () => {
       tries++;
-      return { ok: false, error: new CliError('no', EXIT.usage), retryable: false, retryAfterMs: null };
+      return {
+        ok: false,
+        error: new VulnTriageError('no', { status: 400 }),
+        retryable: false,
+        retryAfterMs: null,
+      };
     });
-    await expect(refused).rejects.toMatchObject({ message: 'no', exitCode: 2 });
+    const error2 = await refused.catch((e: unknown) => e);
+    expect(toCliError(error2)).toMatchObject({ message: 'no', exitCode: 2 });
     expect(tries).toBe(1);
   });
 
   it('does not wait for a Retry-After longer than the policy allows', async () => {
-    await expect(withRetries(policy, async () => retryable(60_000))).rejects.toMatchObject({
+    const error = await withRetries(policy, async () => retryable(60_000)).catch((e: unknown) => e);
+    expect(toCliError(error)).toMatchObject({
       message: 'busy (the server asks to wait 60 s; not waiting)',
       exitCode: 4,
     });

@@ -1,3 +1,7 @@
+import { VulnTriageError, type Problem } from '@vuln-triage/sdk';
+
+export type { Problem } from '@vuln-triage/sdk';
+
 /**
  * Exit codes of `vuln-triage` (the README's "CLI" section is their contract, so CI scripts can
  * branch on them):
@@ -15,17 +19,6 @@ export const EXIT = {
 } as const;
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
-
-/** An RFC 9457 problem document as the service answers it (docs/api.md#errors). */
-export interface Problem {
-  type?: string;
-  title?: string;
-  status?: number;
-  code?: string;
-  detail?: string;
-  requestId?: string;
-  errors?: { path?: string; message?: string }[];
-}
 
 /** An error the CLI reports in one message and ends with `exitCode`; never a stack trace. */
 export class CliError extends Error {
@@ -50,4 +43,26 @@ export function exitCodeOfProblem(status: number, code: string | undefined): Exi
   if (status === 400) return EXIT.usage;
   if (code === 'unsupported_format' || code === 'unparseable_scan') return EXIT.scanFailed;
   return EXIT.service;
+}
+
+/**
+ * An error of the SDK as the CLI reports it: spent retries, an unreachable service or a
+ * timeout end with 4; an unreadable file is a usage error (2); a refusal, what its problem means.
+ */
+export function fromSdkError(err: VulnTriageError, prefix = ''): CliError {
+  const exitCode =
+    err.kind === 'unreadable'
+      ? EXIT.usage
+      : err.exhausted || err.kind !== 'refused'
+        ? EXIT.service
+        : exitCodeOfProblem(err.status, err.code);
+  return new CliError(`${prefix}${err.message}`, exitCode, err.problem);
+}
+
+/** Any error as a {@link CliError} (an unexpected one ends with 4). */
+export function toCliError(err: unknown, prefix = ''): CliError {
+  if (err instanceof CliError)
+    return prefix ? new CliError(`${prefix}${err.message}`, err.exitCode, err.problem) : err;
+  if (err instanceof VulnTriageError) return fromSdkError(err, prefix);
+  return new CliError(`${prefix}${(err as Error)?.message ?? String(err)}`, EXIT.service);
 }

@@ -1,5 +1,5 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { CliError, EXIT } from './errors.js';
+import { isScanFinished, waitForScan as waitForScanToEnd } from '@vuln-triage/sdk';
+import { toCliError } from './errors.js';
 import type { ApiClient } from './http-client.js';
 import { formatCount } from './output.js';
 import { parseBar, type Bar } from './progress.js';
@@ -27,9 +27,7 @@ export interface ScanStatus {
 
 /** Failed, or completed with the triage it asked for finished too (a summary by priority needs it). */
 export const isFinished = (s: ScanStatus): boolean =>
-  s.status === 'failed' ||
-  (s.status === 'completed' &&
-    !(s.triage && (s.triage.status === 'pending' || s.triage.status === 'running')));
+  isScanFinished(s as Parameters<typeof isScanFinished>[0]);
 
 /**
  * Why a scan failed, with the line and column the parser stopped at when it knows them. The
@@ -57,28 +55,26 @@ export interface WaitOptions {
 }
 
 /**
- * Polls the scan until it is completed or failed, drawing the parse bar (bytes parsed of the
- * stored file, findings stored so far) while it runs.
+ * Polls the scan until it is completed or failed (the SDK's `waitForScan`), drawing the parse
+ * bar (bytes parsed of the stored file, findings stored so far) while it runs.
  */
 export async function waitForScan(client: ApiClient, scanId: string, opts: WaitOptions): Promise<ScanStatus> {
-  const deadline = Date.now() + opts.timeoutMs;
   let bar: Bar | null = null;
   try {
-    for (;;) {
-      const scan = await client.json<ScanStatus>('GET', `/api/pipeline/scan/${encodeURIComponent(scanId)}`);
-      bar ??= parseBar(opts.bars, opts.label, scan.bytes);
-      const parsed = scan.status === 'completed' ? scan.bytes : scan.bytesParsed;
-      bar.update(parsed, { findings: formatCount(scan.counts.findings) });
-      if (isFinished(scan)) return scan;
-      if (Date.now() > deadline) {
-        throw new CliError(
-          `Scan ${scanId} is still ${scan.status} after ${Math.round(opts.timeoutMs / 1000)} s; stopped waiting (it goes on on the server).`,
-          EXIT.service,
-        );
-      }
-      await sleep(opts.pollMs);
-    }
+    const scan = await waitForScanToEnd(client.sdk, scanId, {
+      pollMs: opts.pollMs,
+      timeoutMs: opts.timeoutMs,
+      onStatus: (s) => {
+        bar ??= parseBar(opts.bars, opts.label, s.bytes);
+        bar.update(s.status === 'completed' ? s.bytes : s.bytesParsed, {
+          findings: formatCount(s.counts.findings),
+        });
+      },
+    });
+    return scan as unknown as ScanStatus;
+  } catch (err) {
+    throw toCliError(err);
   } finally {
-    bar?.stop();
+    (bar as Bar | null)?.stop();
   }
 }

@@ -2,11 +2,16 @@ import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testRedisUrl } from '../../helpers/db.js';
-import { signUp } from '../../helpers/test-app.js';
-import { listenOnFreePort, scanCount, startScanApp, type ScanTestApp } from '../../helpers/scan-app.js';
-import { ANSI_ESCAPE, runCli, runCliInTerminal } from '../../helpers/cli-process.js';
-import { startTriageTestWorker } from '../../helpers/triage-setup.js';
+import { testRedisUrl } from '../../../../test/helpers/db.js';
+import { signUp } from '../../../../test/helpers/test-app.js';
+import {
+  listenOnFreePort,
+  scanCount,
+  startScanApp,
+  type ScanTestApp,
+} from '../../../../test/helpers/scan-app.js';
+import { ANSI_ESCAPE, runCli, runCliInTerminal } from '../../../../test/helpers/cli-process.js';
+import { startTriageTestWorker } from '../../../../test/helpers/triage-setup.js';
 
 /** A scan's answer when its upload asked for triage (`--triage`). */
 interface ScanWithTriage {

@@ -1,5 +1,3 @@
-import type { Problem } from './errors.js';
-
 /**
  * Terminal output: colours only on a TTY and never with `NO_COLOR` (https://no-color.org: set
  * and not empty), plain aligned tables, byte sizes and problem documents as sentences.
@@ -91,15 +89,5 @@ export const formatCount = (n: number): string => n.toLocaleString('en-US');
 /** Cuts `s` to `max` characters with an ellipsis. */
 export const truncate = (s: string, max: number): string => (s.length <= max ? s : `${s.slice(0, max - 1)}…`);
 
-/**
- * A problem document as the lines a person reads: the detail (or title), each invalid field
- * with its path, and the request id that finds it in the server's logs.
- */
-export function describeProblem(status: number, problem: Problem | null, fallback: string): string {
-  const head = problem?.detail ?? problem?.title ?? fallback;
-  const code = problem?.code ? ` [${status} ${problem.code}]` : ` [${status}]`;
-  const lines = [`${head}${code}`];
-  for (const e of problem?.errors ?? []) lines.push(`  ${e.path ?? '/'}: ${e.message ?? 'is invalid'}`);
-  if (problem?.requestId) lines.push(`  request id: ${problem.requestId}`);
-  return lines.join('\n');
-}
+/** A problem document as the lines a person reads (the SDK's errors read the same). */
+export { describeProblem } from '@vuln-triage/sdk';

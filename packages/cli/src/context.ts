@@ -2,7 +2,7 @@ import { usageError } from './errors.js';
 import { ApiClient, type Connection } from './http-client.js';
 import { colourEnabled, makeStyle, type Style } from './output.js';
 import { barsEnabled } from './progress.js';
-import { DEFAULT_RETRY, type RetryPolicy } from './retry.js';
+import { DEFAULT_RETRY, type RetryPolicy } from '@vuln-triage/sdk';
 
 /** Options every command takes (commander's global options). */
 export interface GlobalOptions {

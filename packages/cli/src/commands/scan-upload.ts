@@ -1,15 +1,15 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { CliError, EXIT, usageError, type ExitCode } from '../errors.js';
+import { uploadScan, type ScanAccepted, type UploadQuery } from '@vuln-triage/sdk';
+import { CliError, EXIT, toCliError, usageError, type ExitCode } from '../errors.js';
 import { countFailing, THRESHOLDS, type Threshold } from '../fail-on.js';
-import { fileSha256, idempotencyKeyFor } from '../idempotency.js';
 import type { Context } from '../context.js';
 import { uploadBar } from '../progress.js';
 import { failureReason, waitForScan } from '../scan-status.js';
 import { printScanSummary, type UploadResult } from '../scan-summary.js';
+import { exportCases } from './export.js';
 
 export type { UploadResult } from '../scan-summary.js';
-import { uploadScanFile } from '../upload.js';
 
 export interface ScanUploadOptions {
   format?: string;
@@ -21,7 +21,9 @@ export interface ScanUploadOptions {
   triage?: string;
   wait?: boolean;
   failOn?: string;
+  failOnPriority?: string;
   failOnAll?: boolean;
+  sarifOut?: string;
   gzip?: boolean;
   idempotencyKey?: string;
   timeout?: string;
@@ -30,17 +32,31 @@ export interface ScanUploadOptions {
 
 const TRIAGE_MODES = ['none', 'new', 'all'];
 
-function checkOptions(o: ScanUploadOptions): { threshold: Threshold | null } {
+function thresholdOf(flag: string, value: string | undefined): Threshold | null {
+  const threshold = value?.toUpperCase();
+  if (threshold !== undefined && !(THRESHOLDS as readonly string[]).includes(threshold)) {
+    throw usageError(`${flag} must be one of ${THRESHOLDS.join(', ')}, not ${value}`);
+  }
+  return (threshold as Threshold | undefined) ?? null;
+}
+
+function checkOptions(
+  o: ScanUploadOptions,
+  files: string[],
+): { threshold: Threshold | null; priority: Threshold | null } {
   if (o.triage !== undefined && !TRIAGE_MODES.includes(o.triage)) {
     throw usageError(`--triage must be one of ${TRIAGE_MODES.join(', ')}, not ${o.triage}`);
   }
-  const threshold = o.failOn?.toUpperCase();
-  if (threshold !== undefined && !(THRESHOLDS as readonly string[]).includes(threshold)) {
-    throw usageError(`--fail-on must be one of ${THRESHOLDS.join(', ')}, not ${o.failOn}`);
+  const threshold = thresholdOf('--fail-on', o.failOn);
+  const priority = thresholdOf('--fail-on-priority', o.failOnPriority);
+  if (o.failOnAll && threshold === null && priority === null) {
+    throw usageError('--fail-on-all needs --fail-on LEVEL or --fail-on-priority LEVEL');
   }
-  if (o.failOnAll && threshold === undefined) throw usageError('--fail-on-all needs --fail-on LEVEL');
+  if (o.sarifOut !== undefined && files.length !== 1) {
+    throw usageError('--sarif-out writes the cases of one scan: upload one file with it');
+  }
   if (o.timeout !== undefined && !/^\d+$/.test(o.timeout)) throw usageError('--timeout takes whole seconds');
-  return { threshold: (threshold as Threshold | undefined) ?? null };
+  return { threshold, priority };
 }
 
 /** A 400 naming the `triage` query parameter: a server from before upload triage existed. */
@@ -60,7 +76,7 @@ function triageUnsupported(err: unknown): boolean {
  * then a summary table and the exit code (README "CLI": 0, 1 threshold met, 3 scan failed).
  */
 export async function scanUpload(ctx: Context, files: string[], o: ScanUploadOptions): Promise<ExitCode> {
-  const { threshold } = checkOptions(o);
+  const { threshold, priority } = checkOptions(o, files);
   const sizes = await Promise.all(
     files.map(async (f) => {
       const s = await stat(f).catch(() => null);
@@ -68,7 +84,7 @@ export async function scanUpload(ctx: Context, files: string[], o: ScanUploadOpt
       return s.size;
     }),
   );
-  const wait = o.wait === true || threshold !== null;
+  const wait = o.wait === true || threshold !== null || priority !== null || o.sarifOut !== undefined;
   const results: UploadResult[] = [];
   let exit: ExitCode = EXIT.ok;
 
@@ -83,28 +99,27 @@ export async function scanUpload(ctx: Context, files: string[], o: ScanUploadOpt
       internetExposed: o.internetExposed,
       triage: o.triage,
     };
-    const idempotencyKey = o.idempotencyKey ?? idempotencyKeyFor(await fileSha256(file), scanOptions);
     const bar = uploadBar(ctx.bars, label, sizes[i]!);
-    let accepted;
+    let accepted: ScanAccepted;
     try {
-      accepted = await uploadScanFile(
-        ctx.client,
-        { file, size: sizes[i]!, gzip: o.gzip === true, query: scanOptions, idempotencyKey },
-        (sent) => bar.update(sent),
-      );
+      // The SDK's default key: the file's SHA-256 and these options (docs/cli.md#scan-upload).
+      accepted = await uploadScan(ctx.client.sdk, {
+        source: file,
+        query: scanOptions as UploadQuery,
+        gzip: o.gzip === true,
+        onBytes: (sent) => bar.update(sent),
+        ...(o.idempotencyKey ? { idempotencyKey: o.idempotencyKey } : {}),
+      });
     } catch (err) {
-      if (triageUnsupported(err)) {
+      const cliError = toCliError(err);
+      if (triageUnsupported(cliError)) {
         throw new CliError(
-          `This server does not support --triage yet (it refused the triage parameter): upload without --triage.\n${(err as CliError).message}`,
+          `This server does not support --triage yet (it refused the triage parameter): upload without --triage.\n${cliError.message}`,
           EXIT.usage,
-          (err as CliError).problem,
+          cliError.problem,
         );
       }
-      throw new CliError(
-        `${file}: ${(err as Error).message}`,
-        (err as CliError).exitCode ?? EXIT.service,
-        (err as CliError).problem ?? null,
-      );
+      throw toCliError(cliError, `${file}: `);
     } finally {
       bar.stop();
     }
@@ -115,6 +130,8 @@ export async function scanUpload(ctx: Context, files: string[], o: ScanUploadOpt
       statusUrl: accepted.statusUrl,
       scan: null,
       failOn: null,
+      ...(priority !== null ? { failOnPriority: null } : {}),
+      ...(o.sarifOut !== undefined ? { sarif: null } : {}),
     };
     results.push(result);
     if (!wait) continue;
@@ -133,10 +150,36 @@ export async function scanUpload(ctx: Context, files: string[], o: ScanUploadOpt
       exit = EXIT.scanFailed;
       continue;
     }
+    const scope = o.failOnAll ? 'all' : 'new';
     if (threshold !== null) {
-      const cases = await countFailing(ctx.client, scan.scanId, threshold, o.failOnAll === true);
-      result.failOn = { threshold, scope: o.failOnAll ? 'all' : 'new', cases };
+      const cases = await countFailing(
+        ctx.client,
+        scan.scanId,
+        { field: 'severity', threshold },
+        scope === 'all',
+      );
+      result.failOn = { threshold, scope, cases };
       if (cases > 0 && exit === EXIT.ok) exit = EXIT.threshold;
+    }
+    if (priority !== null) {
+      const cases = await countFailing(
+        ctx.client,
+        scan.scanId,
+        { field: 'priority', threshold: priority },
+        scope === 'all',
+      );
+      result.failOnPriority = { threshold: priority, scope, cases };
+      if (cases > 0 && exit === EXIT.ok) exit = EXIT.threshold;
+    }
+    if (o.sarifOut !== undefined) {
+      // The server's own SARIF export of the scan's actionable cases (docs/exports.md).
+      await exportCases(ctx, {
+        format: 'sarif',
+        scan: scan.scanId,
+        status: 'open,in_progress',
+        output: o.sarifOut,
+      });
+      result.sarif = o.sarifOut;
     }
   }
 

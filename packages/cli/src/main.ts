@@ -6,26 +6,25 @@ import { scanUpload } from './commands/scan-upload.js';
 import { triage } from './commands/triage.js';
 import { usage } from './commands/usage.js';
 import { makeContext, type GlobalOptions } from './context.js';
-import { CliError, EXIT, type ExitCode } from './errors.js';
+import { EXIT, toCliError, type ExitCode } from './errors.js';
 import { THRESHOLDS } from './fail-on.js';
 import { collect, type FilterOptions } from './filters.js';
 import { colourEnabled, makeStyle } from './output.js';
 
 /**
- * `vuln-triage`: the command-line client of the service's HTTP API (README "CLI"). A client
- * only: it imports nothing of the server, so it runs against any deployment of the API.
+ * `vuln-triage`: the command-line client of the service's HTTP API (docs/cli.md), on the SDK
+ * (`@vuln-triage/sdk`). A package of its own that imports nothing of the server, so it installs
+ * without the server's dependencies and runs against any deployment of the API.
  */
 
-/** The package's version: package.json sits three folders up from the sources, four from `dist/`. */
+/** The package's version: its package.json sits one folder up from `src/` and from `dist/`. */
 function packageVersion(): string {
-  for (const rel of ['../../../package.json', '../../../../package.json']) {
-    try {
-      return (JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { version: string }).version;
-    } catch {
-      // not there: try the next
-    }
+  try {
+    const manifest = new URL('../package.json', import.meta.url);
+    return (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
   }
-  return 'unknown';
 }
 
 /**
@@ -96,7 +95,17 @@ export function buildProgram(
         'exit 1 when the scan created cases at or above this severity (implies --wait)',
       ).choices([...THRESHOLDS]),
     )
-    .option('--fail-on-all', 'with --fail-on: count every open case the scan sighted, not only new ones')
+    .addOption(
+      new Option(
+        '--fail-on-priority <priority>',
+        'exit 1 when the scan created cases triaged at or above this priority (implies --wait; pair with --triage)',
+      ).choices([...THRESHOLDS]),
+    )
+    .option(
+      '--fail-on-all',
+      'with --fail-on or --fail-on-priority: count every open case the scan sighted, not only new ones',
+    )
+    .option('--sarif-out <file>', "write the scan's open cases as SARIF 2.1.0 (implies --wait; one file)")
     .option('--gzip', 'compress on the fly (Content-Encoding: gzip)')
     .option('--idempotency-key <key>', 'override the key derived from the file SHA-256 and options')
     .option('--timeout <seconds>', 'stop waiting after this long (exit 4)', '3600')
@@ -153,12 +162,9 @@ export async function main(argv: string[]): Promise<ExitCode> {
   let exit: ExitCode = EXIT.ok;
   const errStyle = makeStyle(colourEnabled(process.stderr));
   const fail = (err: unknown): ExitCode => {
-    if (err instanceof CliError) {
-      process.stderr.write(`${errStyle.red('error:')} ${err.message}\n`);
-      return err.exitCode;
-    }
-    process.stderr.write(`${errStyle.red('error:')} ${(err as Error)?.message ?? String(err)}\n`);
-    return EXIT.service;
+    const error = toCliError(err);
+    process.stderr.write(`${errStyle.red('error:')} ${error.message}\n`);
+    return error.exitCode;
   };
   const program = buildProgram(async (work, cmd) => {
     try {
