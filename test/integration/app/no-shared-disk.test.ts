@@ -79,6 +79,21 @@ describe.skipIf(!s3Env || !redisUrl)('a deployment with no shared disk', () => {
       PARSER_THREADS: '1',
       UPLOAD_BODY_TIMEOUT_MS: String(BODY_TIMEOUT_MS),
     };
+    const s3 = createS3Client({
+      bucket,
+      prefix: '',
+      endpoint: s3Env!.S3_ENDPOINT!,
+      region: s3Env!.S3_REGION!,
+      credentials: {
+        accessKeyId: s3Env!.S3_ACCESS_KEY_ID!,
+        secretAccessKey: s3Env!.S3_SECRET_ACCESS_KEY!,
+      },
+      forcePathStyle: true,
+    });
+    const db = new pg.Pool({ connectionString: database.url, max: 2 });
+    cleanups.push(() => db.end());
+    // Cleanups run in reverse: the processes stop first, then the bucket goes, then the database.
+    cleanups.push(() => emptyAndDeleteBucket(s3, bucket).finally(() => s3.destroy()));
     const dirs: string[] = [];
     const own = async () => {
       const data = await mkdtemp(path.join(tmpdir(), 'noshare-data-'));
@@ -97,21 +112,6 @@ describe.skipIf(!s3Env || !redisUrl)('a deployment with no shared disk', () => {
     // The first web process migrates the database and creates the bucket; the others find both.
     const webA = await start('web');
     const [webB, w1, w2] = await Promise.all([start('web'), start('worker'), start('worker')]);
-    const s3 = createS3Client({
-      bucket,
-      prefix: '',
-      endpoint: s3Env!.S3_ENDPOINT!,
-      region: s3Env!.S3_REGION!,
-      credentials: {
-        accessKeyId: s3Env!.S3_ACCESS_KEY_ID!,
-        secretAccessKey: s3Env!.S3_SECRET_ACCESS_KEY!,
-      },
-      forcePathStyle: true,
-    });
-    const db = new pg.Pool({ connectionString: database.url, max: 2 });
-    // Runs before the database is dropped (cleanups run in reverse).
-    cleanups.push(() => db.end());
-    cleanups.push(() => emptyAndDeleteBucket(s3, bucket).finally(() => s3.destroy()));
     d = { webA, webB, workers: [w1!, w2!], db, s3, bucket, redisPrefix, dirs };
     user = await signUpOverHttp(webA.url);
   }, 240_000);
@@ -211,7 +211,10 @@ describe.skipIf(!s3Env || !redisUrl)('a deployment with no shared disk', () => {
     expect(downloaded).toEqual(ids(direct));
   }, 60_000);
 
-  // The two kills run side by side: the takeover waits out the dead worker's lock.
+  // The two kills run side by side: the takeover waits out the dead worker's lock. The cut-off
+  // upload begins once the big one is stored, so that it is the bucket's only multipart upload.
+  let bigUploadEnded: () => void = () => undefined;
+  const bigUploadDone = new Promise<void>((resolve) => (bigUploadEnded = resolve));
   it.concurrent(
     'hands the scan of a worker killed mid-ingest to the other worker, which parses it exactly once',
     async () => {
@@ -227,7 +230,7 @@ describe.skipIf(!s3Env || !redisUrl)('a deployment with no shared disk', () => {
         },
         body: Readable.toWeb(createReadStream(file)) as ReadableStream,
         duplex: 'half',
-      } as RequestInit);
+      } as RequestInit).finally(bigUploadEnded);
       expect(upload.status, await upload.clone().text()).toBe(202);
       const { scanId } = (await upload.json()) as { scanId: string };
 
@@ -281,6 +284,7 @@ describe.skipIf(!s3Env || !redisUrl)('a deployment with no shared disk', () => {
   it.concurrent(
     'leaves no scan when a web process dies mid-upload; the next maintenance run aborts its multipart upload',
     async () => {
+      await bigUploadDone;
       const port = Number(new URL(d.webB.url).port);
       const declared = 64 * 1024 * 1024;
       // More than one 8 MiB part, so the driver has begun a multipart upload; then a trickle.
