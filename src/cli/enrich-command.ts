@@ -1,9 +1,10 @@
 /**
- * `npm run admin -- enrich --kev FILE|URL --epss FILE|URL --nvd FILE|URL [--nvd ...]`
+ * `npm run admin -- enrich --kev FILE|URL --epss FILE|URL --nvd FILE|URL [--nvd ...] --vulnrichment DIR|FILE|URL`
  *
  * Loads enrichment feeds into PostgreSQL now, the same way the daily job does
  * (docs/triage.md#enrichment). Any subset of sources, at least one; `--nvd` may repeat and applies in
- * order. Prints one line per source. Exit codes: 0 all loaded, 1 an import failed (its
+ * order, as does `--vulnrichment` (a folder of CVE JSON 5 records, e.g. a checkout of CISA's
+ * repository, or JSON Lines of them). Prints one line per source. Exit codes: 0 all loaded, 1 an import failed (its
  * previous data is kept), 2 bad arguments.
  */
 import { parseArgs } from 'node:util';
@@ -12,7 +13,7 @@ import { refreshEnrichment, type ImportOutcome, type RefreshSources } from '../d
 import { sourceFromArgument } from '../domain/enrichment/source.js';
 
 export const ENRICH_USAGE =
-  'usage: enrich [--kev FILE|URL] [--epss FILE|URL] [--nvd FILE|URL ...]  (at least one; gzip is detected)';
+  'usage: enrich [--kev FILE|URL] [--epss FILE|URL] [--nvd FILE|URL ...] [--vulnrichment DIR|FILE|URL ...]  (at least one; gzip is detected)';
 
 export interface EnrichCommandDeps {
   /** A pg.Pool: imports take one client for their transaction. */
@@ -53,6 +54,7 @@ export function parseEnrichArgs(args: string[]): RefreshSources {
       kev: { type: 'string', multiple: true },
       epss: { type: 'string', multiple: true },
       nvd: { type: 'string', multiple: true },
+      vulnrichment: { type: 'string', multiple: true },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -68,8 +70,10 @@ export function parseEnrichArgs(args: string[]): RefreshSources {
     if (value !== undefined) sources[name] = sourceFromArgument(nonEmpty(value, name));
   }
   if (values.nvd) sources.nvd = values.nvd.map((v) => sourceFromArgument(nonEmpty(v, 'nvd')));
-  if (!sources.kev && !sources.epss && !sources.nvd)
-    throw new Error('give at least one of --kev, --epss, --nvd');
+  if (values.vulnrichment)
+    sources.vulnrichment = values.vulnrichment.map((v) => sourceFromArgument(nonEmpty(v, 'vulnrichment')));
+  if (!sources.kev && !sources.epss && !sources.nvd && !sources.vulnrichment)
+    throw new Error('give at least one of --kev, --epss, --nvd, --vulnrichment');
   return sources;
 }
 
@@ -89,5 +93,7 @@ export function describeOutcome(o: ImportOutcome): string {
       return `epss: ${o.rows} scores (score date ${o.scoreDate ?? 'unknown'}, model ${o.modelVersion ?? 'unknown'}) from ${o.origin} in ${secs}`;
     case 'nvd':
       return `nvd: ${o.rows} CVSS scores upserted, ${o.withoutMetrics} CVEs without metrics, ${o.rejected} rejected removed, from ${o.origin} in ${secs}`;
+    case 'vulnrichment':
+      return `vulnrichment: ${o.rows} CISA SSVC decisions from ${o.records} records (${o.unscored} unscored) from ${o.origin} in ${secs}`;
   }
 }

@@ -11,12 +11,13 @@ export type EnrichmentRefreshPayload = Record<string, never>;
 
 /** The sources of the configuration, or null when none is configured (then there is no job). */
 export function refreshSources(config: Config): RefreshSources | null {
-  const { kev, epss, nvd } = config.enrichmentSources;
-  if (!kev && !epss && nvd.length === 0) return null;
+  const { kev, epss, nvd, vulnrichment } = config.enrichmentSources;
+  if (!kev && !epss && nvd.length === 0 && vulnrichment.length === 0) return null;
   return {
     ...(kev ? { kev: sourceFromArgument(kev) } : {}),
     ...(epss ? { epss: sourceFromArgument(epss) } : {}),
     ...(nvd.length > 0 ? { nvd: nvd.map(sourceFromArgument) } : {}),
+    ...(vulnrichment.length > 0 ? { vulnrichment: vulnrichment.map(sourceFromArgument) } : {}),
   };
 }
 

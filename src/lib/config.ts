@@ -176,7 +176,7 @@ export interface Config {
   /** How long the triage cache of enrichment keeps a CVE's record. */
   enrichmentCacheTtlMs: number;
   /** Sources the daily enrichment job refreshes from (URL or file path); none set: no job. */
-  enrichmentSources: { kev: string | null; epss: string | null; nvd: string[] };
+  enrichmentSources: { kev: string | null; epss: string | null; nvd: string[]; vulnrichment: string[] };
   enrichmentRefreshEveryMs: number;
   /** Bearer token `GET /metrics` requires (METRICS_TOKEN); absent: the endpoint is open. */
   metricsToken: string | null;
@@ -345,6 +345,10 @@ export function loadConfig(
       kev: read.optional('ENRICHMENT_KEV_SOURCE'),
       epss: read.optional('ENRICHMENT_EPSS_SOURCE'),
       nvd: (read.optional('ENRICHMENT_NVD_SOURCES') ?? '')
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+      vulnrichment: (read.optional('ENRICHMENT_VULNRICHMENT_SOURCES') ?? '')
         .split(',')
         .map((x) => x.trim())
         .filter(Boolean),

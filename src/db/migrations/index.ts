@@ -18,6 +18,7 @@ import { M020EvidenceInFindings } from './m020-evidence-in-findings.js';
 import { M019WorkflowCaseLeases } from './m019-workflow-case-leases.js';
 import { M021WorkflowSlackTarget } from './m021-workflow-slack-target.js';
 import { M022InhouseGateRecords } from './m022-inhouse-gate-records.js';
+import { M023CisaSsvc } from './m023-cisa-ssvc.js';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list runs from
@@ -43,4 +44,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'm019-workflow-case-leases', class: M019WorkflowCaseLeases },
   { name: 'm021-workflow-slack-target', class: M021WorkflowSlackTarget },
   { name: 'm022-inhouse-gate-records', class: M022InhouseGateRecords },
+  { name: 'm023-cisa-ssvc', class: M023CisaSsvc },
 ];

@@ -6,17 +6,17 @@ import type { Db, Queryable } from '../../db/pool.js';
 import { sql } from '../../db/sql.js';
 import type { EnrichmentSourceKind } from './import-error.js';
 import type { KevEntry } from './kev-entry.js';
-import type { CveEnrichment } from './types.js';
+import type { CisaSsvc, CveEnrichment } from './types.js';
 
 /**
  * The enrichment area's store (docs/triage.md#enrichment): the one module naming `kev_entries`,
- * `epss_scores`, `cvss_scores` and `enrichment_imports`. Functions of `(db, …)`, camelCase out.
+ * `epss_scores`, `cvss_scores`, `cisa_ssvc` and `enrichment_imports`. Functions of `(db, …)`, camelCase out.
  * The importers call the writes inside their own `withTransaction`, under {@link lockFeed}, so
  * an import is all or nothing and readers see the old data until its commit.
  */
 
 const LOCK_NAMESPACE = 727_002;
-const LOCK_IDS: Record<EnrichmentSourceKind, number> = { kev: 1, epss: 2, nvd: 3 };
+const LOCK_IDS: Record<EnrichmentSourceKind, number> = { kev: 1, epss: 2, nvd: 3, vulnrichment: 4 };
 
 /**
  * Serialises imports of one feed across processes (the daily job, an admin running the CLI):
@@ -145,6 +145,30 @@ export async function writeCvssScores(
     await db.query(sql`DELETE FROM cvss_scores WHERE cve_id = ANY(${rejectedCves}::text[])`);
 }
 
+/**
+ * Upserts CISA's SSVC decisions. A CVE's stored decision is replaced only by one CISA scored at
+ * the same time or later, so loading an older checkout after a newer one changes nothing.
+ */
+export async function writeCisaSsvc(
+  db: Db,
+  rows: ReadonlyArray<{ cveId: string } & CisaSsvc>,
+): Promise<void> {
+  if (rows.length === 0) return;
+  await db.query(sql`
+    INSERT INTO cisa_ssvc AS c (cve_id, exploitation, automatable, technical_impact, ssvc_version, scored_at)
+    SELECT * FROM unnest(${rows.map((r) => r.cveId)}::text[], ${rows.map((r) => r.exploitation)}::text[],
+                         ${rows.map((r) => r.automatable)}::text[], ${rows.map((r) => r.technicalImpact)}::text[],
+                         ${rows.map((r) => r.version)}::text[], ${rows.map((r) => r.scoredAt)}::timestamptz[])
+    ON CONFLICT (cve_id) DO UPDATE
+      SET exploitation = excluded.exploitation, automatable = excluded.automatable,
+          technical_impact = excluded.technical_impact, ssvc_version = excluded.ssvc_version,
+          scored_at = excluded.scored_at, updated_at = now()
+      WHERE excluded.scored_at >= c.scored_at
+        AND (c.exploitation, c.automatable, c.technical_impact, c.ssvc_version, c.scored_at)
+            IS DISTINCT FROM (excluded.exploitation, excluded.automatable, excluded.technical_impact,
+                              excluded.ssvc_version, excluded.scored_at)`);
+}
+
 interface EnrichmentRow {
   cve_id: string;
   kev: boolean;
@@ -157,6 +181,11 @@ interface EnrichmentRow {
   cvss_score: number | null;
   cvss_version: string | null;
   cvss_vector: string | null;
+  ssvc_exploitation: CisaSsvc['exploitation'] | null;
+  ssvc_automatable: CisaSsvc['automatable'] | null;
+  ssvc_technical_impact: CisaSsvc['technicalImpact'] | null;
+  ssvc_version: string | null;
+  ssvc_scored_at: Date | null;
 }
 
 // Dates as text and the numeric score as float8, so node-postgres returns strings and numbers
@@ -168,12 +197,15 @@ const lookupSql = (cveIds: readonly string[]) => sql`
          to_char(k.date_added, 'YYYY-MM-DD') AS kev_date_added,
          to_char(k.due_date, 'YYYY-MM-DD') AS kev_due_date,
          e.epss, e.percentile AS epss_percentile, to_char(e.score_date, 'YYYY-MM-DD') AS epss_date,
-         c.base_score::float8 AS cvss_score, c.version AS cvss_version, c.vector AS cvss_vector
+         c.base_score::float8 AS cvss_score, c.version AS cvss_version, c.vector AS cvss_vector,
+         s.exploitation AS ssvc_exploitation, s.automatable AS ssvc_automatable,
+         s.technical_impact AS ssvc_technical_impact, s.ssvc_version, s.scored_at AS ssvc_scored_at
     FROM unnest(${cveIds}::text[]) AS ids(cve_id)
     LEFT JOIN kev_entries k ON k.cve_id = ids.cve_id
     LEFT JOIN epss_scores e ON e.cve_id = ids.cve_id
     LEFT JOIN cvss_scores c ON c.cve_id = ids.cve_id
-   WHERE k.cve_id IS NOT NULL OR e.cve_id IS NOT NULL OR c.cve_id IS NOT NULL`;
+    LEFT JOIN cisa_ssvc s ON s.cve_id = ids.cve_id
+   WHERE k.cve_id IS NOT NULL OR e.cve_id IS NOT NULL OR c.cve_id IS NOT NULL OR s.cve_id IS NOT NULL`;
 
 /**
  * The enrichment of each of `cveIds` (already normalised) that any feed knows, in one query over
@@ -193,6 +225,16 @@ export async function findEnrichment(db: Queryable, cveIds: readonly string[]): 
     cvssScore: r.cvss_score,
     cvssVersion: r.cvss_version,
     cvssVector: r.cvss_vector,
+    cisaSsvc:
+      r.ssvc_exploitation === null
+        ? null
+        : {
+            exploitation: r.ssvc_exploitation,
+            automatable: r.ssvc_automatable!,
+            technicalImpact: r.ssvc_technical_impact!,
+            version: r.ssvc_version!,
+            scoredAt: r.ssvc_scored_at!,
+          },
   }));
 }
 
@@ -204,6 +246,7 @@ export interface EnrichmentCounts {
   epssScores: number;
   epssDate: string | null;
   cvssScores: number;
+  cisaSsvc: number;
 }
 
 export async function enrichmentCounts(db: Db): Promise<EnrichmentCounts> {
@@ -213,6 +256,7 @@ export async function enrichmentCounts(db: Db): Promise<EnrichmentCounts> {
       (SELECT max(finished_at) FROM enrichment_imports WHERE source = 'kev') AS "kevImportedAt",
       (SELECT count(*)::int FROM epss_scores) AS "epssScores",
       (SELECT to_char(max(score_date), 'YYYY-MM-DD') FROM epss_scores) AS "epssDate",
-      (SELECT count(*)::int FROM cvss_scores) AS "cvssScores"`);
+      (SELECT count(*)::int FROM cvss_scores) AS "cvssScores",
+      (SELECT count(*)::int FROM cisa_ssvc) AS "cisaSsvc"`);
   return rows[0]!;
 }

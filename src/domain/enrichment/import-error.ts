@@ -5,7 +5,7 @@
  */
 
 /** Which feed an import reads. Matches `enrichment_imports.source`. */
-export type EnrichmentSourceKind = 'kev' | 'epss' | 'nvd';
+export type EnrichmentSourceKind = 'kev' | 'epss' | 'nvd' | 'vulnrichment';
 
 /**
  * Stable codes:

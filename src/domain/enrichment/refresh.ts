@@ -4,8 +4,9 @@ import { EnrichmentImportError, toImportError, type EnrichmentSourceKind } from 
 import { importKev, type KevImportResult } from './kev-import.js';
 import { importNvd, type NvdImportResult } from './nvd-import.js';
 import { describeOrigin, type EnrichmentSource, type OpenSourceOptions } from './source.js';
+import { importVulnrichment, type VulnrichmentImportResult } from './vulnrichment-import.js';
 
-export type ImportResult = KevImportResult | EpssImportResult | NvdImportResult;
+export type ImportResult = KevImportResult | EpssImportResult | NvdImportResult | VulnrichmentImportResult;
 
 /** One source's outcome: its result, or the error that left its previous data in place. */
 export type ImportOutcome =
@@ -17,10 +18,12 @@ export interface RefreshSources {
   epss?: EnrichmentSource;
   /** Applied in order, so a later file's scores win (e.g. a full dump, then `modified`). */
   nvd?: EnrichmentSource[];
+  /** CISA Vulnrichment: folders of CVE JSON 5 records or JSON Lines files/URLs, applied in order. */
+  vulnrichment?: EnrichmentSource[];
 }
 
 export interface RefreshSummary {
-  /** In the order KEV, EPSS, then each NVD source. */
+  /** In the order KEV, EPSS, each NVD source, then each Vulnrichment source. */
   outcomes: ImportOutcome[];
   /** How many outcomes failed; the caller decides whether that fails the job. */
   failed: number;
@@ -54,6 +57,8 @@ export async function refreshEnrichment(
   }
   for (const s of sources.nvd ?? [])
     tasks.push({ kind: 'nvd', source: s, run: () => importNvd(pool, s, options) });
+  for (const s of sources.vulnrichment ?? [])
+    tasks.push({ kind: 'vulnrichment', source: s, run: () => importVulnrichment(pool, s, options) });
 
   const outcomes: ImportOutcome[] = [];
   for (const task of tasks) {

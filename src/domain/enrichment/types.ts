@@ -24,6 +24,24 @@ export interface CveEnrichment {
   /** CVSS version of `cvssScore`: '4.0' | '3.1' | '3.0' | '2.0'. */
   cvssVersion: string | null;
   cvssVector: string | null;
+  /** CISA's own SSVC decision points from its Vulnrichment records, when CISA scored the CVE. */
+  cisaSsvc?: CisaSsvc | null;
+}
+
+/**
+ * CISA's own SSVC decision points for one CVE, as its Vulnrichment program published them in the
+ * "CISA ADP Vulnrichment" container of the CVE JSON 5 record (docs/triage.md#enrichment). Values
+ * are the SSVC decision table's. Mission & well-being is the deployer's to judge, so CISA gives
+ * three of the four points.
+ */
+export interface CisaSsvc {
+  exploitation: 'none' | 'public_poc' | 'active';
+  automatable: 'no' | 'yes';
+  technicalImpact: 'partial' | 'total';
+  /** The SSVC version CISA scored with (e.g. `2.0.3`). */
+  version: string;
+  /** When CISA scored it (the ssvc metric's own `timestamp`). */
+  scoredAt: Date;
 }
 
 /** Looks up enrichment for many CVEs at once; unknown CVEs are simply missing from the map. */

@@ -221,6 +221,36 @@ export function outcomeProbability(
 
 export interface InhouseTriageInput extends FeatureInput {
   mission: MissionWellbeing;
+  /**
+   * CISA's own decision points when CISA scored the CVE (docs/triage.md#enrichment): used as given
+   * instead of the model's predictions, as the local engine does; `label` is cited in the reasoning.
+   */
+  given?: Pick<DecisionPointPrediction, 'exploitation' | 'automatable' | 'technicalImpact'> & {
+    label: string;
+  };
+}
+
+/** Certainty given to an outcome CISA's own decision points fix (a rule is never certain). */
+const GIVEN_CONFIDENCE = 0.95;
+
+/** The prediction with CISA's decision points put in place of the model's, all probability on them. */
+function withGiven(points: DecisionPointPrediction, given: NonNullable<InhouseTriageInput['given']>) {
+  const onOne = <T extends string>(classes: readonly T[], value: T) =>
+    toRecord(
+      classes,
+      classes.map((c) => (c === value ? 1 : 0)),
+    );
+  return {
+    ...points,
+    exploitation: given.exploitation,
+    automatable: given.automatable,
+    technicalImpact: given.technicalImpact,
+    probabilities: {
+      exploitation: onOne(HEAD_CLASSES.exploitation, given.exploitation),
+      automatable: onOne(HEAD_CLASSES.automatable, given.automatable),
+      technicalImpact: onOne(HEAD_CLASSES.technicalImpact, given.technicalImpact),
+    },
+  };
 }
 
 export interface InhouseAnswer {
@@ -238,7 +268,8 @@ export interface InhouseAnswer {
 
 /** Triage one finding: predicted decision points → SSVC outcome → priority and action. */
 export function inhouseTriage(model: InhouseModel, input: InhouseTriageInput): InhouseAnswer {
-  const points = predictDecisionPoints(model, input);
+  const predicted = predictDecisionPoints(model, input);
+  const points = input.given ? withGiven(predicted, input.given) : predicted;
   const ssvcOutcome = ssvcDecide({
     exploitation: points.exploitation,
     automatable: points.automatable,
@@ -249,18 +280,25 @@ export function inhouseTriage(model: InhouseModel, input: InhouseTriageInput): I
   const kevFloorApplied =
     model.body.rules.kevPriorityFloor && input.kev && priorityBelow(priority, KEV_FLOOR.priority);
   if (kevFloorApplied) ({ priority, recommendedAction } = KEV_FLOOR);
-  const confidenceScore = round3(outcomeProbability(points.probabilities, input.mission, ssvcOutcome));
+  const confidenceScore = input.given
+    ? GIVEN_CONFIDENCE
+    : round3(outcomeProbability(points.probabilities, input.mission, ssvcOutcome));
   const pr = points.probabilities;
-  const reasoning =
-    `In-house SSVC model ${model.version.slice(0, 19)}: exploitation ${points.exploitation} ` +
-    (points.exploitationFromKev
-      ? '(listed in CISA KEV), '
-      : `(p=${round3(pr.exploitation[points.exploitation])}), `) +
-    `automatable ${points.automatable} ` +
-    `(p=${round3(pr.automatable[points.automatable])}), technical impact ${points.technicalImpact} ` +
-    `(p=${round3(pr.technicalImpact[points.technicalImpact])}); mission & well-being ${input.mission} ` +
-    `→ SSVC ${ssvcOutcome} → ${priority}/${recommendedAction}.` +
-    (kevFloorApplied ? ' KEV floor: raised to HIGH.' : '');
+  const reasoning = input.given
+    ? `In-house SSVC model ${model.version.slice(0, 19)}: CISA's own decision points ` +
+      `${input.given.label} (exploitation ${points.exploitation}, automatable ${points.automatable}, ` +
+      `technical impact ${points.technicalImpact}); mission & well-being ${input.mission} ` +
+      `→ SSVC ${ssvcOutcome} → ${priority}/${recommendedAction}.` +
+      (kevFloorApplied ? ' KEV floor: raised to HIGH.' : '')
+    : `In-house SSVC model ${model.version.slice(0, 19)}: exploitation ${points.exploitation} ` +
+      (points.exploitationFromKev
+        ? '(listed in CISA KEV), '
+        : `(p=${round3(pr.exploitation[points.exploitation])}), `) +
+      `automatable ${points.automatable} ` +
+      `(p=${round3(pr.automatable[points.automatable])}), technical impact ${points.technicalImpact} ` +
+      `(p=${round3(pr.technicalImpact[points.technicalImpact])}); mission & well-being ${input.mission} ` +
+      `→ SSVC ${ssvcOutcome} → ${priority}/${recommendedAction}.` +
+      (kevFloorApplied ? ' KEV floor: raised to HIGH.' : '');
   return {
     priority,
     recommendedAction,

@@ -1,4 +1,4 @@
-import { deriveSignals } from '../triage-engine/signals.js';
+import { cisaCitation, deriveSignals } from '../triage-engine/signals.js';
 import type {
   Provider,
   ProviderInput,
@@ -28,6 +28,16 @@ export function inhouseInputFromRequest(
     cvssVector: s.cvssVector,
     text: [request.title, request.description ?? ''].join('. '),
     mission: s.ssvc.missionWellbeing,
+    ...(s.cisa !== null
+      ? {
+          given: {
+            exploitation: s.ssvc.exploitation,
+            automatable: s.ssvc.automatable,
+            technicalImpact: s.ssvc.technicalImpact,
+            label: cisaCitation(s.cisa),
+          },
+        }
+      : {}),
   };
 }
 

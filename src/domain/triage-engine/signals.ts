@@ -3,7 +3,7 @@
  * (docs/triage.md#safety-policy). Shared by the router (is it high-risk?), the safety policy (floors) and the
  * local engine, so all three see the same facts.
  */
-import type { CveEnrichment } from '../enrichment/types.js';
+import type { CisaSsvc, CveEnrichment } from '../enrichment/types.js';
 import {
   deriveAutomatable,
   deriveExploitation,
@@ -31,6 +31,34 @@ export interface RiskSignals {
   internetExposed: boolean;
   ssvc: SsvcInputs;
   decision: SsvcDecision;
+  /**
+   * CISA's own decision points when CISA scored at least one of the CVEs (the most severe value
+   * of each point over them, and the latest scoring time), else null: then `ssvc` was derived.
+   */
+  cisa: (Omit<CisaSsvc, 'version'> & { version: string; cves: string[] }) | null;
+}
+
+/** How an answer cites CISA's decision: `[CISA SSVC 2.0.3, 2024-10-04]` (docs/triage.md#enrichment). */
+export function cisaCitation(cisa: NonNullable<RiskSignals['cisa']>): string {
+  return `[CISA SSVC ${cisa.version}, ${cisa.scoredAt.toISOString().slice(0, 10)}]`;
+}
+
+const EXPLOITATION_RANK = { none: 0, public_poc: 1, active: 2 } as const;
+
+/** The most severe of CISA's decision points over the CVEs it scored, or null when it scored none. */
+function cisaDecision(records: readonly CveEnrichment[]): RiskSignals['cisa'] {
+  const scored = records.filter((r): r is CveEnrichment & { cisaSsvc: CisaSsvc } => !!r.cisaSsvc);
+  if (scored.length === 0) return null;
+  const points = scored.map((r) => r.cisaSsvc);
+  const worst = points.reduce((a, b) => ({
+    ...a,
+    exploitation:
+      EXPLOITATION_RANK[b.exploitation] > EXPLOITATION_RANK[a.exploitation] ? b.exploitation : a.exploitation,
+    automatable: a.automatable === 'yes' || b.automatable === 'yes' ? 'yes' : 'no',
+    technicalImpact: a.technicalImpact === 'total' || b.technicalImpact === 'total' ? 'total' : 'partial',
+    scoredAt: b.scoredAt > a.scoredAt ? b.scoredAt : a.scoredAt,
+  }));
+  return { ...worst, cves: scored.map((r) => r.cveId) };
 }
 
 /**
@@ -57,12 +85,22 @@ export function deriveSignals(
     request.cvssVector ?? (request.cvssScore === undefined ? (stored?.cvssVector ?? null) : null);
 
   const kev = records.some((r) => r.kev);
-  const ssvc: SsvcInputs = {
-    exploitation: deriveExploitation({ kev, maxEpss }, epssThreshold),
-    automatable: deriveAutomatable(cvssVector, cvssScore),
-    technicalImpact: deriveTechnicalImpact(cvssVector, cvssScore),
-    missionWellbeing: deriveMissionWellbeing(request.asset),
-  };
+  // CISA's decision points, where CISA scored a CVE, are used as given (docs/triage.md#enrichment);
+  // only a KEV listing, which may be newer than CISA's scoring, still makes exploitation active.
+  const cisa = cisaDecision(records);
+  const ssvc: SsvcInputs = cisa
+    ? {
+        exploitation: kev ? 'active' : cisa.exploitation,
+        automatable: cisa.automatable,
+        technicalImpact: cisa.technicalImpact,
+        missionWellbeing: deriveMissionWellbeing(request.asset),
+      }
+    : {
+        exploitation: deriveExploitation({ kev, maxEpss }, epssThreshold),
+        automatable: deriveAutomatable(cvssVector, cvssScore),
+        technicalImpact: deriveTechnicalImpact(cvssVector, cvssScore),
+        missionWellbeing: deriveMissionWellbeing(request.asset),
+      };
   return {
     records,
     kev,
@@ -73,5 +111,6 @@ export function deriveSignals(
     internetExposed: request.asset?.internetExposed === true,
     ssvc,
     decision: ssvcDecide(ssvc),
+    cisa,
   };
 }

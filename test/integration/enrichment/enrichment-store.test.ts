@@ -67,6 +67,7 @@ describe('the enrichment store', () => {
         cvssScore: 9.8,
         cvssVersion: '3.1',
         cvssVector: 'CVSS:3.1/AV:N',
+        cisaSsvc: null,
       },
     ]);
     expect(await enrichmentCounts(db.pool)).toEqual({
@@ -76,6 +77,7 @@ describe('the enrichment store', () => {
       epssScores: 0,
       epssDate: null,
       cvssScores: 1,
+      cisaSsvc: 0,
     });
   });
 });

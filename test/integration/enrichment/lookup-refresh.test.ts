@@ -36,6 +36,7 @@ const LOG4SHELL: CveEnrichment = {
   cvssScore: 10,
   cvssVersion: '3.1',
   cvssVector: 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:C/C:H/I:H/A:H',
+  cisaSsvc: null,
 };
 
 describe('refreshEnrichment and lookup', () => {
@@ -84,6 +85,7 @@ describe('refreshEnrichment and lookup', () => {
       cvssScore: null,
       cvssVersion: null,
       cvssVector: null,
+      cisaSsvc: null,
     });
     // EPSS and NVD, not in KEV; the score updated by page 2.
     expect(found.get('CVE-2099-0003')).toEqual({
@@ -98,6 +100,7 @@ describe('refreshEnrichment and lookup', () => {
       cvssScore: 8.8,
       cvssVersion: '3.1',
       cvssVector: 'CVSS:3.1/AV:N/AC:L/PR:L/UI:N/S:U/C:H/I:H/A:H',
+      cisaSsvc: null,
     });
     expect(found.get('CVE-2099-0002')).toMatchObject({
       kev: false,

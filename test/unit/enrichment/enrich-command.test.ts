@@ -24,7 +24,7 @@ describe('parseEnrichArgs', () => {
 
 describe('runEnrichCommand', () => {
   it.each([
-    [[], 'enrich: give at least one of --kev, --epss, --nvd'],
+    [[], 'enrich: give at least one of --kev, --epss, --nvd, --vulnrichment'],
     [['--kev'], /^enrich: Option '--kev <value>' argument missing/],
     [['--kev', 'a.json', '--kev', 'b.json'], 'enrich: --kev given more than once'],
     [['--epss', ''], 'enrich: --epss needs a FILE or URL'],

@@ -7,7 +7,7 @@
  */
 import { countTokens } from 'gpt-tokenizer';
 import { ACTION_WORDS, SEVERITY_RANK, maxSeverity, ssvcBaseline } from '../baseline.js';
-import { deriveSignals, type RiskSignals } from '../signals.js';
+import { cisaCitation, deriveSignals, type RiskSignals } from '../signals.js';
 import { SSVC_TREE_VERSION } from '../ssvc.js';
 import type {
   Provider,
@@ -34,6 +34,7 @@ export function localConfidence(request: TriageRequest, s: RiskSignals): number 
   if (s.maxEpss !== null) c += 0.1;
   if (s.cvssScore !== null) c += 0.1;
   if (s.cvssVector !== null) c += 0.05;
+  if (s.cisa !== null) c += 0.1;
   if (request.asset?.criticality !== undefined) c += 0.1;
   if (request.asset?.internetExposed !== undefined) c += 0.05;
   return Math.round(Math.min(0.95, c) * 100) / 100;
@@ -73,7 +74,13 @@ function explain(
       s.maxEpss >= 0.1 ? 'which makes exploitation likely soon' : 'which makes exploitation unlikely soon';
     parts.push(`Its EPSS score is ${s.maxEpss.toFixed(3)}, ${likely}.`);
   }
-  if (s.cvssScore !== null) {
+  if (s.cisa !== null) {
+    const c = s.cisa;
+    parts.push(
+      `CISA rated ${c.cves.join(', ')}: exploitation ${c.exploitation === 'public_poc' ? 'poc' : c.exploitation}, ` +
+        `automatable ${c.automatable}, technical impact ${c.technicalImpact} ${cisaCitation(c)}.`,
+    );
+  } else if (s.cvssScore !== null) {
     const auto =
       s.ssvc.automatable === 'yes'
         ? 'attacks can be automated'
