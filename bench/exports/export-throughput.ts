@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import copyStreams from 'pg-copy-streams';
 import { createOrm, migrate } from '../../src/db/orm.js';
-import { caseJsonView } from '../../src/domain/exports/export-case.js';
+import { viewCaseRecord } from '../../src/domain/cases/case-views.js';
 import { exportCasesQuery, iterateExportCases } from '../../src/domain/exports/export-store.js';
 import { EXPORT_FORMATS, RENDERERS, type ExportFormat } from '../../src/domain/exports/formats.js';
 import { createBenchDatabase } from '../lib/bench-db.js';
@@ -118,7 +118,7 @@ try {
       await measure(format, async () => {
         const out = sink();
         await pipeline(
-          RENDERERS[format].render(iterateExportCases(pool, ws, {}), meta, caseJsonView),
+          RENDERERS[format].render(iterateExportCases(pool, ws, {}), meta, viewCaseRecord),
           out.stream,
         );
         return out.bytes();

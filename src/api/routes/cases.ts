@@ -159,10 +159,11 @@ export function registerCaseRoutes(app: FastifyInstance, deps: CaseRouteDeps, su
     response: responses({ 200: view.detailSchema }, withNotFound),
   };
   r.get('/cases/:id', { config: read, schema: caseSchema }, async (req) => {
-    const c = await deps.cases.get(surface.workspaceOf(req), req.params.id);
+    const workspaceId = surface.workspaceOf(req);
+    const c = await deps.cases.get(workspaceId, req.params.id);
     if (!c) throw notFound('case');
     const [detail, enrichment, kevCatalogLoaded, caseLinks] = await Promise.all([
-      deps.cases.detailOf(c, view.depth, view.depth),
+      deps.cases.detailOf(workspaceId, c, view.depth, view.depth),
       view.enrich ? deps.enrichment(c.cveIds) : null,
       view.enrich ? deps.kevCatalogLoaded() : null,
       links(c.id),
@@ -215,17 +216,18 @@ export function registerCaseRoutes(app: FastifyInstance, deps: CaseRouteDeps, su
   };
   const write = surface.needs('cases:write');
   r.patch('/cases/:id', { config: write, bodyLimit: 16 * 1024, schema: patchSchema }, async (req) => {
+    const workspaceId = surface.workspaceOf(req);
     const updated = await deps.cases.changeStatus({
-      workspaceId: surface.workspaceOf(req),
+      workspaceId,
       caseId: req.params.id,
       status: req.body.status,
       note: req.body.note ?? null,
       actor: surface.actorOf(req),
     });
     if (!updated) throw notFound('case');
-    await statusChanged(updated.workspaceId, [updated.id]);
+    await statusChanged(workspaceId, [updated.id]);
     return {
-      ...viewCaseDetail(updated, await deps.cases.detailOf(updated)),
+      ...viewCaseDetail(updated, await deps.cases.detailOf(workspaceId, updated)),
       links: await links(updated.id),
     };
   });

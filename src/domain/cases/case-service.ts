@@ -1,6 +1,7 @@
 import type { Db, Pool } from '../../db/pool.js';
 import type { Page } from '../../lib/cursor.js';
 import type { ListFilters } from './list-filters.js';
+import type { Case } from './case.js';
 import type { CaseSort } from './case-sort.js';
 import {
   caseDashboard,
@@ -11,7 +12,6 @@ import {
   getCase,
   listCaseEvidence,
   listCases,
-  type Case,
   type CaseCounts,
   type CaseDashboard,
   type CaseDetail,
@@ -60,9 +60,10 @@ export interface CaseService {
     evidenceLimit?: number,
     triageHistoryLimit?: number,
   ): Promise<{ case: Case; detail: CaseDetail } | null>;
-  /** A case's first evidence page, status history and first triage history page (`caseDetail`). */
+  /** A case of the workspace: its first evidence page, status history and first triage history page (`caseDetail`). */
   detailOf(
-    c: Pick<Case, 'id' | 'workspaceId' | 'fingerprint'>,
+    workspaceId: string,
+    c: Pick<Case, 'id' | 'fingerprint'>,
     evidenceLimit?: number,
     triageHistoryLimit?: number,
   ): Promise<CaseDetail>;
@@ -102,13 +103,15 @@ export function createCaseService(pool: Pool): CaseService {
     get: (workspaceId, id) => getCase(pool, workspaceId, id),
     async detail(workspaceId, id, evidenceLimit, triageHistoryLimit) {
       const c = await getCase(pool, workspaceId, id);
-      return c ? { case: c, detail: await caseDetail(pool, c, evidenceLimit, triageHistoryLimit) } : null;
+      return c
+        ? { case: c, detail: await caseDetail(pool, workspaceId, c, evidenceLimit, triageHistoryLimit) }
+        : null;
     },
-    detailOf: (c, evidenceLimit, triageHistoryLimit) =>
-      caseDetail(pool, c, evidenceLimit, triageHistoryLimit),
+    detailOf: (workspaceId, c, evidenceLimit, triageHistoryLimit) =>
+      caseDetail(pool, workspaceId, c, evidenceLimit, triageHistoryLimit),
     async evidence(workspaceId, caseId, q) {
       const c = await getCase(pool, workspaceId, caseId);
-      return c ? listCaseEvidence(pool, c, q) : null;
+      return c ? listCaseEvidence(pool, { workspaceId, fingerprint: c.fingerprint }, q) : null;
     },
     async triageHistory(workspaceId, caseId, q) {
       const c = await getCase(pool, workspaceId, caseId);

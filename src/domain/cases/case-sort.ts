@@ -1,3 +1,4 @@
+import { sql, type SqlFragment } from '../../db/sql.js';
 import { sortedCursor, unsortedCursor } from '../../lib/cursor.js';
 
 /**
@@ -16,12 +17,9 @@ import { sortedCursor, unsortedCursor } from '../../lib/cursor.js';
 export const CASE_SORTS = ['priority', 'lastSeen', 'firstSeen', 'epss'] as const;
 export type CaseSort = (typeof CASE_SORTS)[number];
 
-/** EPSS of a case aliased `c`: the highest of its CVEs, -1 without one (so NULLS sort last). */
-export const CASE_EPSS = `(SELECT max(e.epss) FROM epss_scores e WHERE e.cve_id = ANY(c.cve_ids))`;
-
 /** Timestamps travel in cursors with microseconds, as PostgreSQL keeps them. */
-const ISO_MICROS = (col: string): string =>
-  `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+const isoMicros = (col: SqlFragment): SqlFragment =>
+  sql`to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 const isIsoMicros = (v: unknown): v is string =>
   typeof v === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/.test(v) && !Number.isNaN(Date.parse(v));
 const isRank = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 5;
@@ -33,78 +31,104 @@ const isEpss = (v: unknown): v is number =>
  * (many cases share one), which a correlated subquery in ORDER BY does not get; measured 3× faster
  * at 100,000 cases (bench/cases/case-list.ts).
  */
-const EPSS_JOIN = `LEFT JOIN LATERAL (SELECT max(e.epss) AS epss FROM unnest(c.cve_ids) u(cve)
+const EPSS_JOIN = sql`LEFT JOIN LATERAL (SELECT max(e.epss) AS epss FROM unnest(c.cve_ids) u(cve)
   JOIN epss_scores e ON e.cve_id = u.cve) ce ON true`;
+
+const ASC = sql`ASC`;
+const DESC = sql`DESC`;
 
 interface SortSpec {
   /** SQL of the key over `c`. */
-  key: string;
+  key: SqlFragment;
   /** A join the key needs. */
-  join?: string;
+  join?: SqlFragment;
   /** SQL of the key as the cursor carries it. */
-  value: string;
-  /** The cursor value as a typed SQL parameter. */
-  cast: string;
-  dir: 'ASC' | 'DESC';
+  value: SqlFragment;
+  /** The cursor's key as a typed SQL parameter. */
+  param: (v: string | number) => SqlFragment;
+  dir: typeof ASC | typeof DESC;
+  /** The comparison that reads "after" in `dir`. */
+  beyond: SqlFragment;
   valid: (v: unknown) => v is string | number;
 }
 
 const SPECS: Record<CaseSort, SortSpec> = {
-  priority: { key: 'c.priority_rank', value: 'c.priority_rank', cast: 'smallint', dir: 'ASC', valid: isRank },
+  priority: {
+    key: sql`c.priority_rank`,
+    value: sql`c.priority_rank`,
+    param: (v) => sql`${v}::smallint`,
+    dir: ASC,
+    beyond: sql`>`,
+    valid: isRank,
+  },
   lastSeen: {
-    key: 'c.last_seen',
-    value: ISO_MICROS('c.last_seen'),
-    cast: 'timestamptz',
-    dir: 'DESC',
+    key: sql`c.last_seen`,
+    value: isoMicros(sql`c.last_seen`),
+    param: (v) => sql`${v}::timestamptz`,
+    dir: DESC,
+    beyond: sql`<`,
     valid: isIsoMicros,
   },
   firstSeen: {
-    key: 'c.first_seen',
-    value: ISO_MICROS('c.first_seen'),
-    cast: 'timestamptz',
-    dir: 'DESC',
+    key: sql`c.first_seen`,
+    value: isoMicros(sql`c.first_seen`),
+    param: (v) => sql`${v}::timestamptz`,
+    dir: DESC,
+    beyond: sql`<`,
     valid: isIsoMicros,
   },
   epss: {
-    key: 'coalesce(ce.epss, -1)',
+    key: sql`coalesce(ce.epss, -1)`,
     join: EPSS_JOIN,
-    value: 'coalesce(ce.epss, -1)',
-    cast: 'float8',
-    dir: 'DESC',
+    value: sql`coalesce(ce.epss, -1)`,
+    param: (v) => sql`${v}::float8`,
+    dir: DESC,
+    beyond: sql`<`,
     valid: isEpss,
   },
 };
 
+/** The SQL of one case list order over `cases c`, a page at a time. */
+export interface CaseOrder {
+  /** A join the sort key needs, or empty. */
+  join: SqlFragment;
+  /** ORDER BY of the page over `cases c`. */
+  orderBy: SqlFragment;
+  /** The sort key column, `sort_v`. */
+  column: SqlFragment;
+  /** After a cursor, the keyset condition; else null. */
+  after: SqlFragment | null;
+  /** The same order over the page's output, which carries `sort_v` and `seq`. */
+  reorderBy: SqlFragment;
+}
+
 /**
  * The join, ORDER BY, sort key column (`sort_v`) and, after a cursor, the keyset condition of a
- * case list over `cases c`, with the cursor's values appended to `params`. Throws a 400 for a cursor of
- * another order.
+ * case list over `cases c`. Throws a 400 for a cursor of another order.
  */
-export function caseOrder(
-  sort: CaseSort | undefined,
-  cursor: string | undefined,
-  params: unknown[],
-): { join: string; orderBy: string; column: string; after: string | null } {
+export function caseOrder(sort: CaseSort | undefined, cursor: string | undefined): CaseOrder {
   if (sort === undefined) {
-    const plain = { join: '', orderBy: 'c.seq DESC', column: 'c.seq AS sort_v' };
-    if (!cursor) return { ...plain, after: null };
-    params.push(unsortedCursor(cursor));
-    return { ...plain, after: `c.seq < $${params.length}::bigint` };
+    const plain = {
+      join: sql.empty,
+      orderBy: sql`c.seq DESC`,
+      column: sql`c.seq AS sort_v`,
+      reorderBy: sql`c.seq DESC`,
+    };
+    return { ...plain, after: cursor ? sql`c.seq < ${unsortedCursor(cursor)}::bigint` : null };
   }
   const spec = SPECS[sort];
-  const join = spec.join ?? '';
-  const orderBy = `${spec.key} ${spec.dir}, c.seq DESC`;
-  const column = `${spec.value} AS sort_v`;
-  if (!cursor) return { join, orderBy, column, after: null };
+  const order = {
+    join: spec.join ?? sql.empty,
+    orderBy: sql`${spec.key} ${spec.dir}, c.seq DESC`,
+    column: sql`${spec.value} AS sort_v`,
+    reorderBy: sql`c.sort_v ${spec.dir}, c.seq DESC`,
+  };
+  if (!cursor) return { ...order, after: null };
   const at = sortedCursor(cursor, sort, spec.valid);
-  params.push(at.v, at.s);
-  const v = `$${params.length - 1}::${spec.cast}`;
-  const s = `$${params.length}::bigint`;
-  const beyond = spec.dir === 'ASC' ? '>' : '<';
+  const v = spec.param(at.v);
+  const s = sql`${at.s}::bigint`;
   return {
-    join,
-    orderBy,
-    column,
-    after: `(${spec.key} ${beyond} ${v} OR (${spec.key} = ${v} AND c.seq < ${s}))`,
+    ...order,
+    after: sql`(${spec.key} ${spec.beyond} ${v} OR (${spec.key} = ${v} AND c.seq < ${s}))`,
   };
 }

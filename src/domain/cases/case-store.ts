@@ -2,67 +2,21 @@ import type { Db, Pool } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
 import { seqCursor, seqPage, sortedPage, type Page } from '../../lib/cursor.js';
 import { isUuid } from '../../lib/ids.js';
-import { CASE_EPSS, caseOrder, type CaseSort } from './case-sort.js';
-import {
-  listCaseTriageHistory,
-  toCaseTriage,
-  type CaseTriage,
-  type CaseTriageHistoryEntry,
-  type TriageColumnsRow,
-} from './case-triage-store.js';
-import { filterSql, kevColumn, type ListFilters, VISIBLE_FINDINGS } from './list-filters.js';
+import { sql } from '../../db/sql.js';
+import { selectCases, toCase, type Case, type CaseRow } from './case.js';
+import { caseOrder, type CaseSort } from './case-sort.js';
+import { listCaseTriageHistory, type CaseTriageHistoryEntry } from './case-triage-store.js';
+import { filterSql, filterWhere, type ListFilters, VISIBLE_FINDINGS } from './list-filters.js';
 
 /**
  * The way to the `cases` table and `case_status_history` (docs/cases.md#statuses): the case list, one
  * case, its sightings (findings of completed scans and their evidence), status changes, and the
- * counts of the Cases page and the dashboard. Rows are mapped to camelCase here, once. Reads show
- * KEV and EPSS from the enrichment tables. Elsewhere: a case's triage (its triage columns and
- * `case_triage_history`) in `case-triage-store.ts`; cases are created and reopened by a scan's
- * completion (`upsertScanCases` of `case-upsert.ts`, called by the scans area's ingest).
+ * counts of the Cases page and the dashboard. A case is read and mapped by `case.ts`, the one
+ * statement and mapping every case read shares (the exports' too). Elsewhere: a case's triage
+ * (its triage columns and `case_triage_history`) in `case-triage-store.ts`; cases are created and
+ * reopened by a scan's completion (`upsertScanCases` of `case-upsert.ts`, called by the scans
+ * area's ingest).
  */
-
-/** A case: one problem on one asset within a workspace (docs/cases.md), with its current triage. */
-export interface Case {
-  id: string;
-  /** The insertion sequence (bigint as text): the keyset of {@link listCases}. */
-  seq: string;
-  workspaceId: string;
-  fingerprint: string;
-  title: string;
-  severity: string;
-  status: string;
-  scanner: string;
-  ruleId: string | null;
-  cveIds: string[];
-  cweIds: string[];
-  cvssScore: number | null;
-  asset: CaseAsset;
-  port: number | null;
-  protocol: string | null;
-  firstScanId: string;
-  lastScanId: string;
-  firstSeen: Date;
-  lastSeen: Date;
-  sightings: number;
-  /** Any of its CVEs is in CISA's KEV catalog. */
-  kev: boolean;
-  /** The highest EPSS of its CVEs, null without one. */
-  epss: number | null;
-  /** Its current triage (m011), null when untriaged. */
-  triage: CaseTriage | null;
-  /** Its enrichment changed since it was triaged. */
-  triageStale: boolean;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-export interface CaseAsset {
-  name: string | null;
-  host: string | null;
-  ip: string | null;
-  fqdn: string | null;
-  component: string | null;
-}
 
 /** One sighting of a case: a finding's evidence; its id is the finding's (m020). */
 export interface Evidence {
@@ -109,73 +63,6 @@ export interface CaseDashboard {
 /** Statuses in which a case still needs someone's attention (the dashboard's "open"). */
 export const OPEN_STATUSES = ['open', 'in_progress'] as const;
 
-/** A `cases` row as a case read selects it (`c.*`, KEV, EPSS): private to this store. */
-interface CaseRow extends TriageColumnsRow {
-  id: string;
-  seq: string;
-  workspace_id: string;
-  fingerprint: string;
-  title: string;
-  severity: string;
-  status: string;
-  scanner: string;
-  rule_id: string | null;
-  cve_ids: string[];
-  cwe_ids: string[];
-  cvss_score: string | null;
-  asset: string | null;
-  host: string | null;
-  ip: string | null;
-  fqdn: string | null;
-  component: string | null;
-  port: number | null;
-  protocol: string | null;
-  first_scan_id: string;
-  last_scan_id: string;
-  first_seen: Date;
-  last_seen: Date;
-  sightings: number;
-  kev: boolean;
-  epss: number | null;
-  created_at: Date;
-  updated_at: Date;
-  triage_stale: boolean;
-}
-
-function toCase(r: CaseRow): Case {
-  return {
-    id: r.id,
-    seq: r.seq,
-    workspaceId: r.workspace_id,
-    fingerprint: r.fingerprint,
-    title: r.title,
-    severity: r.severity,
-    status: r.status,
-    scanner: r.scanner,
-    ruleId: r.rule_id,
-    cveIds: r.cve_ids,
-    cweIds: r.cwe_ids,
-    cvssScore: r.cvss_score === null ? null : Number(r.cvss_score),
-    asset: { name: r.asset, host: r.host, ip: r.ip, fqdn: r.fqdn, component: r.component },
-    port: r.port,
-    protocol: r.protocol,
-    firstScanId: r.first_scan_id,
-    lastScanId: r.last_scan_id,
-    firstSeen: r.first_seen,
-    lastSeen: r.last_seen,
-    sightings: r.sightings,
-    kev: r.kev,
-    epss: r.epss,
-    triage: toCaseTriage(r),
-    triageStale: r.triage_stale,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  };
-}
-
-/** What a case read selects: the row, its KEV flag and its EPSS. */
-const CASE_COLUMNS = `c.*, ${kevColumn('c')}, ${CASE_EPSS} AS epss`;
-
 /**
  * A page of the workspace's cases matching `q`, in the order `q.sort` names (newest first
  * without one), keyset-paged: the cursor carries the sort key and the sequence (`case-sort.ts`).
@@ -185,15 +72,16 @@ export async function listCases(
   workspaceId: string,
   q: ListFilters & { limit: number; cursor?: string; sort?: CaseSort },
 ): Promise<Page<Case>> {
-  const params: unknown[] = [workspaceId];
-  const where = ['c.workspace_id = $1', ...filterSql('c', q, params, 'cases')];
-  const order = caseOrder(q.sort, q.cursor, params);
+  const order = caseOrder(q.sort, q.cursor);
+  const where = [sql`c.workspace_id = ${workspaceId}`, ...filterWhere('c', q, 'cases')];
   if (order.after) where.push(order.after);
-  params.push(q.limit + 1);
   const { rows } = await db.query<CaseRow & { sort_v: string | number }>(
-    `SELECT ${CASE_COLUMNS}, ${order.column} FROM cases c ${order.join} WHERE ${where.join(' AND ')}
-     ORDER BY ${order.orderBy} LIMIT $${params.length}`,
-    params,
+    selectCases(
+      sql`SELECT c.*, ${order.column} FROM cases c ${order.join} WHERE ${sql.join(where, sql` AND `)}
+           ORDER BY ${order.orderBy} LIMIT ${q.limit + 1}`,
+      order.reorderBy,
+      sql`, c.sort_v`,
+    ),
   );
   const page = q.sort ? sortedPage(rows, q.limit, q.sort) : seqPage(rows, q.limit);
   return { data: page.data.map(toCase), nextCursor: page.nextCursor };
@@ -202,8 +90,10 @@ export async function listCases(
 export async function getCase(db: Db, workspaceId: string, id: string): Promise<Case | null> {
   if (!isUuid(id)) return null;
   const { rows } = await db.query<CaseRow>(
-    `SELECT ${CASE_COLUMNS} FROM cases c WHERE c.id = $1 AND c.workspace_id = $2`,
-    [id, workspaceId],
+    selectCases(
+      sql`SELECT c.* FROM cases c WHERE c.id = ${id} AND c.workspace_id = ${workspaceId}`,
+      sql`c.seq`,
+    ),
   );
   return rows[0] ? toCase(rows[0]) : null;
 }
@@ -224,7 +114,7 @@ export async function caseStatus(db: Db, workspaceId: string, caseId: string): P
  */
 export async function listCaseEvidence(
   db: Db,
-  c: Pick<Case, 'workspaceId' | 'fingerprint'>,
+  c: { workspaceId: string; fingerprint: string },
   q: { limit: number; cursor?: string },
 ): Promise<Page<Evidence>> {
   const params: unknown[] = [c.workspaceId, c.fingerprint];
@@ -252,18 +142,19 @@ export async function listCaseEvidence(
  */
 export async function caseDetail(
   db: Db,
-  c: Pick<Case, 'id' | 'workspaceId' | 'fingerprint'>,
+  workspaceId: string,
+  c: Pick<Case, 'id' | 'fingerprint'>,
   evidenceLimit = 50,
   triageHistoryLimit = 10,
 ): Promise<CaseDetail> {
   const [evidence, history, triageHistory] = await Promise.all([
-    listCaseEvidence(db, c, { limit: evidenceLimit }),
+    listCaseEvidence(db, { workspaceId, fingerprint: c.fingerprint }, { limit: evidenceLimit }),
     db.query<StatusChange>(
       `SELECT from_status AS "from", to_status AS "to", actor, note, at FROM case_status_history
         WHERE case_id = $1 ORDER BY id`,
       [c.id],
     ),
-    listCaseTriageHistory(db, { workspaceId: c.workspaceId, caseId: c.id }, { limit: triageHistoryLimit }),
+    listCaseTriageHistory(db, { workspaceId, caseId: c.id }, { limit: triageHistoryLimit }),
   ]);
   return { evidence, history: history.rows, triageHistory };
 }

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/pool.js';
 import { sql } from '../../db/sql.js';
+import type { Case } from './case.js';
 
 /**
  * What a case's triage request is built from (`domain/triage/case-triage-request.ts` builds it):
@@ -16,7 +17,7 @@ export interface CaseAssetContext {
 }
 
 /** The normalised fields of a case (and its newest sighting) a triage request is built from. */
-export interface CaseTriageSource {
+export interface CaseTriageSource extends Pick<Case, 'asset' | 'host' | 'ip' | 'fqdn' | 'component'> {
   title: string;
   severity: string;
   cveIds: readonly string[];
@@ -25,11 +26,6 @@ export interface CaseTriageSource {
   description: string | null;
   /** The newest sighting's CVSS vector. */
   cvssVector: string | null;
-  asset: string | null;
-  host: string | null;
-  ip: string | null;
-  fqdn: string | null;
-  component: string | null;
   /** The scan's asset context; null when the scan named none. */
   context: CaseAssetContext | null;
 }

@@ -139,49 +139,6 @@ WHERE c.triaged_at IS NOT NULL AND NOT c.triage_stale AND c.cve_ids <> '{}' ${am
   return res.rowCount ?? 0;
 }
 
-/** A case's current triage (m011): the answer it holds, as the domain sees it. */
-export interface CaseTriage {
-  priority: CaseTriagePriority;
-  recommendedAction: CaseTriageAction;
-  reasoning: string;
-  confidenceScore: number;
-  severityOverride: CaseTriagePriority | null;
-  model: string;
-  triagedAt: Date;
-  policyVersion: string;
-}
-
-/**
- * The current-triage columns of `cases` (m011) as a statement selects them: for the row mappers
- * of the cases stores (`case-store.ts`, `finding-store.ts`) only, never past them.
- */
-export interface TriageColumnsRow {
-  priority: CaseTriagePriority | null;
-  recommended_action: CaseTriageAction | null;
-  reasoning: string | null;
-  confidence_score: number | null;
-  severity_override: CaseTriagePriority | null;
-  model: string | null;
-  triaged_at: Date | null;
-  policy_version: string | null;
-}
-
-/** A row's current triage, or null when the case is untriaged. */
-export function toCaseTriage(r: TriageColumnsRow): CaseTriage | null {
-  if (r.triaged_at === null) return null;
-  // m011's CHECK keeps these set whenever triaged_at is.
-  return {
-    priority: r.priority!,
-    recommendedAction: r.recommended_action!,
-    reasoning: r.reasoning!,
-    confidenceScore: r.confidence_score!,
-    severityOverride: r.severity_override,
-    model: r.model!,
-    triagedAt: r.triaged_at,
-    policyVersion: r.policy_version!,
-  };
-}
-
 interface TriageHistoryRow {
   id: string;
   key_id: string | null;

@@ -1,11 +1,11 @@
-import type { Case, CaseDetail, Evidence, StatusChange } from './case-store.js';
-import type { CaseTriage } from './case-triage-store.js';
+import type { Case, CaseTriage } from './case.js';
+import type { CaseDetail, Evidence, StatusChange } from './case-store.js';
 import type { StoredFinding } from './finding-store.js';
 
 /**
  * The public JSON of cases and findings (`api/schemas/scans-responses.ts`), from the domain types
  * the stores return: the one view of a case shared by the list, the detail and the exports (a
- * JSON Lines finding is its API view too).
+ * JSON Lines case is {@link viewCaseRecord}, a JSON Lines finding is its API view too).
  */
 
 /** A case's current triage as the API shows it (a triage answer's fields plus `policyVersion`), or null. */
@@ -18,7 +18,7 @@ export function viewTriage(t: CaseTriage | null) {
     confidenceScore: t.confidenceScore,
     severityOverride: t.severityOverride,
     model: t.model,
-    triagedAt: t.triagedAt.toISOString(),
+    triagedAt: t.triagedAt,
     policyVersion: t.policyVersion,
   };
 }
@@ -54,7 +54,12 @@ export function viewFinding(f: StoredFinding) {
   };
 }
 
-export function viewCase(c: Case) {
+/**
+ * A case as a JSON Lines export writes it (docs/exports.md): the fields of `GET /api/v1/cases/:id`
+ * without evidence and history, plus what an export adds (the newest sighting's CVSS vector and
+ * location). Its key order is the order of a JSON Lines line.
+ */
+export function viewCaseRecord(c: Case) {
   return {
     object: 'case' as const,
     id: c.id,
@@ -67,21 +72,42 @@ export function viewCase(c: Case) {
     cveIds: c.cveIds,
     cweIds: c.cweIds,
     cvssScore: c.cvssScore,
+    cvssVector: c.cvssVector,
     kev: c.kev,
     epss: c.epss,
-    asset: { ...c.asset },
+    asset: {
+      name: c.asset,
+      host: c.host,
+      ip: c.ip,
+      fqdn: c.fqdn,
+      component: c.component,
+      componentVersion: c.componentVersion,
+      purl: c.purl,
+      file: c.file,
+      line: c.line,
+    },
     port: c.port,
     protocol: c.protocol,
-    firstSeen: c.firstSeen.toISOString(),
-    lastSeen: c.lastSeen.toISOString(),
+    firstSeen: c.firstSeen,
+    lastSeen: c.lastSeen,
     firstScanId: c.firstScanId,
     lastScanId: c.lastScanId,
     sightings: c.sightings,
+    createdAt: c.createdAt,
+    updatedAt: c.updatedAt,
     triage: viewTriage(c.triage),
     triageStale: c.triageStale,
-    createdAt: c.createdAt.toISOString(),
-    updatedAt: c.updatedAt.toISOString(),
   };
+}
+
+/**
+ * A case as the case list and `GET /api/v1/cases/:id` show it: {@link viewCaseRecord} without the
+ * newest sighting's fields (the response schema fixes the key order of the JSON).
+ */
+export function viewCase(c: Case) {
+  const { cvssVector: _vector, asset: full, ...rest } = viewCaseRecord(c);
+  const { componentVersion: _version, purl: _purl, file: _file, line: _line, ...asset } = full;
+  return { ...rest, asset };
 }
 
 /**

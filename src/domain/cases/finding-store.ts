@@ -2,7 +2,13 @@ import type { Db } from '../../db/pool.js';
 import { sql } from '../../db/sql.js';
 import { seqCursor, seqPage, type Page } from '../../lib/cursor.js';
 import { isUuid } from '../../lib/ids.js';
-import { toCaseTriage, type CaseTriage, type TriageColumnsRow } from './case-triage-store.js';
+import {
+  toCaseTriage,
+  triageColumns,
+  type CaseTriage,
+  type LocationColumnsRow,
+  type TriageColumnsRow,
+} from './case.js';
 import { filterWhere, kevColumnSql, type ListFilters, VISIBLE_FINDINGS_SQL } from './list-filters.js';
 
 /**
@@ -60,7 +66,7 @@ export interface FindingAssetRecord {
 }
 
 /** A `findings` row with its case's columns, as a read selects it: private to this store. */
-interface FindingRow extends TriageColumnsRow {
+interface FindingRow extends TriageColumnsRow, LocationColumnsRow {
   id: string;
   seq: string;
   scan_id: string;
@@ -77,16 +83,7 @@ interface FindingRow extends TriageColumnsRow {
   cvss_vector: string | null;
   description: string | null;
   solution: string | null;
-  asset: string | null;
-  host: string | null;
-  ip: string | null;
-  fqdn: string | null;
   os: string | null;
-  component: string | null;
-  component_version: string | null;
-  purl: string | null;
-  file: string | null;
-  line: number | null;
   port: number | null;
   protocol: string | null;
   exploit_available: boolean | null;
@@ -146,8 +143,7 @@ const FINDING_COLUMNS = sql`f.id, f.seq, f.scan_id, f.record_index, f.fingerprin
   f.cve_ids, f.cwe_ids, f.cvss_score, f.cvss_vector, f.description, f.solution, f.asset, f.host, f.ip, f.fqdn, f.os,
   f.component, f.component_version, f.purl, f.file, f.line, f.port, f.protocol, f.exploit_available, f.confidence,
   f.suppressed, f.created_at`;
-const CASE_COLUMNS = sql`fcase.id AS case_id, fcase.priority, fcase.recommended_action, fcase.reasoning, fcase.confidence_score,
-  fcase.severity_override, fcase.model, fcase.triaged_at, fcase.policy_version, coalesce(fcase.triage_stale, false) AS triage_stale`;
+const CASE_COLUMNS = sql`fcase.id AS case_id, ${triageColumns('fcase')}, coalesce(fcase.triage_stale, false) AS triage_stale`;
 
 export async function listFindings(
   db: Db,

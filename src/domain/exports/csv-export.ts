@@ -1,6 +1,6 @@
 import { pipeline, Readable } from 'node:stream';
 import { stringify } from 'csv-stringify';
-import type { ExportCase } from './export-case.js';
+import type { Case } from '../cases/case.js';
 
 /** Column order of the CSV export; the header row names them. */
 export const CSV_COLUMNS = [
@@ -53,7 +53,7 @@ function text(v: string | null | undefined): string {
 }
 
 /** One case as a CSV record, in {@link CSV_COLUMNS} order. */
-export function csvRecord(c: ExportCase): (string | number | boolean)[] {
+export function csvRecord(c: Case): (string | number | boolean)[] {
   const t = c.triage;
   return [
     c.id,
@@ -95,7 +95,7 @@ export function csvRecord(c: ExportCase): (string | number | boolean)[] {
  * cases are mapped to records on the way in and backpressure runs end to end. Destroying the
  * returned stream (a client that went away) ends the source iterator, and so its query.
  */
-export function renderCsv(cases: AsyncIterable<ExportCase>): Readable {
+export function renderCsv(cases: AsyncIterable<Case>): Readable {
   const records = Readable.from(mapRecords(cases));
   const out: Readable = pipeline(
     records,
@@ -110,6 +110,6 @@ export function renderCsv(cases: AsyncIterable<ExportCase>): Readable {
   return out;
 }
 
-async function* mapRecords(cases: AsyncIterable<ExportCase>): AsyncGenerator<(string | number | boolean)[]> {
+async function* mapRecords(cases: AsyncIterable<Case>): AsyncGenerator<(string | number | boolean)[]> {
   for await (const c of cases) yield csvRecord(c);
 }

@@ -5,7 +5,8 @@ import type { Pool } from '../../db/pool.js';
 import { AppError, notFound } from '../../lib/errors.js';
 import type { ScanStorage } from '../scans/scan-storage.js';
 import type { ListFilters } from '../cases/list-filters.js';
-import { caseJsonView, type ExportMeta } from './export-case.js';
+import { viewCaseRecord } from '../cases/case-views.js';
+import type { ExportMeta } from './export-case.js';
 import {
   completeExport,
   countCases,
@@ -136,7 +137,7 @@ export function createExportService(deps: ExportServiceDeps): ExportService {
       return {
         contentType: r.contentType,
         filename: fileName('cases', r.extension, deps.clock()),
-        body: r.render(iterateExportCases(deps.db, workspaceId, filter), meta(), caseJsonView),
+        body: r.render(iterateExportCases(deps.db, workspaceId, filter), meta(), viewCaseRecord),
       };
     },
 
@@ -211,7 +212,7 @@ export function createExportService(deps: ExportServiceDeps): ExportService {
                 ),
               ),
               meta(),
-              caseJsonView,
+              viewCaseRecord,
             )
           : renderFindings(
               counted(iterateFindings(deps.db, e.workspaceId, e.filter)),

@@ -1,11 +1,14 @@
 import type { Db } from '../../db/pool.js';
 import { sql, type SqlFragment } from '../../db/sql.js';
 import { isUuid } from '../../lib/ids.js';
-import { filterWhere, kevColumnSql, type ListFilters } from '../cases/list-filters.js';
-import type { ExportCase, ExportCaseStatus, ExportSeverity, ExportTriage } from './export-case.js';
+import { selectCases, toCase, type Case, type CaseRow } from '../cases/case.js';
+import { filterWhere, type ListFilters } from '../cases/list-filters.js';
 import type { ExportFormat } from './formats.js';
 
-/** The only module that names the `exports` table (and reads cases for an export). */
+/**
+ * The only module that names the `exports` table. It reads an export's cases through the cases
+ * area's one case statement (`selectCases` of `domain/cases/case.ts`), a keyset page at a time.
+ */
 
 export type ExportSubject = 'cases' | 'findings';
 export type ExportStatus = 'queued' | 'running' | 'completed' | 'failed';
@@ -157,54 +160,6 @@ export async function countCases(db: Db, workspaceId: string, f: ListFilters, ca
   return rows[0]!.n;
 }
 
-interface ExportCaseRow {
-  seq: string;
-  id: string;
-  fingerprint: string;
-  title: string;
-  severity: ExportSeverity;
-  status: ExportCaseStatus;
-  scanner: string;
-  rule_id: string | null;
-  cve_ids: string[];
-  cwe_ids: string[];
-  cvss_score: number | null;
-  cvss_vector: string | null;
-  asset: string | null;
-  host: string | null;
-  ip: string | null;
-  fqdn: string | null;
-  component: string | null;
-  component_version: string | null;
-  purl: string | null;
-  file: string | null;
-  line: number | null;
-  port: number | null;
-  protocol: string | null;
-  kev: boolean;
-  epss: number | null;
-  first_seen: string;
-  last_seen: string;
-  first_scan_id: string;
-  last_scan_id: string;
-  sightings: number;
-  created_at: string;
-  updated_at: string;
-  priority: ExportSeverity | null;
-  recommended_action: string | null;
-  reasoning: string | null;
-  confidence_score: number | null;
-  severity_override: ExportSeverity | null;
-  model: string | null;
-  triaged_at: string | null;
-  policy_version: string | null;
-  triage_stale: boolean;
-}
-
-/** A timestamptz as the ISO 8601 text `Date.toISOString()` writes (UTC, milliseconds). */
-const ISO = (col: SqlFragment): SqlFragment =>
-  sql`to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-
 /**
  * Rows per keyset page. 1,000 rather than 5,000: the same speed, and peak RSS ~175 MB instead of
  * ~270 MB at 1 M cases (bench/exports/export-throughput.ts, bench/README.md).
@@ -222,13 +177,13 @@ export async function* iterateExportCases(
   workspaceId: string,
   f: ListFilters,
   onPage?: (rowsSoFar: number) => Promise<void>,
-): AsyncGenerator<ExportCase> {
+): AsyncGenerator<Case> {
   let cursor: string | null = null;
   let total = 0;
   for (;;) {
     const page = exportCasesQuery(workspaceId, f, cursor, PAGE);
-    const { rows }: { rows: ExportCaseRow[] } = await db.query<ExportCaseRow>(page);
-    for (const r of rows) yield toExportCase(r);
+    const { rows }: { rows: CaseRow[] } = await db.query<CaseRow>(page);
+    for (const r of rows) yield toCase(r);
     total += rows.length;
     if (rows.length < PAGE) return;
     await onPage?.(total);
@@ -248,79 +203,10 @@ export function exportCasesQuery(
 ): SqlFragment {
   const where = [sql`c.workspace_id = ${workspaceId}`, ...filterWhere('c', f, 'cases')];
   if (cursor !== null) where.push(sql`c.seq < ${cursor}::bigint`);
-  // Arrays as JSON, times as ISO text and scores as float8: pg's JSON.parse and plain
-  // strings cost a fraction of its text-array and Date parsers (measured in bench/exports).
-  return sql`SELECT c.seq, c.id, c.fingerprint, c.title, c.severity, c.status, c.scanner, c.rule_id,
-              array_to_json(c.cve_ids) AS cve_ids, array_to_json(c.cwe_ids) AS cwe_ids, c.cvss_score::float8 AS cvss_score,
-              c.asset, c.host, c.ip, c.fqdn, c.component, c.port, c.protocol,
-              ${ISO(sql`c.first_seen`)} AS first_seen, ${ISO(sql`c.last_seen`)} AS last_seen,
-              c.first_scan_id, c.last_scan_id, c.sightings, ${ISO(sql`c.created_at`)} AS created_at,
-              ${ISO(sql`c.updated_at`)} AS updated_at,
-              c.priority, c.recommended_action, c.reasoning, c.confidence_score, c.severity_override, c.model,
-              ${ISO(sql`c.triaged_at`)} AS triaged_at, c.policy_version, c.triage_stale,
-              ${kevColumnSql('c')},
-              (SELECT max(e.epss) FROM epss_scores e WHERE e.cve_id = ANY(c.cve_ids)) AS epss,
-              lf.cvss_vector, lf.component_version, lf.purl, lf.file, lf.line
-       FROM cases c
-       LEFT JOIN LATERAL (
-         SELECT f.cvss_vector, f.component_version, f.purl, f.file, f.line FROM findings f
-         WHERE f.workspace_id = c.workspace_id AND f.fingerprint = c.fingerprint AND f.scan_id = c.last_scan_id
-         LIMIT 1) lf ON true
-       WHERE ${sql.join(where, sql` AND `)}
-       ORDER BY c.seq DESC LIMIT ${limit}`;
-}
-
-function toExportCase(r: ExportCaseRow): ExportCase {
-  return {
-    id: r.id,
-    fingerprint: r.fingerprint,
-    title: r.title,
-    severity: r.severity,
-    status: r.status,
-    scanner: r.scanner,
-    ruleId: r.rule_id,
-    cveIds: r.cve_ids,
-    cweIds: r.cwe_ids,
-    cvssScore: r.cvss_score,
-    cvssVector: r.cvss_vector,
-    asset: r.asset,
-    host: r.host,
-    ip: r.ip,
-    fqdn: r.fqdn,
-    component: r.component,
-    componentVersion: r.component_version,
-    purl: r.purl,
-    file: r.file,
-    line: r.line,
-    port: r.port,
-    protocol: r.protocol,
-    kev: r.kev,
-    epss: r.epss,
-    firstSeen: r.first_seen,
-    lastSeen: r.last_seen,
-    firstScanId: r.first_scan_id,
-    lastScanId: r.last_scan_id,
-    sightings: r.sightings,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-    triage: triageOf(r),
-    triageStale: r.triage_stale,
-  };
-}
-
-/** The case's current triage (m011 keeps its columns all set or all null). */
-function triageOf(r: ExportCaseRow): ExportTriage | null {
-  if (r.triaged_at === null) return null;
-  return {
-    priority: r.priority!,
-    recommendedAction: r.recommended_action!,
-    reasoning: r.reasoning!,
-    confidenceScore: r.confidence_score!,
-    severityOverride: r.severity_override,
-    model: r.model!,
-    triagedAt: r.triaged_at,
-    policyVersion: r.policy_version!,
-  };
+  return selectCases(
+    sql`SELECT c.* FROM cases c WHERE ${sql.join(where, sql` AND `)} ORDER BY c.seq DESC LIMIT ${limit}`,
+    sql`c.seq DESC`,
+  );
 }
 
 /**

@@ -3,7 +3,8 @@ import { renderCsv } from './csv-export.js';
 import { renderJsonl } from './jsonl-export.js';
 import { renderSarif } from './sarif-export.js';
 import { renderVex } from './vex-export.js';
-import type { ExportCase, ExportMeta } from './export-case.js';
+import type { Case } from '../cases/case.js';
+import type { ExportMeta } from './export-case.js';
 
 export const EXPORT_FORMATS = ['csv', 'jsonl', 'sarif', 'cyclonedx-vex'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -12,7 +13,7 @@ export interface ExportRenderer {
   contentType: string;
   /** File name extension for downloads. */
   extension: string;
-  render(cases: AsyncIterable<ExportCase>, meta: ExportMeta, view?: (c: ExportCase) => unknown): Readable;
+  render(cases: AsyncIterable<Case>, meta: ExportMeta, view?: (c: Case) => unknown): Readable;
 }
 
 /** The four case export formats (docs/exports.md): media type, file extension and streaming renderer. */

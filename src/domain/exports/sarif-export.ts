@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
-import { caseUrl, effectivePriority, nvdUrl, type ExportCase, type ExportMeta } from './export-case.js';
+import type { Case } from '../cases/case.js';
+import { caseUrl, effectivePriority, nvdUrl, type ExportMeta } from './export-case.js';
 
 /** SARIF result levels from an urgency (SARIF 2.1.0 §3.27.10). */
 const LEVEL = { CRITICAL: 'error', HIGH: 'error', MEDIUM: 'warning', LOW: 'note', INFO: 'note' } as const;
@@ -19,7 +20,7 @@ interface SarifRule {
  * The rule a case is reported under: the scanner's own rule when it has one, else its first
  * CVE, else the scanner alone. One rule per distinct id in the run.
  */
-export function ruleIdOf(c: ExportCase): string {
+export function ruleIdOf(c: Case): string {
   if (c.ruleId) return `${c.scanner}/${c.ruleId}`;
   if (c.cveIds[0]) return c.cveIds[0];
   return `${c.scanner}/finding`;
@@ -30,11 +31,11 @@ export function ruleIdOf(c: ExportCase): string {
  * the rules (known only once every case is seen) close the run, which JSON's unordered
  * objects allow. Memory holds the rules, never the results.
  */
-export function renderSarif(cases: AsyncIterable<ExportCase>, meta: ExportMeta): Readable {
+export function renderSarif(cases: AsyncIterable<Case>, meta: ExportMeta): Readable {
   return Readable.from(sarifChunks(cases, meta), { objectMode: false });
 }
 
-async function* sarifChunks(cases: AsyncIterable<ExportCase>, meta: ExportMeta): AsyncGenerator<string> {
+async function* sarifChunks(cases: AsyncIterable<Case>, meta: ExportMeta): AsyncGenerator<string> {
   const rules: SarifRule[] = [];
   const ruleIndex = new Map<string, number>();
   let buf =
@@ -67,7 +68,7 @@ async function* sarifChunks(cases: AsyncIterable<ExportCase>, meta: ExportMeta):
   yield buf + `],"tool":${JSON.stringify(tool)},"invocations":[${JSON.stringify(invocation)}]}]}`;
 }
 
-function ruleOf(id: string, c: ExportCase): SarifRule {
+function ruleOf(id: string, c: Case): SarifRule {
   const cve = c.ruleId ? undefined : c.cveIds[0];
   return {
     id,
@@ -78,7 +79,7 @@ function ruleOf(id: string, c: ExportCase): SarifRule {
   };
 }
 
-function resultOf(c: ExportCase, ruleId: string, ruleIndex: number, meta: ExportMeta): object {
+function resultOf(c: Case, ruleId: string, ruleIndex: number, meta: ExportMeta): object {
   const priority = effectivePriority(c);
   const where = c.asset ?? c.host ?? c.component;
   const link = caseUrl(meta, c);

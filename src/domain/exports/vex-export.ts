@@ -1,11 +1,12 @@
 import { Readable } from 'node:stream';
-import { nvdUrl, type ExportCase, type ExportCaseStatus, type ExportMeta } from './export-case.js';
+import type { Case, CaseStatus } from '../cases/case.js';
+import { nvdUrl, type ExportMeta } from './export-case.js';
 
 type VexState = 'in_triage' | 'resolved' | 'false_positive' | 'exploitable';
 type VexResponse = 'will_not_fix' | 'update' | 'workaround_available';
 
 /** `analysis.state` from the case status (docs/exports.md; CycloneDX 1.6 impactAnalysisState). */
-const STATE: Record<ExportCaseStatus, VexState> = {
+const STATE: Record<CaseStatus, VexState> = {
   open: 'in_triage',
   in_progress: 'in_triage',
   resolved: 'resolved',
@@ -25,7 +26,7 @@ interface VexComponent {
  * The component a case affects: the package for SCA cases, the file for SAST ones, else the
  * host or asset. Null when a case names none (its vulnerability then has no `affects`).
  */
-export function affectedComponent(c: ExportCase): VexComponent | null {
+export function affectedComponent(c: Case): VexComponent | null {
   if (c.purl || c.component) {
     const name = c.component ?? c.purl!;
     return {
@@ -58,7 +59,7 @@ function cvssSeverity(score: number): string {
   return 'none';
 }
 
-function responses(c: ExportCase): VexResponse[] {
+function responses(c: Case): VexResponse[] {
   const out = new Set<VexResponse>();
   if (c.status === 'risk_accepted') out.add('will_not_fix');
   const action = c.triage?.recommendedAction;
@@ -67,7 +68,7 @@ function responses(c: ExportCase): VexResponse[] {
   return [...out];
 }
 
-function vulnerabilityOf(c: ExportCase, affected: VexComponent | null, meta: ExportMeta): object {
+function vulnerabilityOf(c: Case, affected: VexComponent | null, meta: ExportMeta): object {
   const [cve, ...otherCves] = c.cveIds;
   const ratings: object[] = [];
   if (c.cvssScore !== null) {
@@ -124,11 +125,11 @@ function vulnerabilityOf(c: ExportCase, affected: VexComponent | null, meta: Exp
  * arrive; the components they affect (one per distinct asset, held in memory: assets, not
  * cases) close the document.
  */
-export function renderVex(cases: AsyncIterable<ExportCase>, meta: ExportMeta): Readable {
+export function renderVex(cases: AsyncIterable<Case>, meta: ExportMeta): Readable {
   return Readable.from(vexChunks(cases, meta), { objectMode: false });
 }
 
-async function* vexChunks(cases: AsyncIterable<ExportCase>, meta: ExportMeta): AsyncGenerator<string> {
+async function* vexChunks(cases: AsyncIterable<Case>, meta: ExportMeta): AsyncGenerator<string> {
   const components = new Map<string, VexComponent>();
   const head = {
     bomFormat: 'CycloneDX',
