@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { withTransaction, type Db } from '../../db/pool.js';
-import type { ApiKey } from '../../db/entities/index.js';
+import type { ApiKey, AuditAction } from '../../db/entities/index.js';
 import { AppError, notFound } from '../../lib/errors.js';
 import { isUuid } from '../../lib/ids.js';
 import { generateApiKey, maskApiKey, maskParts } from './key-format.js';
@@ -73,21 +73,10 @@ export async function insertKey(
     revokedAt: null,
   };
   await store.insertKeyRow(db, key);
-  await store.insertAuditEvent(db, {
-    workspaceId: input.workspaceId,
-    keyId: key.id,
-    action: 'create',
-    ...input.actor,
-    at: new Date(),
-  });
+  await audit(db, { workspaceId: input.workspaceId, keyId: key.id }, 'create', input.actor);
   if (!input.reveal) {
-    await store.insertAuditEvent(db, {
-      workspaceId: input.workspaceId,
-      keyId: key.id,
-      action: 'reveal',
-      ...input.actor,
-      details: { via: 'api_response' },
-      at: new Date(),
+    await audit(db, { workspaceId: input.workspaceId, keyId: key.id }, 'reveal', input.actor, {
+      via: 'api_response',
     });
     return { key, secret, revealToken: null };
   }
@@ -101,6 +90,20 @@ export async function insertKey(
     expiresAt: new Date(now.getTime() + REVEAL_TTL_MS),
   });
   return { key, secret, revealToken };
+}
+
+/**
+ * One audit event: what `actor` did to a key, written on `db` (the caller's transaction) and
+ * stamped with the time of the write.
+ */
+function audit(
+  db: Db,
+  key: { workspaceId: string; keyId: string },
+  action: AuditAction,
+  actor: Actor,
+  details?: Record<string, unknown>,
+): Promise<void> {
+  return store.insertAuditEvent(db, { ...key, action, ...actor, details, at: new Date() });
 }
 
 /**
@@ -155,24 +158,16 @@ export function createKeyService(deps: KeyServiceDeps) {
         old.graceEndsAt = graceEnd(now, hours);
         old.successorId = successor.key.id;
         await store.updateKeyLifecycle(tx, old);
-        await store.insertAuditEvent(tx, {
-          workspaceId: input.workspaceId,
-          keyId: old.id,
-          action: 'rotate',
-          ...input.actor,
-          details: { successorId: successor.key.id, graceHours: hours },
-          at: new Date(),
+        await audit(tx, { workspaceId: input.workspaceId, keyId: old.id }, 'rotate', input.actor, {
+          successorId: successor.key.id,
+          graceHours: hours,
         });
         // With no grace the old key ends now, so the sweeper never sees it: its expiry is
         // audited here, as every expiry is.
         if (old.state === 'expired') {
-          await store.insertAuditEvent(tx, {
-            workspaceId: input.workspaceId,
-            keyId: old.id,
-            action: 'expire',
-            ...input.actor,
-            details: { reason: 'rotation', successorId: successor.key.id },
-            at: new Date(),
+          await audit(tx, { workspaceId: input.workspaceId, keyId: old.id }, 'expire', input.actor, {
+            reason: 'rotation',
+            successorId: successor.key.id,
           });
         }
         return { old, successor };
@@ -189,13 +184,7 @@ export function createKeyService(deps: KeyServiceDeps) {
           k.state = 'revoked';
           k.revokedAt = clock();
           await store.updateKeyLifecycle(tx, k);
-          await store.insertAuditEvent(tx, {
-            workspaceId: input.workspaceId,
-            keyId: k.id,
-            action: 'revoke',
-            ...input.actor,
-            at: new Date(),
-          });
+          await audit(tx, { workspaceId: input.workspaceId, keyId: k.id }, 'revoke', input.actor);
         }
         return k;
       });
@@ -228,13 +217,8 @@ export function createKeyService(deps: KeyServiceDeps) {
         if (!row) return null;
         if (!isUsable(row) || !row.sealedSecret) return 'expired' as const;
         const secret = unsealSecret(pepper, row.sealedSecret);
-        await store.insertAuditEvent(tx, {
-          workspaceId: input.workspaceId,
-          keyId: row.keyId,
-          action: 'reveal',
-          ...input.actor,
-          details: { via: 'reveal_page' },
-          at: new Date(),
+        await audit(tx, { workspaceId: input.workspaceId, keyId: row.keyId }, 'reveal', input.actor, {
+          via: 'reveal_page',
         });
         return { keyId: row.keyId, key: secret, masked: maskApiKey(secret.slice(0, 8), secret.slice(-4)) };
       });
