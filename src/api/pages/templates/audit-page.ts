@@ -1,7 +1,7 @@
 import { AUDIT_ACTIONS } from '../../../db/entities/index.js';
 import { html, type SafeHtml } from '../html.js';
-import { layout } from './layout.js';
-import { accountNav, settingsHead } from './settings-nav.js';
+import { dataTable } from './layout.js';
+import { settingsLayout } from './settings-nav.js';
 
 /** How each audit action reads in the filter and the table. */
 export const ACTION_NAMES: Record<(typeof AUDIT_ACTIONS)[number], string> = {
@@ -25,70 +25,57 @@ export const ACTION_NAMES: Record<(typeof AUDIT_ACTIONS)[number], string> = {
  * `GET /api/console/audit-events` and draws the table and the next-page link.
  */
 export function auditPage(): SafeHtml {
-  return layout({
-    title: 'Settings › Audit log',
+  return settingsLayout({
+    current: '/settings/audit-log',
     script: 'audit-log.js',
-    bodyClass: 'settings',
-    nav: accountNav(),
-    main: html`${settingsHead('/settings/audit-log', 'Audit log')}
-      <div id="page-error" class="alert alert-error" role="alert" tabindex="-1" hidden></div>
-
-      <section class="card" id="audit-card" aria-labelledby="audit-title" aria-busy="true">
-        <h2 id="audit-title" class="sr-only">Audit events</h2>
-        <form id="audit-filters" class="filters" method="get" action="/settings/audit-log" role="search">
-          <div class="field">
-            <label for="key">Key</label>
-            <select id="key" name="key">
-              <option value="">All keys</option>
-            </select>
-          </div>
-          <div class="field">
-            <label for="action">Action</label>
-            <select id="action" name="action">
-              <option value="">All actions</option>
-              ${AUDIT_ACTIONS.map((a) => html`<option value="${a}">${ACTION_NAMES[a]}</option>`)}
-            </select>
-          </div>
-          <div class="field">
-            <label for="from">From (UTC)</label>
-            <input id="from" name="from" type="date" />
-          </div>
-          <div class="field">
-            <label for="to">To (UTC, inclusive)</label>
-            <input id="to" name="to" type="date" />
-          </div>
-          <input id="limit" name="limit" type="hidden" disabled />
-          <div class="filter-actions">
-            <button type="submit" class="btn btn-primary">Apply filters</button>
-            <a class="btn btn-quiet" href="/settings/audit-log">Clear</a>
-          </div>
-        </form>
-        <p class="hint">Newest first. Times are UTC. Every key change and plan change is recorded here.</p>
-        <p id="audit-loading" class="loading" role="status">Loading audit events&hellip;</p>
-        <p id="audit-empty" class="empty" hidden>No audit events match these filters.</p>
-        <div id="audit-wrap" class="table-wrap" hidden>
-          <table class="data stack-on-phone" id="audit-table">
-            <caption class="sr-only">
-              Audit events of this workspace, newest first
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Time <span class="th-sub">UTC</span></th>
-                <th scope="col">Action</th>
-                <th scope="col">Actor</th>
-                <th scope="col">IP address</th>
-                <th scope="col">User agent</th>
-                <th scope="col">Key</th>
-                <th scope="col">Details</th>
-              </tr>
-            </thead>
-            <tbody id="audit-body"></tbody>
-          </table>
+    main: html`<section class="card" id="audit-card" aria-labelledby="audit-title" aria-busy="true">
+      <h2 id="audit-title" class="sr-only">Audit events</h2>
+      <form id="audit-filters" class="filters" method="get" action="/settings/audit-log" role="search">
+        <div class="field">
+          <label for="key">Key</label>
+          <select id="key" name="key">
+            <option value="">All keys</option>
+          </select>
         </div>
-        <nav class="pager" aria-label="Audit log pages">
-          <a id="first-page" class="btn" href="/settings/audit-log" hidden>Newest events</a>
-          <a id="next-page" class="btn" href="/settings/audit-log" hidden>Older events</a>
-        </nav>
-      </section>`,
+        <div class="field">
+          <label for="action">Action</label>
+          <select id="action" name="action">
+            <option value="">All actions</option>
+            ${AUDIT_ACTIONS.map((a) => html`<option value="${a}">${ACTION_NAMES[a]}</option>`)}
+          </select>
+        </div>
+        <div class="field">
+          <label for="from">From (UTC)</label>
+          <input id="from" name="from" type="date" />
+        </div>
+        <div class="field">
+          <label for="to">To (UTC, inclusive)</label>
+          <input id="to" name="to" type="date" />
+        </div>
+        <input id="limit" name="limit" type="hidden" disabled />
+        <div class="filter-actions">
+          <button type="submit" class="btn btn-primary">Apply filters</button>
+          <a class="btn btn-quiet" href="/settings/audit-log">Clear</a>
+        </div>
+      </form>
+      <p class="hint">Newest first. Times are UTC. Every key change and plan change is recorded here.</p>
+      ${dataTable({
+        name: 'audit',
+        loading: 'Loading audit events',
+        empty: 'No audit events match these filters.',
+        caption: 'Audit events of this workspace, newest first',
+        columns: html` <th scope="col">Time <span class="th-sub">UTC</span></th>
+          <th scope="col">Action</th>
+          <th scope="col">Actor</th>
+          <th scope="col">IP address</th>
+          <th scope="col">User agent</th>
+          <th scope="col">Key</th>
+          <th scope="col">Details</th>`,
+      })}
+      <nav class="pager" aria-label="Audit log pages">
+        <a id="first-page" class="btn" href="/settings/audit-log" hidden>Newest events</a>
+        <a id="next-page" class="btn" href="/settings/audit-log" hidden>Older events</a>
+      </nav>
+    </section>`,
   });
 }

@@ -70,3 +70,36 @@ export function field(o: {
     <p class="field-error" id="${o.id}-error" hidden></p>
   </div>`;
 }
+
+/**
+ * A table the page's script fills in: `<name>-loading` shows until then, `<name>-empty` when
+ * there is no row, else `<name>-wrap` with the rows in `<name>-body` (and totals in `<name>-foot`).
+ */
+export function dataTable(o: {
+  name: string;
+  /** What is loading, e.g. "Loading keys" (an ellipsis follows). */
+  loading: string;
+  /** The empty state's text; the script may write its own. */
+  empty?: string;
+  caption: string;
+  /** The header row's cells. */
+  columns: SafeHtml;
+  foot?: boolean;
+}): SafeHtml {
+  return html`<p id="${o.name}-loading" class="loading" role="status">${o.loading}&hellip;</p>
+    <p id="${o.name}-empty" class="empty" hidden>${o.empty ?? ''}</p>
+    <div id="${o.name}-wrap" class="table-wrap" hidden>
+      <table class="data stack-on-phone" id="${o.name}-table">
+        <caption class="sr-only">
+          ${o.caption}
+        </caption>
+        <thead>
+          <tr>
+            ${o.columns}
+          </tr>
+        </thead>
+        <tbody id="${o.name}-body"></tbody>
+        ${o.foot ? html`<tfoot id="${o.name}-foot"></tfoot>` : ''}
+      </table>
+    </div>`;
+}

@@ -1,4 +1,5 @@
 import { html, type SafeHtml } from '../html.js';
+import { layout } from './layout.js';
 
 /** The pages under Settings, in the order the navigation lists them. */
 const SETTINGS_PAGES = [
@@ -28,6 +29,30 @@ export function settingsHead(current: SettingsPath, title: string): SafeHtml {
       </ul>
     </nav>
   </div>`;
+}
+
+/**
+ * A Settings page: the console's layout around the Settings head and tabs and the page's alert
+ * (`page-error`; `page-notice` too where the page reports successes), then the page's own `main`.
+ */
+export function settingsLayout(o: {
+  current: SettingsPath;
+  /** Module under /assets/ that drives the page. */
+  script: string;
+  notices?: boolean;
+  main: SafeHtml;
+}): SafeHtml {
+  const title = SETTINGS_PAGES.find((p) => p.path === o.current)!.label;
+  return layout({
+    title: `Settings › ${title}`,
+    script: o.script,
+    bodyClass: 'settings',
+    nav: accountNav(),
+    main: html`${settingsHead(o.current, title)}
+      <div id="page-error" class="alert alert-error" role="alert" tabindex="-1" hidden></div>
+      ${o.notices ? html`<div id="page-notice" class="alert alert-success" role="status" hidden></div>` : ''}
+      ${o.main}`,
+  });
 }
 
 /** The console's sections, in the order the top bar lists them. */

@@ -2,8 +2,8 @@ import type { Config } from '../../../lib/config.js';
 import { SCOPES, FIRST_KEY_SCOPES, type Scope } from '../../../domain/keys/scopes.js';
 import { DEFAULT_GRACE_HOURS, EXPIRY_DAYS, MAX_GRACE_HOURS } from '../../../domain/keys/key-lifecycle.js';
 import { html, type SafeHtml } from '../html.js';
-import { field, layout } from './layout.js';
-import { accountNav, settingsHead } from './settings-nav.js';
+import { dataTable, field } from './layout.js';
+import { settingsLayout } from './settings-nav.js';
 
 /** What each scope unlocks, in the words of docs/api.md#keys. */
 const SCOPE_HELP: Record<Scope, string> = {
@@ -40,6 +40,38 @@ function expiryOptions(): SafeHtml {
 }
 
 /**
+ * A confirmation dialog (`<name>-dialog`): its title, what confirming does, any fields it asks for,
+ * Cancel (which never validates those fields) and the confirm button, red where it cannot be undone.
+ * `settings.js` opens it and reads which button closed it.
+ */
+function confirmDialog(o: {
+  name: string;
+  title: SafeHtml;
+  text: SafeHtml;
+  fields?: SafeHtml;
+  confirm: string;
+  danger?: boolean;
+}): SafeHtml {
+  return html`<dialog
+    id="${o.name}-dialog"
+    aria-labelledby="${o.name}-title"
+    aria-describedby="${o.name}-desc"
+  >
+    <form method="dialog" class="stack">
+      <h2 id="${o.name}-title">${o.title}</h2>
+      <p id="${o.name}-desc">${o.text}</p>
+      ${o.fields ?? ''}
+      <div class="dialog-actions">
+        <button type="submit" value="cancel" class="btn" formnovalidate>Cancel</button>
+        <button type="submit" value="confirm" class="btn ${o.danger ? 'btn-danger' : 'btn-primary'}">
+          ${o.confirm}
+        </button>
+      </div>
+    </form>
+  </dialog>`;
+}
+
+/**
  * Settings > API keys (docs/console.md#sign-up-and-api-keys): the workspace card, the keys table, the create form,
  * the monthly statement, and the confirmation dialogs. The server renders the frame and
  * the choices that come from configuration; `settings.js` fills in the data, so every
@@ -47,16 +79,11 @@ function expiryOptions(): SafeHtml {
  */
 export function settingsPage(config: Pick<Config, 'plans'>): SafeHtml {
   const service = config.plans.service;
-  return layout({
-    title: 'Settings › API keys',
+  return settingsLayout({
+    current: '/settings/api-keys',
     script: 'settings.js',
-    bodyClass: 'settings',
-    nav: accountNav(),
-    main: html`${settingsHead('/settings/api-keys', 'API keys')}
-      <div id="page-error" class="alert alert-error" role="alert" tabindex="-1" hidden></div>
-      <div id="page-notice" class="alert alert-success" role="status" hidden></div>
-
-      <div id="trial-banner" class="banner" hidden>
+    notices: true,
+    main: html`<div id="trial-banner" class="banner" hidden>
         <p>
           <strong id="trial-days"></strong> on your trial of the service plan (ends
           <span id="trial-ends"></span>). Afterwards the workspace falls back to Free by itself.
@@ -126,30 +153,22 @@ export function settingsPage(config: Pick<Config, 'plans'>): SafeHtml {
           </div>
         </div>
         <p id="keys-hidden-note" class="hint" role="status"></p>
-        <p id="keys-loading" class="loading" role="status">Loading keys&hellip;</p>
-        <p id="keys-empty" class="empty" hidden>No keys yet. Create one below to call the API.</p>
-        <div id="keys-wrap" class="table-wrap" hidden>
-          <table class="data stack-on-phone" id="keys-table">
-            <caption class="sr-only">
-              API keys of this workspace, newest first
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Key <span class="th-sub">label and masked secret</span></th>
-                <th scope="col">Scopes</th>
-                <th scope="col">Created</th>
-                <th scope="col">Expires</th>
-                <th scope="col">Last used <span class="th-sub">UTC</span></th>
-                <th scope="col">Status</th>
-                <th scope="col" class="num">Requests</th>
-                <th scope="col" class="num">Tokens</th>
-                <th scope="col" class="num">Spend</th>
-                <th scope="col"><span class="sr-only">Actions</span></th>
-              </tr>
-            </thead>
-            <tbody id="keys-body"></tbody>
-          </table>
-        </div>
+        ${dataTable({
+          name: 'keys',
+          loading: 'Loading keys',
+          empty: 'No keys yet. Create one below to call the API.',
+          caption: 'API keys of this workspace, newest first',
+          columns: html` <th scope="col">Key <span class="th-sub">label and masked secret</span></th>
+            <th scope="col">Scopes</th>
+            <th scope="col">Created</th>
+            <th scope="col">Expires</th>
+            <th scope="col">Last used <span class="th-sub">UTC</span></th>
+            <th scope="col">Status</th>
+            <th scope="col" class="num">Requests</th>
+            <th scope="col" class="num">Tokens</th>
+            <th scope="col" class="num">Spend</th>
+            <th scope="col"><span class="sr-only">Actions</span></th>`,
+        })}
       </section>
 
       <section class="card" id="create-key" aria-labelledby="create-title" tabindex="-1">
@@ -190,87 +209,60 @@ export function settingsPage(config: Pick<Config, 'plans'>): SafeHtml {
         <p class="hint">
           AI calls, tokens and spend per key and model tier. Months are calendar months in UTC.
         </p>
-        <p id="statement-loading" class="loading" role="status">Loading statement&hellip;</p>
-        <p id="statement-empty" class="empty" hidden></p>
-        <div id="statement-wrap" class="table-wrap" hidden>
-          <table class="data stack-on-phone" id="statement-table">
-            <caption class="sr-only">
-              Statement lines per key and model tier
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Key</th>
-                <th scope="col">Tier</th>
-                <th scope="col" class="num">AI calls</th>
-                <th scope="col" class="num">Input tokens</th>
-                <th scope="col" class="num">Output tokens</th>
-                <th scope="col" class="num">Spend</th>
-              </tr>
-            </thead>
-            <tbody id="statement-body"></tbody>
-            <tfoot id="statement-foot"></tfoot>
-          </table>
-        </div>
+        ${dataTable({
+          name: 'statement',
+          loading: 'Loading statement',
+          caption: 'Statement lines per key and model tier',
+          columns: html` <th scope="col">Key</th>
+            <th scope="col">Tier</th>
+            <th scope="col" class="num">AI calls</th>
+            <th scope="col" class="num">Input tokens</th>
+            <th scope="col" class="num">Output tokens</th>
+            <th scope="col" class="num">Spend</th>`,
+          foot: true,
+        })}
       </section>
 
-      <dialog id="rotate-dialog" aria-labelledby="rotate-title" aria-describedby="rotate-desc">
-        <form method="dialog" class="stack">
-          <h2 id="rotate-title">Rotate <span class="dialog-key"></span>?</h2>
-          <p id="rotate-desc">
-            A successor key with the same label, scopes and expiry length is created and shown once. The
-            current key keeps working until the grace period ends, then expires.
-          </p>
-          ${field({ id: 'graceHours', label: 'Grace period (hours)', type: 'number', hint: `0 to ${MAX_GRACE_HOURS} (7 days). 0 ends the current key at once.`, attrs: html`required min="0" max="${MAX_GRACE_HOURS}" step="1" value="${DEFAULT_GRACE_HOURS}" inputmode="numeric"` })}
-          <div class="dialog-actions">
-            <button type="submit" value="cancel" class="btn" formnovalidate>Cancel</button>
-            <button type="submit" value="confirm" class="btn btn-primary">Rotate key</button>
-          </div>
-        </form>
-      </dialog>
-
-      <dialog id="revoke-dialog" aria-labelledby="revoke-title" aria-describedby="revoke-desc">
-        <form method="dialog" class="stack">
-          <h2 id="revoke-title">Revoke <span class="dialog-key"></span>?</h2>
-          <p id="revoke-desc">
-            Every request with this key is refused from now on (within a second, everywhere). This cannot be
-            undone.
-          </p>
-          <div class="dialog-actions">
-            <button type="submit" value="cancel" class="btn">Cancel</button>
-            <button type="submit" value="confirm" class="btn btn-danger">Revoke key</button>
-          </div>
-        </form>
-      </dialog>
-
-      <dialog id="upgrade-dialog" aria-labelledby="upgrade-title" aria-describedby="upgrade-desc">
-        <form method="dialog" class="stack">
-          <h2 id="upgrade-title">Upgrade to the service plan?</h2>
-          <p id="upgrade-desc">
-            ${service.aiCallsPerMonth.toLocaleString('en-US')} AI calls a month,
-            ${service.requestsPerMinute.toLocaleString('en-US')} requests a minute per key and batches of up
-            to ${service.batchMaxItems.toLocaleString('en-US')} items. The change is recorded on your
-            workspace at once; usage is billed on the monthly statement.
-          </p>
-          <div class="dialog-actions">
-            <button type="submit" value="cancel" class="btn">Cancel</button>
-            <button type="submit" value="confirm" class="btn btn-primary">Upgrade</button>
-          </div>
-        </form>
-      </dialog>
-
-      <dialog id="downgrade-dialog" aria-labelledby="downgrade-title" aria-describedby="downgrade-desc">
-        <form method="dialog" class="stack">
-          <h2 id="downgrade-title">Go back to the Free plan?</h2>
-          <p id="downgrade-desc">
-            The workspace moves to Free at once: ${config.plans.free.aiCallsPerMonth.toLocaleString('en-US')}
-            AI calls a month and the Free plan's rate limits. A trial ends now. Keys keep working. The change
-            is recorded in the audit log.
-          </p>
-          <div class="dialog-actions">
-            <button type="submit" value="cancel" class="btn">Cancel</button>
-            <button type="submit" value="confirm" class="btn btn-danger">Go back to Free</button>
-          </div>
-        </form>
-      </dialog>`,
+      ${confirmDialog({
+        name: 'rotate',
+        title: html`Rotate <span class="dialog-key"></span>?`,
+        text: html`A successor key with the same label, scopes and expiry length is created and shown once.
+        The current key keeps working until the grace period ends, then expires.`,
+        fields: field({
+          id: 'graceHours',
+          label: 'Grace period (hours)',
+          type: 'number',
+          hint: `0 to ${MAX_GRACE_HOURS} (7 days). 0 ends the current key at once.`,
+          attrs: html`required min="0" max="${MAX_GRACE_HOURS}" step="1" value="${DEFAULT_GRACE_HOURS}"
+          inputmode="numeric"`,
+        }),
+        confirm: 'Rotate key',
+      })}
+      ${confirmDialog({
+        name: 'revoke',
+        title: html`Revoke <span class="dialog-key"></span>?`,
+        text: html`Every request with this key is refused from now on (within a second, everywhere). This
+        cannot be undone.`,
+        confirm: 'Revoke key',
+        danger: true,
+      })}
+      ${confirmDialog({
+        name: 'upgrade',
+        title: html`Upgrade to the service plan?`,
+        text: html`${service.aiCallsPerMonth.toLocaleString('en-US')} AI calls a month,
+        ${service.requestsPerMinute.toLocaleString('en-US')} requests a minute per key and batches of up to
+        ${service.batchMaxItems.toLocaleString('en-US')} items. The change is recorded on your workspace at
+        once; usage is billed on the monthly statement.`,
+        confirm: 'Upgrade',
+      })}
+      ${confirmDialog({
+        name: 'downgrade',
+        title: html`Go back to the Free plan?`,
+        text: html`The workspace moves to Free at once:
+        ${config.plans.free.aiCallsPerMonth.toLocaleString('en-US')} AI calls a month and the Free plan's rate
+        limits. A trial ends now. Keys keep working. The change is recorded in the audit log.`,
+        confirm: 'Go back to Free',
+        danger: true,
+      })}`,
   });
 }

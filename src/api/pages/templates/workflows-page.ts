@@ -1,8 +1,8 @@
 import { CASE_STATUSES } from '../../../domain/cases/case-status.js';
 import { PRIORITIES, SEVERITIES } from '../../../domain/triage-engine/types.js';
 import { html, type SafeHtml } from '../html.js';
-import { layout, field } from './layout.js';
-import { accountNav, settingsHead } from './settings-nav.js';
+import { field } from './layout.js';
+import { settingsLayout } from './settings-nav.js';
 
 const title = (s: string): string => s[0] + s.slice(1).toLowerCase();
 
@@ -25,16 +25,11 @@ function checks(name: string, legend: string, values: readonly string[]): SafeHt
  * `/api/console/workflows`, which calls the same workflow service as `/api/v1/workflows`.
  */
 export function workflowsPage(): SafeHtml {
-  return layout({
-    title: 'Settings › Workflows',
+  return settingsLayout({
+    current: '/settings/workflows',
     script: 'workflows.js',
-    bodyClass: 'settings',
-    nav: accountNav(),
-    main: html`${settingsHead('/settings/workflows', 'Workflows')}
-      <div id="page-error" class="alert alert-error" role="alert" tabindex="-1" hidden></div>
-      <div id="page-notice" class="alert alert-success" role="status" hidden></div>
-
-      <section class="card" id="workflows-card" aria-labelledby="wf-title" aria-busy="true">
+    notices: true,
+    main: html`<section class="card" id="workflows-card" aria-labelledby="wf-title" aria-busy="true">
         <h2 id="wf-title">Workflows</h2>
         <p class="hint">
           Cases matching a workflow's rule become issues in Jira or GitHub, or signed webhook calls.
