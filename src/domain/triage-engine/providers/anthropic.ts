@@ -6,7 +6,7 @@
 import type { Provider, ProviderResult, TokenUsage } from '../types.js';
 import { ANSWER_SCHEMA_NAME, TRIAGE_ANSWER_JSON_SCHEMA } from './answer-schema.js';
 import type { RemoteProviderOptions } from './remote-options.js';
-import { badResponse, checkedAnswer, createRemoteProvider, schemaViolation } from './remote-provider.js';
+import * as remote from './remote-provider.js';
 import { DEFAULT_REQUEST_SETTINGS, settingsFor } from './model-settings.js';
 
 /** Value of the `anthropic-version` header. */
@@ -22,21 +22,19 @@ interface MessagesResponse {
 /** Reads a Messages body into a provider result. Exported for tests. */
 export function readMessagesResponse(json: unknown, estimated: TokenUsage): ProviderResult {
   const body = json as MessagesResponse;
-  const usage = {
-    inputTokens: body.usage?.input_tokens ?? estimated.inputTokens,
-    outputTokens: body.usage?.output_tokens ?? estimated.outputTokens,
-  };
+  const usage = remote.reportedUsage(estimated, body.usage?.input_tokens, body.usage?.output_tokens);
   if (body.type !== 'message' || !Array.isArray(body.content))
-    return badResponse('not a message object', usage);
-  if (body.stop_reason === 'max_tokens') return schemaViolation('answer truncated at max_tokens', usage);
+    return remote.badResponse('not a message object', usage);
+  if (body.stop_reason === 'max_tokens')
+    return remote.schemaViolation('answer truncated at max_tokens', usage);
   const block = body.content.find((b) => b.type === 'tool_use' && b.name === ANSWER_SCHEMA_NAME);
-  if (block === undefined) return schemaViolation(`no ${ANSWER_SCHEMA_NAME} tool_use block`, usage);
-  return checkedAnswer(block.input, usage, json);
+  if (block === undefined) return remote.schemaViolation(`no ${ANSWER_SCHEMA_NAME} tool_use block`, usage);
+  return remote.checkedAnswer(block.input, usage, json);
 }
 
 /** Creates an Anthropic Messages provider. Never throws from `triage`. */
 export function createAnthropicProvider(options: RemoteProviderOptions): Provider {
-  return createRemoteProvider(options, {
+  return remote.createRemoteProvider(options, {
     path: '/v1/messages',
     headers: (apiKey) => ({ 'x-api-key': apiKey, 'anthropic-version': ANTHROPIC_VERSION }),
     body: (model, system, user) => ({

@@ -5,7 +5,7 @@
  */
 import type { Provider, ProviderResult, TokenUsage } from '../types.js';
 import { ANSWER_SCHEMA_NAME, TRIAGE_ANSWER_JSON_SCHEMA } from './answer-schema.js';
-import { badResponse, checkedAnswer, createRemoteProvider, schemaViolation } from './remote-provider.js';
+import * as remote from './remote-provider.js';
 import { DEFAULT_REQUEST_SETTINGS, settingsFor } from './model-settings.js';
 import type { RemoteProviderOptions } from './remote-options.js';
 
@@ -19,28 +19,26 @@ interface ChatCompletion {
 /** Reads a Chat Completions body into a provider result. Exported for tests. */
 export function readChatCompletion(json: unknown, estimated: TokenUsage): ProviderResult {
   const body = json as ChatCompletion;
-  const usage = {
-    inputTokens: body.usage?.prompt_tokens ?? estimated.inputTokens,
-    outputTokens: body.usage?.completion_tokens ?? estimated.outputTokens,
-  };
+  const usage = remote.reportedUsage(estimated, body.usage?.prompt_tokens, body.usage?.completion_tokens);
   const choice = body.choices?.[0];
-  if (choice?.message === undefined) return badResponse('no choices[0].message', usage);
-  if (choice.message.refusal) return schemaViolation('model refused to answer', usage);
-  if (choice.finish_reason === 'length') return schemaViolation('answer truncated at max tokens', usage);
+  if (choice?.message === undefined) return remote.badResponse('no choices[0].message', usage);
+  if (choice.message.refusal) return remote.schemaViolation('model refused to answer', usage);
+  if (choice.finish_reason === 'length')
+    return remote.schemaViolation('answer truncated at max tokens', usage);
   const content = choice.message.content;
-  if (typeof content !== 'string') return schemaViolation('message has no content', usage);
+  if (typeof content !== 'string') return remote.schemaViolation('message has no content', usage);
   let parsed: unknown;
   try {
     parsed = JSON.parse(content);
   } catch {
-    return schemaViolation('content is not JSON', usage);
+    return remote.schemaViolation('content is not JSON', usage);
   }
-  return checkedAnswer(parsed, usage, json);
+  return remote.checkedAnswer(parsed, usage, json);
 }
 
 /** Creates an OpenAI-compatible provider. Never throws from `triage`. */
 export function createOpenAiCompatibleProvider(options: RemoteProviderOptions): Provider {
-  return createRemoteProvider(options, {
+  return remote.createRemoteProvider(options, {
     path: '/chat/completions',
     headers: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),
     body: (model, system, user) => {

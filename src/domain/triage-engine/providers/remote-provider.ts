@@ -40,6 +40,11 @@ export function createRemoteProvider(options: RemoteProviderOptions, wire: WireF
   };
 }
 
+/** The tokens an answer reports it used, the estimate for a count it leaves out. */
+export function reportedUsage(estimated: TokenUsage, input?: number, output?: number): TokenUsage {
+  return { inputTokens: input ?? estimated.inputTokens, outputTokens: output ?? estimated.outputTokens };
+}
+
 /** An answer that is not the answer schema's: worth asking again (the router may retry). */
 export function schemaViolation(message: string, usage: TokenUsage): ProviderResult {
   return { ok: false, error: { kind: 'schema_violation', retryable: true, message }, usage };
