@@ -27,6 +27,20 @@ export default tseslint.config(
     },
   },
   {
+    // Request types come from each route's schema through typed(app) (docs/architecture.md#adding-things).
+    files: ['src/api/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            ':matches(TSAsExpression, TSTypeAssertion) > MemberExpression.expression[property.name=/^(body|query|params)$/]',
+          message: 'Give the route a schema and register it on typed(app) instead of casting the request.',
+        },
+      ],
+    },
+  },
+  {
     files: ['bench/**', 'src/cli/**', 'test/**', '.ci/**'],
     rules: { 'no-console': 'off' },
   },
