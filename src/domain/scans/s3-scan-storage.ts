@@ -23,9 +23,20 @@ export interface S3Location {
 
 /** Seconds a client is told to wait when object storage failed (Retry-After). */
 const RETRY_AFTER_S = '5';
+/** How writes are cut into multipart parts; benches vary it, the service uses the defaults. */
+export interface S3WriteTuning {
+  /**
+   * Bytes a part: S3's minimum is 5 MiB, and 10,000 parts cap an object at 10,000 × this.
+   * @defaultValue 8 MiB
+   */
+  partSize?: number;
+  /** Parts uploaded at once; each is held in memory until it is sent. @defaultValue 2 */
+  queueSize?: number;
+}
+
 /**
  * Multipart parts of 8 MiB, two in flight: an upload holds at most ~16 MiB of a file in memory
- * whatever its size (S3's minimum part is 5 MiB).
+ * whatever its size.
  */
 const PART_SIZE = 8 * 1024 * 1024;
 const QUEUE_SIZE = 2;
@@ -61,7 +72,11 @@ function notFoundStatus(err: unknown): boolean {
  * process that died are listed by {@link ScanStorage.entries} as partial entries and aborted by
  * the storage sweep, since many S3 servers have no lifecycle rules.
  */
-export function createS3ScanStorage(client: S3Client, where: S3Location): ScanStorage {
+export function createS3ScanStorage(
+  client: S3Client,
+  where: S3Location,
+  tuning: S3WriteTuning = {},
+): ScanStorage {
   const prefix = where.prefix === '' || where.prefix.endsWith('/') ? where.prefix : `${where.prefix}/`;
   const Bucket = where.bucket;
   const objectOf = (key: string): string => {
@@ -114,8 +129,8 @@ export function createS3ScanStorage(client: S3Client, where: S3Location): ScanSt
       const upload = new Upload({
         client,
         params: { Bucket, Key, Body: body },
-        partSize: PART_SIZE,
-        queueSize: QUEUE_SIZE,
+        partSize: tuning.partSize ?? PART_SIZE,
+        queueSize: tuning.queueSize ?? QUEUE_SIZE,
         leavePartsOnError: false,
       });
       let failed: unknown = null;
