@@ -112,10 +112,14 @@ export async function startDeployment(
   };
   const options = { compiled: base.compiled };
   const web = await startServerProcess('web', env, options);
-  const worker = await startServerProcess('worker', env, options).catch(async (err: unknown) => {
-    await web.stop();
-    throw err;
-  });
+  // BENCH_WORKER_NODE_ARGS: node options for the worker alone, e.g. a heap cap to probe its RSS.
+  const workerArgs = process.env.BENCH_WORKER_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const worker = await startServerProcess('worker', env, { ...options, nodeArgs: workerArgs }).catch(
+    async (err: unknown) => {
+      await web.stop();
+      throw err;
+    },
+  );
   return {
     driver,
     web,
