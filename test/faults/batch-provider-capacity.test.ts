@@ -24,63 +24,89 @@ const DEADLINE_MS = 60_000;
 
 type Item = { index: number; status: string; result?: { model: string }; error?: unknown };
 
+/** The app with one provider tier taking `perWindow` requests a window, and a triage worker. */
+async function startCapacityApp(perWindow: number): Promise<{
+  t: TestApp;
+  openai: FakeServer;
+  close: () => Promise<void>;
+}> {
+  const openai = await startOpenAiFake();
+  const env = remoteTriageEnv(openai);
+  const config = JSON.parse(readFileSync(env.TRIAGE_CONFIG_FILE!, 'utf8'));
+  config.chain = [config.chain[0]]; // one tier: no other model answers while it is busy
+  config.providers = {
+    openai: {
+      ...config.providers.openai,
+      requestsPerMinute: perWindow,
+      rateLimitWindowMs: WINDOW_MS,
+      maxRetries: 0,
+    },
+  };
+  const dir = mkdtempSync(path.join(tmpdir(), 'batch-capacity-'));
+  writeFileSync(path.join(dir, 'triage.json'), JSON.stringify(config));
+  const redisUrl = testRedisUrl();
+  const t = await startTestApp({
+    ...(redisUrl ? { redisUrl } : {}),
+    env: {
+      ...env,
+      TRIAGE_CONFIG_FILE: path.join(dir, 'triage.json'),
+      PROVIDER_QUEUE_MAX_WAIT_MS: '100',
+      BATCH_ITEM_ATTEMPTS: '2',
+      BATCH_ITEM_BACKOFF_MS: '200',
+      BATCH_DEADLINE_MS: String(DEADLINE_MS),
+    },
+  });
+  const worker: WorkerHandle = startTriageTestWorker(t, {}, 4);
+  return {
+    t,
+    openai,
+    close: async () => {
+      await worker.close();
+      await t.close();
+      await openai.close();
+    },
+  };
+}
+
+/** Accepts a batch of `items` findings no policy answers alone (no CVE): only the model can. */
+async function submit(t: TestApp, key: string, items = ITEMS): Promise<string> {
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/triage/batch',
+    headers: { 'x-api-key': key },
+    payload: {
+      items: Array.from({ length: items }, (_, i) => ({
+        title: `Weak TLS cipher #${i}`,
+        severity: 'LOW',
+        description: 'TLS 1.0 on an internal host',
+      })),
+    },
+  });
+  expect(res.statusCode).toBe(202);
+  return res.json().batchId;
+}
+
+/** The most provider calls that fell in one window. */
+function busiestWindow(calls: ReadonlyArray<{ at: number }>): number {
+  const perWindow = new Map<number, number>();
+  for (const c of calls) {
+    const w = Math.floor(c.at / WINDOW_MS);
+    perWindow.set(w, (perWindow.get(w) ?? 0) + 1);
+  }
+  return Math.max(...perWindow.values());
+}
+
 describe('a batch larger than the provider capacity of one window', () => {
   let t: TestApp;
   let openai: FakeServer;
-  let worker: WorkerHandle;
+  let close: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    openai = await startOpenAiFake();
-    const env = remoteTriageEnv(openai);
-    const config = JSON.parse(readFileSync(env.TRIAGE_CONFIG_FILE!, 'utf8'));
-    config.chain = [config.chain[0]]; // one tier: no other model answers while it is busy
-    config.providers = {
-      openai: {
-        ...config.providers.openai,
-        requestsPerMinute: PER_WINDOW,
-        rateLimitWindowMs: WINDOW_MS,
-        maxRetries: 0,
-      },
-    };
-    const dir = mkdtempSync(path.join(tmpdir(), 'batch-capacity-'));
-    writeFileSync(path.join(dir, 'triage.json'), JSON.stringify(config));
-    const redisUrl = testRedisUrl();
-    t = await startTestApp({
-      ...(redisUrl ? { redisUrl } : {}),
-      env: {
-        ...env,
-        TRIAGE_CONFIG_FILE: path.join(dir, 'triage.json'),
-        PROVIDER_QUEUE_MAX_WAIT_MS: '100',
-        BATCH_ITEM_ATTEMPTS: '2',
-        BATCH_ITEM_BACKOFF_MS: '200',
-        BATCH_DEADLINE_MS: String(DEADLINE_MS),
-      },
-    });
-    worker = startTriageTestWorker(t, {}, 4);
+    ({ t, openai, close } = await startCapacityApp(PER_WINDOW));
   }, 60_000);
   afterAll(async () => {
-    await worker?.close();
-    await t?.close();
-    await openai?.close();
+    await close?.();
   });
-
-  /** Accepts a batch of findings no policy answers alone (no CVE): only the model can. */
-  async function submit(key: string): Promise<string> {
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/triage/batch',
-      headers: { 'x-api-key': key },
-      payload: {
-        items: Array.from({ length: ITEMS }, (_, i) => ({
-          title: `Weak TLS cipher #${i}`,
-          severity: 'LOW',
-          description: 'TLS 1.0 on an internal host',
-        })),
-      },
-    });
-    expect(res.statusCode).toBe(202);
-    return res.json().batchId;
-  }
 
   it(
     'waits for capacity window after window: every item triaged and billed once',
@@ -88,7 +114,7 @@ describe('a batch larger than the provider capacity of one window', () => {
     async () => {
       const { key, workspaceId } = await signUp(t.app, { plan: 'trial' });
       const before = openai.requests.length;
-      const done = await pollBatch(t, key, await submit(key), 40_000);
+      const done = await pollBatch(t, key, await submit(t, key), 40_000);
 
       expect(done).toMatchObject({ status: 'completed', total: ITEMS, completed: ITEMS, failed: 0 });
       for (const item of done.items as Item[]) {
@@ -97,10 +123,7 @@ describe('a batch larger than the provider capacity of one window', () => {
       // One provider call per item, never more in a window than its limit: the items waited.
       const calls = openai.requests.slice(before);
       expect(calls).toHaveLength(ITEMS);
-      const perWindow = new Map<number, number>();
-      for (const c of calls)
-        perWindow.set(Math.floor(c.at / WINDOW_MS), (perWindow.get(Math.floor(c.at / WINDOW_MS)) ?? 0) + 1);
-      expect(Math.max(...perWindow.values())).toBeLessThanOrEqual(PER_WINDOW);
+      expect(busiestWindow(calls)).toBeLessThanOrEqual(PER_WINDOW);
       expect(await triageCounts(t, workspaceId)).toMatchObject({
         results: ITEMS,
         calls: ITEMS,
@@ -116,7 +139,7 @@ describe('a batch larger than the provider capacity of one window', () => {
     { timeout: 45_000 },
     async () => {
       const { key, workspaceId } = await signUp(t.app, { plan: 'trial' });
-      const id = await submit(key);
+      const id = await submit(t, key);
       // Some items answered and the rest waiting for the next window: then the deadline passes.
       const until = Date.now() + 20_000;
       for (;;) {
@@ -149,4 +172,34 @@ describe('a batch larger than the provider capacity of one window', () => {
       });
     },
   );
+});
+
+describe('a 1,000-item batch against a provider whose limit is a tenth of it', () => {
+  const BIG = 1_000;
+  let app: Awaited<ReturnType<typeof startCapacityApp>> | undefined;
+  beforeAll(async () => {
+    app = await startCapacityApp(BIG / 10);
+  }, 60_000);
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it('answers every item, window after window, each billed once', { timeout: 240_000 }, async () => {
+    const { t, openai } = app!;
+    const { key, workspaceId } = await signUp(t.app, { plan: 'trial' });
+    const before = openai.requests.length;
+    const done = await pollBatch(t, key, await submit(t, key, BIG), 220_000);
+
+    expect(done).toMatchObject({ status: 'completed', total: BIG, completed: BIG, failed: 0 });
+    const calls = openai.requests.slice(before);
+    expect(calls).toHaveLength(BIG);
+    expect(busiestWindow(calls)).toBeLessThanOrEqual(BIG / 10);
+    expect(await triageCounts(t, workspaceId)).toMatchObject({
+      results: BIG,
+      calls: BIG,
+      used: BIG,
+      reserved: 0,
+      reservations: 0,
+    });
+  });
 });
