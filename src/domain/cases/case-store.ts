@@ -6,7 +6,7 @@ import { sql } from '../../db/sql.js';
 import { selectCases, toCase, type Case, type CaseRow } from './case.js';
 import { caseOrder, type CaseSort } from './case-sort.js';
 import { listCaseTriageHistory, type CaseTriageHistoryEntry } from './case-triage-store.js';
-import { filterSql, filterWhere, type ListFilters, VISIBLE_FINDINGS } from './list-filters.js';
+import { filterWhere, type ListFilters, VISIBLE_FINDINGS_SQL } from './list-filters.js';
 
 /**
  * The way to the `cases` table and `case_status_history` (docs/cases.md#statuses): the case list, one
@@ -102,8 +102,7 @@ export async function getCase(db: Db, workspaceId: string, id: string): Promise<
 export async function caseStatus(db: Db, workspaceId: string, caseId: string): Promise<string | null> {
   if (!isUuid(caseId)) return null;
   const { rows } = await db.query<{ status: string }>(
-    `SELECT status FROM cases WHERE id = $1 AND workspace_id = $2`,
-    [caseId, workspaceId],
+    sql`SELECT status FROM cases WHERE id = ${caseId} AND workspace_id = ${workspaceId}`,
   );
   return rows[0]?.status ?? null;
 }
@@ -117,20 +116,13 @@ export async function listCaseEvidence(
   c: { workspaceId: string; fingerprint: string },
   q: { limit: number; cursor?: string },
 ): Promise<Page<Evidence>> {
-  const params: unknown[] = [c.workspaceId, c.fingerprint];
-  let after = '';
-  if (q.cursor) {
-    params.push(seqCursor(q.cursor));
-    after = `AND f.seq < $${params.length}::bigint`;
-  }
-  params.push(q.limit + 1);
+  const after = q.cursor ? sql`AND f.seq < ${seqCursor(q.cursor)}::bigint` : sql.empty;
   const { rows } = await db.query<Evidence & { seq: string }>(
-    `SELECT f.id, f.scan_id AS "scanId", f.id AS "findingId", f.raw_excerpt AS "rawExcerpt",
+    sql`SELECT f.id, f.scan_id AS "scanId", f.id AS "findingId", f.raw_excerpt AS "rawExcerpt",
             f.scanner_output AS "scannerOutput", f.created_at AS "seenAt", f.seq
-     FROM findings f ${VISIBLE_FINDINGS}
-     WHERE f.workspace_id = $1 AND f.fingerprint = $2 ${after}
-     ORDER BY f.seq DESC LIMIT $${params.length}`,
-    params,
+     FROM findings f ${VISIBLE_FINDINGS_SQL}
+     WHERE f.workspace_id = ${c.workspaceId} AND f.fingerprint = ${c.fingerprint} ${after}
+     ORDER BY f.seq DESC LIMIT ${q.limit + 1}`,
   );
   const page = seqPage(rows, q.limit);
   return { data: page.data.map(({ seq: _seq, ...e }) => e), nextCursor: page.nextCursor };
@@ -150,9 +142,8 @@ export async function caseDetail(
   const [evidence, history, triageHistory] = await Promise.all([
     listCaseEvidence(db, { workspaceId, fingerprint: c.fingerprint }, { limit: evidenceLimit }),
     db.query<StatusChange>(
-      `SELECT from_status AS "from", to_status AS "to", actor, note, at FROM case_status_history
-        WHERE case_id = $1 ORDER BY id`,
-      [c.id],
+      sql`SELECT from_status AS "from", to_status AS "to", actor, note, at FROM case_status_history
+           WHERE case_id = ${c.id} ORDER BY id`,
     ),
     listCaseTriageHistory(db, { workspaceId, caseId: c.id }, { limit: triageHistoryLimit }),
   ]);
@@ -170,19 +161,17 @@ export async function changeCaseStatus(
   if (!isUuid(input.caseId)) return null;
   const changed = await withTransaction(pool, async (tx) => {
     const { rows } = await tx.query<{ status: string }>(
-      `SELECT status FROM cases WHERE id = $1 AND workspace_id = $2 FOR UPDATE`,
-      [input.caseId, input.workspaceId],
+      sql`SELECT status FROM cases WHERE id = ${input.caseId} AND workspace_id = ${input.workspaceId} FOR UPDATE`,
     );
     const from = rows[0]?.status;
     if (from === undefined) return false;
     if (from === input.status) return true;
-    await tx.query(`UPDATE cases SET status = $2, updated_at = now() WHERE id = $1`, [
-      input.caseId,
-      input.status,
-    ]);
     await tx.query(
-      `INSERT INTO case_status_history (case_id, from_status, to_status, actor, note) VALUES ($1, $2, $3, $4, $5)`,
-      [input.caseId, from, input.status, input.actor, input.note],
+      sql`UPDATE cases SET status = ${input.status}, updated_at = now() WHERE id = ${input.caseId}`,
+    );
+    await tx.query(
+      sql`INSERT INTO case_status_history (case_id, from_status, to_status, actor, note)
+          VALUES (${input.caseId}, ${from}, ${input.status}, ${input.actor}, ${input.note})`,
     );
     return true;
   });
@@ -194,12 +183,10 @@ export async function changeCaseStatus(
  * SQL as the list (so the counts and the list can never disagree).
  */
 export async function countCases(db: Db, workspaceId: string, filter: ListFilters): Promise<CaseCounts> {
-  const params: unknown[] = [workspaceId];
-  const where = ['c.workspace_id = $1', ...filterSql('c', filter, params, 'cases')];
+  const where = [sql`c.workspace_id = ${workspaceId}`, ...filterWhere('c', filter, 'cases')];
   const { rows } = await db.query<{ severity: string; priority: string | null; n: string }>(
-    `SELECT c.severity, c.priority, count(*) AS n FROM cases c WHERE ${where.join(' AND ')}
-     GROUP BY c.severity, c.priority`,
-    params,
+    sql`SELECT c.severity, c.priority, count(*) AS n FROM cases c WHERE ${sql.join(where, sql` AND `)}
+        GROUP BY c.severity, c.priority`,
   );
   const bySeverity: Record<string, number> = { CRITICAL: 0, HIGH: 0, MEDIUM: 0, LOW: 0, INFO: 0 };
   const byPriority: Record<string, number> = {
@@ -229,17 +216,16 @@ export async function caseDashboard(
   days: number,
 ): Promise<CaseDashboard> {
   const open = { status: [...OPEN_STATUSES] };
+  const today = sql`date_trunc('day', ${now.toISOString()}::timestamptz AT TIME ZONE 'UTC')`;
   const [byOpen, kev, perDay] = await Promise.all([
     countCases(db, workspaceId, open),
     countCases(db, workspaceId, { ...open, kev: true }),
     db.query<{ day: string; n: string }>(
-      `SELECT to_char(d.day, 'YYYY-MM-DD') AS day, count(c.id) AS n
-       FROM generate_series(date_trunc('day', $2::timestamptz AT TIME ZONE 'UTC') - ($3::int - 1) * interval '1 day',
-                            date_trunc('day', $2::timestamptz AT TIME ZONE 'UTC'), interval '1 day') AS d(day)
-       LEFT JOIN cases c ON c.workspace_id = $1
+      sql`SELECT to_char(d.day, 'YYYY-MM-DD') AS day, count(c.id) AS n
+       FROM generate_series(${today} - (${days}::int - 1) * interval '1 day', ${today}, interval '1 day') AS d(day)
+       LEFT JOIN cases c ON c.workspace_id = ${workspaceId}
         AND c.created_at >= d.day AT TIME ZONE 'UTC' AND c.created_at < (d.day + interval '1 day') AT TIME ZONE 'UTC'
        GROUP BY d.day ORDER BY d.day`,
-      [workspaceId, now.toISOString(), days],
     ),
   ]);
   return {

@@ -80,29 +80,7 @@ export function filterWhere(alias: FilterAlias, f: ListFilters, table: 'findings
   return where;
 }
 
-/**
- * {@link filterWhere} as SQL text whose parameters are appended to `params`, for the statements
- * still numbering their own parameters. Transitional: it goes once they are all `sql` fragments.
- * The renumbering is safe because the filters' own text carries no `$`.
- */
-export function filterSql(
-  alias: string,
-  f: ListFilters,
-  params: unknown[],
-  table: 'findings' | 'cases',
-): string[] {
-  // `alias` is checked against the allowed aliases by filterWhere (sql.identifier).
-  return filterWhere(alias as FilterAlias, f, table).map((frag) => {
-    const base = params.length;
-    params.push(...frag.values);
-    return frag.text.replace(/\$(\d+)/g, (_, n: string) => `$${base + Number(n)}`);
-  });
-}
-
-export const kevColumn = (alias: string): string =>
-  `EXISTS (SELECT 1 FROM kev_entries k WHERE k.cve_id = ANY(${alias}.cve_ids)) AS kev`;
-
-/** {@link kevColumn} as a fragment. */
+/** The `kev` column over the row aliased `alias`: any of its CVEs is in CISA's KEV catalog. */
 export const kevColumnSql = (alias: FilterAlias): SqlFragment =>
   sql`EXISTS (SELECT 1 FROM kev_entries k WHERE k.cve_id = ANY(${sql.identifier(alias, ['c', 'f'])}.cve_ids)) AS kev`;
 
@@ -110,7 +88,4 @@ export const splitList = (s: string | undefined): string[] | undefined =>
   s ? s.split(',').filter(Boolean) : undefined;
 
 /** Joined to `findings f`: only findings of completed scans are visible (see `domain/scans/ingest-store.ts`). */
-export const VISIBLE_FINDINGS = `JOIN scans s ON s.id = f.scan_id AND s.status = 'completed'`;
-
-/** {@link VISIBLE_FINDINGS} as a fragment. */
 export const VISIBLE_FINDINGS_SQL = sql`JOIN scans s ON s.id = f.scan_id AND s.status = 'completed'`;

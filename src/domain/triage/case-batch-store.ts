@@ -1,5 +1,6 @@
 import { withTransaction, type Db, type Pool } from '../../db/pool.js';
 import type { PlanName } from '../../db/entities/index.js';
+import { sql } from '../../db/sql.js';
 import type { ScanTriageMode } from '../scans/scan-store.js';
 import type { Priority, TriageRequest } from '../triage-engine/types.js';
 import { findBatch, type BatchRow } from './batch-store.js';
@@ -37,10 +38,9 @@ export async function scanForTriage(db: Db, scanId: string): Promise<ScanForTria
     plan: PlanName;
     trial_ends_at: Date | null;
   }>(
-    `SELECT s.id, s.workspace_id, s.key_id, s.status, s.triage, s.triage_requested, s.triage_skipped,
+    sql`SELECT s.id, s.workspace_id, s.key_id, s.status, s.triage, s.triage_requested, s.triage_skipped,
             w.plan, w.trial_ends_at
-       FROM scans s JOIN workspaces w ON w.id = s.workspace_id WHERE s.id = $1`,
-    [scanId],
+       FROM scans s JOIN workspaces w ON w.id = s.workspace_id WHERE s.id = ${scanId}`,
   );
   const r = rows[0];
   if (!r) return null;
@@ -63,8 +63,8 @@ async function markScanTriage(
   counts: { requested: number; skipped: number },
 ): Promise<boolean> {
   const res = await db.query(
-    `UPDATE scans SET triage_requested = $2, triage_skipped = $3 WHERE id = $1 AND triage_requested IS NULL`,
-    [scanId, counts.requested, counts.skipped],
+    sql`UPDATE scans SET triage_requested = ${counts.requested}, triage_skipped = ${counts.skipped}
+         WHERE id = ${scanId} AND triage_requested IS NULL`,
   );
   return res.rowCount === 1;
 }
@@ -98,14 +98,16 @@ export async function createCaseBatch(
   return withTransaction(pool, async (tx) => {
     if (input.scan && !(await markScanTriage(tx, input.scan.id, input.scan))) return false;
     await tx.query(
-      `INSERT INTO triage_batches (id, workspace_id, key_id, status, total, reservation_id, created_at)
-       VALUES ($1, $2, $3, 'queued', $4, $5, $6)`,
-      [input.id, input.workspaceId, input.keyId, input.items.length, input.reservationId, input.at],
+      sql`INSERT INTO triage_batches (id, workspace_id, key_id, status, total, reservation_id, created_at)
+          VALUES (${input.id}, ${input.workspaceId}, ${input.keyId}, 'queued', ${input.items.length},
+                  ${input.reservationId}, ${input.at})`,
     );
+    const requests = input.items.map((i) => JSON.stringify(i.request));
+    const caseIds = input.items.map((i) => i.caseId);
     await tx.query(
-      `INSERT INTO triage_batch_items (batch_id, index, status, request, case_id)
-       SELECT $1, i - 1, 'queued', r, c FROM unnest($2::jsonb[], $3::uuid[]) WITH ORDINALITY AS t(r, c, i)`,
-      [input.id, input.items.map((i) => JSON.stringify(i.request)), input.items.map((i) => i.caseId)],
+      sql`INSERT INTO triage_batch_items (batch_id, index, status, request, case_id)
+          SELECT ${input.id}, i - 1, 'queued', r, c
+            FROM unnest(${requests}::jsonb[], ${caseIds}::uuid[]) WITH ORDINALITY AS t(r, c, i)`,
     );
     return true;
   });
@@ -150,11 +152,10 @@ export async function scanTriageView(
     failed: number | null;
     finished_at: Date | null;
   }>(
-    `SELECT s.status, s.triage, s.triage_requested, s.triage_skipped, b.id AS batch_id, b.completed, b.failed,
+    sql`SELECT s.status, s.triage, s.triage_requested, s.triage_skipped, b.id AS batch_id, b.completed, b.failed,
             b.finished_at
        FROM scans s LEFT JOIN triage_batches b ON b.id = s.id AND b.workspace_id = s.workspace_id
-      WHERE s.id = $1 AND s.workspace_id = $2`,
-    [scan.id, scan.workspaceId],
+      WHERE s.id = ${scan.id} AND s.workspace_id = ${scan.workspaceId}`,
   );
   const r = rows[0];
   if (!r || r.triage === 'none') return null;
@@ -177,11 +178,10 @@ export async function scanTriageView(
 /** The cases a finished case-triage batch answered, counted by their current priority. */
 async function answeredByPriority(db: Db, batchId: string): Promise<Partial<Record<Priority, number>>> {
   const { rows } = await db.query<{ priority: Priority; n: number }>(
-    `SELECT c.priority, count(*)::int AS n
+    sql`SELECT c.priority, count(*)::int AS n
        FROM triage_batch_items i JOIN cases c ON c.id = i.case_id
-      WHERE i.batch_id = $1 AND i.status = 'completed' AND c.priority IS NOT NULL
+      WHERE i.batch_id = ${batchId} AND i.status = 'completed' AND c.priority IS NOT NULL
       GROUP BY c.priority`,
-    [batchId],
   );
   return Object.fromEntries(rows.map((r) => [r.priority, r.n]));
 }

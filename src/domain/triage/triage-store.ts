@@ -73,17 +73,6 @@ export async function recordTriage(db: Db, r: SingleRecord): Promise<RecordOutco
   const reservationId = 'reservationId' in r.settle ? r.settle.reservationId : null;
   const take = 'take' in r.settle ? r.settle.take : null;
   const limit = sql`${take?.limit ?? null}::int`;
-  const [
-    requestIds,
-    tiers,
-    catalogModels,
-    providerModels,
-    inputTokens,
-    outputTokens,
-    costMicros,
-    costPicos,
-    aiCalls,
-  ] = ledgerCallColumns(r.ledger);
   const settle = settleReservationCtes({
     reservation: sql`${reservationId}::uuid`,
     count: sql`1`,
@@ -106,12 +95,9 @@ WITH take AS (
     FROM go
 ), led AS (
   ${insertLedgerRowsFrom(sql`
-  SELECT ${r.workspaceId}::uuid, ${r.keyId}::uuid, u.request_id, u.tier, u.catalog_model, u.provider_model,
-         u.input_tokens, u.output_tokens, u.cost_micros, u.cost_picos, u.ai_call, ${r.at}
-    FROM unnest(${requestIds}::text[], ${tiers}::text[], ${catalogModels}::text[], ${providerModels}::text[],
-                ${inputTokens}::int[], ${outputTokens}::int[], ${costMicros}::bigint[], ${costPicos}::bigint[],
-                ${aiCalls}::boolean[])
-         AS u(request_id, tier, catalog_model, provider_model, input_tokens, output_tokens, cost_micros, cost_picos, ai_call)
+  SELECT ${r.workspaceId}::uuid, ${r.keyId}::uuid, l.request_id, l.tier, l.catalog_model, l.provider_model,
+         l.input_tokens, l.output_tokens, l.cost_micros, l.cost_picos, l.ai_call, ${r.at}
+    FROM ${ledgerCalls(r.ledger, null)}
    CROSS JOIN go`)}
 ), sh AS (
   INSERT INTO triage_shadow_answers (triage_result_id, engine, model_version, answer, agrees)
@@ -352,6 +338,30 @@ export async function recordUnanswered(db: Db, r: UnansweredRecord): Promise<voi
  */
 function answerRowsCtes(records: readonly TriageRecord[], batch: SqlFragment): SqlFragment {
   const ledger = records.flatMap((r, ord) => r.ledger.map((entry) => ({ ord, entry })));
+  return sql`res AS (
+  INSERT INTO triage_results (id, workspace_id, key_id, batch_id, model, priority, response, hops, policy_changes, policy_version, created_at)
+  SELECT result_id, workspace_id, key_id, ${batch}, model, priority, response, hops, policy_changes, policy_version, at FROM done
+), led AS (
+  ${insertLedgerRowsFrom(sql`
+  SELECT d.workspace_id, d.key_id, l.request_id, l.tier, l.catalog_model, l.provider_model,
+         l.input_tokens, l.output_tokens, l.cost_micros, l.cost_picos, l.ai_call, d.at
+    FROM ${ledgerCalls(
+      ledger.map((l) => l.entry),
+      ledger.map((l) => l.ord),
+    )}
+    JOIN done d ON d.ord = l.ord`)}
+), sh AS (
+  INSERT INTO triage_shadow_answers (triage_result_id, engine, model_version, answer, agrees)
+  SELECT result_id, sh_engine, sh_version, sh_answer, sh_agrees FROM done WHERE sh_answer IS NOT NULL
+)`;
+}
+
+/**
+ * Ledger calls as a table `l` (request_id, tier, catalog_model, provider_model, input_tokens,
+ * output_tokens, cost_micros, cost_picos, ai_call) over their columns (`ledgerCallColumns`),
+ * led by `ord` (the index of each call's answer) when `ords` is given.
+ */
+function ledgerCalls(entries: readonly LedgerEntry[], ords: readonly number[] | null): SqlFragment {
   const [
     requestIds,
     tiers,
@@ -362,21 +372,10 @@ function answerRowsCtes(records: readonly TriageRecord[], batch: SqlFragment): S
     costMicros,
     costPicos,
     aiCalls,
-  ] = ledgerCallColumns(ledger.map((l) => l.entry));
-  return sql`res AS (
-  INSERT INTO triage_results (id, workspace_id, key_id, batch_id, model, priority, response, hops, policy_changes, policy_version, created_at)
-  SELECT result_id, workspace_id, key_id, ${batch}, model, priority, response, hops, policy_changes, policy_version, at FROM done
-), led AS (
-  ${insertLedgerRowsFrom(sql`
-  SELECT d.workspace_id, d.key_id, l.request_id, l.tier, l.catalog_model, l.provider_model,
-         l.input_tokens, l.output_tokens, l.cost_micros, l.cost_picos, l.ai_call, d.at
-    FROM unnest(${ledger.map((l) => l.ord)}::int[], ${requestIds}::text[], ${tiers}::text[], ${catalogModels}::text[],
-                ${providerModels}::text[], ${inputTokens}::int[], ${outputTokens}::int[], ${costMicros}::bigint[],
-                ${costPicos}::bigint[], ${aiCalls}::boolean[])
-         AS l(ord, request_id, tier, catalog_model, provider_model, input_tokens, output_tokens, cost_micros, cost_picos, ai_call)
-    JOIN done d ON d.ord = l.ord`)}
-), sh AS (
-  INSERT INTO triage_shadow_answers (triage_result_id, engine, model_version, answer, agrees)
-  SELECT result_id, sh_engine, sh_version, sh_answer, sh_agrees FROM done WHERE sh_answer IS NOT NULL
-)`;
+  ] = ledgerCallColumns(entries);
+  return sql`unnest(${ords ? sql`${[...ords]}::int[], ` : sql.empty}${requestIds}::text[], ${tiers}::text[],
+                ${catalogModels}::text[], ${providerModels}::text[], ${inputTokens}::int[], ${outputTokens}::int[],
+                ${costMicros}::bigint[], ${costPicos}::bigint[], ${aiCalls}::boolean[])
+         AS l(${ords ? sql`ord, ` : sql.empty}request_id, tier, catalog_model, provider_model, input_tokens, output_tokens,
+              cost_micros, cost_picos, ai_call)`;
 }
