@@ -4,6 +4,7 @@ import type { CveEnrichment } from '../../../src/domain/enrichment/types.js';
 import { loadInhouseModel } from '../../../src/domain/inhouse/model.js';
 import { inhouseTriageRequest } from '../../../src/domain/inhouse/provider.js';
 import type { TriageRequest } from '../../../src/domain/triage-engine/types.js';
+import { enrichment, enrichmentMap } from '../triage/enrichment-fixtures.js';
 
 const model = loadInhouseModel(JSON.parse(readFileSync('config/inhouse-model.json', 'utf8')));
 const CVE = 'CVE-2023-36140';
@@ -13,26 +14,7 @@ const request: TriageRequest = {
   severity: 'HIGH',
   asset: { criticality: 'CRITICAL', internetExposed: true },
 };
-const record = (cisaSsvc: CveEnrichment['cisaSsvc']): Map<string, CveEnrichment> =>
-  new Map([
-    [
-      CVE,
-      {
-        cveId: CVE,
-        kev: false,
-        kevRansomware: false,
-        kevDateAdded: null,
-        kevDueDate: null,
-        epss: null,
-        epssPercentile: null,
-        epssDate: null,
-        cvssScore: null,
-        cvssVersion: null,
-        cvssVector: null,
-        cisaSsvc,
-      },
-    ],
-  ]);
+const record = (cisaSsvc: CveEnrichment['cisaSsvc']) => enrichmentMap(enrichment(CVE, { cisaSsvc }));
 
 describe('the in-house model and CISA’s own decision points', () => {
   it('uses them as given instead of its predictions, and cites them', () => {
