@@ -10,9 +10,9 @@ import {
   ListPartsCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
 import { AppError } from '../../lib/errors.js';
 import type { ScanStorage, StoredEntry } from './scan-storage.js';
+import { writeParts } from './s3-part-writer.js';
 
 /** Where the S3 driver keeps its objects: a bucket and an optional key prefix (`S3_PREFIX`). */
 export interface S3Location {
@@ -35,8 +35,8 @@ export interface S3WriteTuning {
 }
 
 /**
- * Multipart parts of 8 MiB, two in flight: an upload holds at most ~16 MiB of a file in memory
- * whatever its size.
+ * Multipart parts of 8 MiB, two in flight and one being filled: a write holds 24 MiB of a file
+ * in memory whatever its size, in buffers it reuses (`s3-part-writer.ts`).
  */
 const PART_SIZE = 8 * 1024 * 1024;
 const QUEUE_SIZE = 2;
@@ -119,29 +119,22 @@ export function createS3ScanStorage(
   return {
     async create(key) {
       const Key = objectOf(key);
-      // The writer's stream feeds the upload's body through a pipe: the SDK may destroy its body
-      // on failure, and the writer must then get our 503, not the SDK's AbortError.
-      const stream = new PassThrough({ highWaterMark: 1024 * 1024 });
-      const body = new PassThrough({ highWaterMark: 1024 * 1024 });
-      stream.pipe(body);
-      // Its failures reach the writer through `done` below.
-      body.on('error', () => undefined);
-      const upload = new Upload({
-        client,
-        params: { Bucket, Key, Body: body },
+      const upload = writeParts(client, {
+        Bucket,
+        Key,
         partSize: tuning.partSize ?? PART_SIZE,
         queueSize: tuning.queueSize ?? QUEUE_SIZE,
-        leavePartsOnError: false,
+        mapError: storageUnavailable,
       });
+      const { stream } = upload;
       let failed: unknown = null;
       // A failed upload stops reading: the writer must hear of it, or it would wait on
       // backpressure for ever.
-      const done = upload.done().then(
+      const done = upload.done.then(
         () => undefined,
         (err: unknown) => {
           failed = err;
-          stream.unpipe(body);
-          stream.destroy(storageUnavailable(err));
+          if (!stream.destroyed) stream.destroy(storageUnavailable(err));
         },
       );
       let ended = false;
@@ -153,7 +146,6 @@ export function createS3ScanStorage(
           ended = true;
         },
         async abort() {
-          stream.unpipe(body);
           if (!stream.destroyed) stream.destroy();
           await upload.abort().catch(() => undefined);
           await done;
