@@ -18,8 +18,17 @@ type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K>
 export interface ParserPoolOptions {
   /** Worker threads. @defaultValue Piscina's default (available parallelism) */
   maxThreads?: number;
-  /** Threads kept warm. @defaultValue 1 */
+  /**
+   * Threads kept warm. None by default: a worker process that is not parsing (one running an
+   * export, say) does not pay a thread's memory (docs/operations.md#memory-of-a-worker).
+   * @defaultValue 0
+   */
   minThreads?: number;
+  /**
+   * How long a thread with nothing to parse lives on, so a run of scans starts one thread, once.
+   * @defaultValue 60000
+   */
+  idleTimeoutMs?: number;
   /** Per-thread V8 old-space cap: a runaway parse kills its thread, not the process. @defaultValue 512 */
   maxOldGenerationSizeMb?: number;
 }
@@ -39,7 +48,8 @@ export function createParserPool(options: ParserPoolOptions = {}): ParserPool {
   return new Piscina<ParseThreadTask, ParseThreadResult>({
     filename,
     maxThreads: options.maxThreads,
-    minThreads: options.minThreads ?? 1,
+    minThreads: options.minThreads ?? 0,
+    idleTimeout: options.idleTimeoutMs ?? 60_000,
     execArgv: fromSource ? ['--import', 'tsx'] : [],
     resourceLimits: { maxOldGenerationSizeMb: options.maxOldGenerationSizeMb ?? 512 },
   });

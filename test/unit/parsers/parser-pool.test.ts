@@ -87,4 +87,24 @@ describe('parser thread pool', () => {
     // Batches beyond the failing one are not delivered (301 findings would be 31 batches).
     expect(calls).toBe(2);
   });
+
+  it('starts no thread until a file is parsed, and ends it once idle for its timeout', async () => {
+    // docs/operations.md#memory-of-a-worker: a worker that is not parsing holds no parser thread.
+    const lazy = createParserPool({ maxThreads: 1, idleTimeoutMs: 300 });
+    try {
+      await new Promise((r) => setTimeout(r, 200));
+      expect(lazy.threads.length).toBe(0);
+      const result = await parseFileInPool(
+        lazy,
+        { path: fixturePath('scans/nessus/nessus_v_unknown.xml') },
+        async () => undefined,
+      );
+      expect(result.count).toBe(296);
+      expect(lazy.threads.length).toBe(1);
+      for (let i = 0; i < 50 && lazy.threads.length > 0; i++) await new Promise((r) => setTimeout(r, 100));
+      expect(lazy.threads.length).toBe(0);
+    } finally {
+      await lazy.destroy();
+    }
+  });
 });
