@@ -9,6 +9,7 @@
  * during the job, reset after start-up.
  *
  *   npx tsx bench/storage/export-s3.ts [--cases 1000000] [--format csv] [--rounds 3] [--compiled]
+ *     [--drivers disk,s3]
  */
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -34,10 +35,12 @@ const { values } = parseArgs({
     format: { type: 'string', default: 'csv' },
     rounds: { type: 'string', default: '3' },
     compiled: { type: 'boolean', default: false },
+    drivers: { type: 'string', default: 'disk,s3' },
   },
 });
 const N = Number(values.cases);
 const rounds = Number(values.rounds);
+const drivers = values.drivers!.split(',').filter((d): d is Driver => d === 'disk' || d === 's3');
 
 const db = await createBenchDatabase('bench_s3_export');
 const orm = await createOrm(db.url);
@@ -61,7 +64,7 @@ const rows: Row[] = [];
 let key: string | null = null;
 try {
   for (let round = 1; round <= rounds; round++) {
-    for (const driver of ['disk', 's3'] as const) {
+    for (const driver of drivers) {
       const d = await startDeployment(driver, { databaseUrl: db.url, s3Env, compiled: values.compiled! });
       try {
         if (key === null) {

@@ -161,10 +161,12 @@ export async function countCases(db: Db, workspaceId: string, f: ListFilters, ca
 }
 
 /**
- * Rows per keyset page. 1,000 rather than 5,000: the same speed, and peak RSS ~175 MB instead of
- * ~270 MB at 1 M cases (bench/exports/export-throughput.ts, bench/README.md).
+ * Rows per keyset page. 500 rather than 1,000 (or 5,000): the same CPU, and the worker's heap
+ * grows far less during a long export (a 1 M-case job into S3 peaked ~36 MiB above the idle
+ * worker, against ~108 MiB with 1,000; docs/operations.md#memory-of-a-worker, bench/README.md).
+ * 200 halved that again but cost ~10% more CPU.
  */
-const PAGE = 1_000;
+const PAGE = 500;
 
 /**
  * The selected cases, newest first, as keyset pages over `seq`: memory holds one page whatever
