@@ -2,8 +2,12 @@
  * Benchmark gate of the in-house model (docs/triage.md#in-house-model). Evaluates the exact current model
  * version on a labelled CSV (ssvc-vulnrichment format) and records the result.
  *
- *   npm run gate -- --dataset FILE [--model FILE] [--config FILE] [--json]
+ *   npm run gate -- --dataset FILE [--training FILE] [--model FILE] [--config FILE] [--json]
  *   npm run gate -- --import FILE
+ *
+ * Scores the rows of FILE the model was not trained on (all of another file, the held-out split
+ * of its own training file) and, given the training file (--training, or FILE itself when it is
+ * that file), reports the time-ordered and verbatim-free figures beside them.
  *
  * The record goes to the database every process reads (table `inhouse_gate_records`): the one of
  * DATABASE_URL, or without it the embedded PostgreSQL of DATA_DIR, as `npm run admin` finds it.
@@ -22,8 +26,11 @@ import { openDatabaseOnly, type DatabaseOnly } from '../app/database.js';
 import { sha256Hex } from '../domain/inhouse/canonical-json.js';
 import { InhouseDatasetError, parseLabelledDataset } from '../domain/inhouse/dataset.js';
 import type { LabelledRow } from '../domain/inhouse/dataset.js';
-import { GateConfigError, parseGateThresholds, runGate } from '../domain/inhouse/gate.js';
-import type { GateRecord, GateThresholds } from '../domain/inhouse/gate.js';
+import { GateConfigError, parseGateThresholds, runGate, scoredRows } from '../domain/inhouse/gate.js';
+import type { GateThresholds } from '../domain/inhouse/gate.js';
+import { runGateStudies } from '../domain/inhouse/gate-studies.js';
+import { modelTraining } from '../domain/inhouse/train.js';
+import { gateJson, gateText } from './gate-report.js';
 import {
   GateRecordImportError,
   importGateRecords,
@@ -36,7 +43,7 @@ import type { InhouseModel } from '../domain/inhouse/model.js';
 
 const DEFAULT_GATE_CONFIG_PATH = 'config/inhouse-gate.json';
 const USAGE = [
-  'usage: npm run gate -- --dataset FILE [--model FILE] [--config FILE] [--json]',
+  'usage: npm run gate -- --dataset FILE [--training FILE] [--model FILE] [--config FILE] [--json]',
   '       npm run gate -- --import FILE',
 ].join('\n');
 
@@ -46,6 +53,8 @@ class NoDatabase extends Error {}
 
 interface GateArgs {
   dataset: string;
+  /** The file the model was trained on, for the studies; defaults to `dataset` when it is that file. */
+  training: string | undefined;
   model: string;
   config: string;
   json: boolean;
@@ -58,6 +67,7 @@ function parseCli(argv: string[]): GateArgs | { import: string } {
       args: argv,
       options: {
         dataset: { type: 'string' },
+        training: { type: 'string' },
         import: { type: 'string' },
         model: { type: 'string' },
         config: { type: 'string' },
@@ -78,59 +88,69 @@ function parseCli(argv: string[]): GateArgs | { import: string } {
   const fromRoot = (p: string): string => path.resolve(projectRoot, p);
   return {
     dataset: values.dataset,
+    training: values.training,
     model: values.model ?? fromRoot(INHOUSE_MODEL_PATH),
     config: values.config ?? fromRoot(DEFAULT_GATE_CONFIG_PATH),
     json: values.json ?? false,
   };
 }
 
-function loadInputs(args: GateArgs): {
+interface GateInputs {
   model: InhouseModel;
   thresholds: GateThresholds;
   rows: LabelledRow[];
   datasetSha256: string;
-} {
+  training: { rows: LabelledRow[]; sha256: string } | null;
+}
+
+function readDataset(file: string, label: string): { rows: LabelledRow[]; sha256: string } {
   let text: string;
   try {
-    text = readFileSync(args.dataset, 'utf8');
+    text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new BadInput(`cannot read dataset ${args.dataset}: ${(err as Error).message}`);
+    throw new BadInput(`cannot read ${label} ${file}: ${(err as Error).message}`);
   }
+  try {
+    return { rows: parseLabelledDataset(text), sha256: sha256Hex(text) };
+  } catch (err) {
+    if (err instanceof InhouseDatasetError) throw new BadInput(`${label} ${file}: ${err.message}`);
+    throw err;
+  }
+}
+
+function loadInputs(args: GateArgs): GateInputs {
+  const dataset = readDataset(args.dataset, 'dataset');
   let configJson: unknown;
   try {
     configJson = JSON.parse(readFileSync(args.config, 'utf8'));
   } catch (err) {
     throw new BadInput(`cannot read gate config ${args.config}: ${(err as Error).message}`);
   }
+  let model: InhouseModel;
+  let thresholds: GateThresholds;
   try {
-    return {
-      model: readInhouseModelFile(args.model),
-      thresholds: parseGateThresholds(configJson),
-      rows: parseLabelledDataset(text),
-      datasetSha256: sha256Hex(text),
-    };
+    model = readInhouseModelFile(args.model);
+    thresholds = parseGateThresholds(configJson);
   } catch (err) {
-    if (err instanceof InhouseDatasetError) throw new BadInput(`dataset ${args.dataset}: ${err.message}`);
     if (err instanceof GateConfigError) throw new BadInput(`gate config ${args.config}: ${err.message}`);
     if (err instanceof InhouseModelError) throw new BadInput(err.message);
     throw err;
   }
-}
-
-function printSummary(r: GateRecord): void {
-  const pct = (x: number | null): string => (x === null ? 'n/a' : `${(x * 100).toFixed(2)}%`);
-  const m = r.metrics;
-  console.log(`model     ${r.modelVersion}`);
-  console.log(`dataset   ${r.datasetName} (sha256 ${r.datasetSha256}, ${m.rows} rows)`);
-  console.log(
-    `agreement ${pct(m.agreement)} (min ${pct(r.thresholds.minAgreement)}; majority baseline ${pct(m.majorityBaselineAgreement)})`,
-  );
-  console.log(`elevated  ${pct(m.elevatedAgreement)} (min ${pct(r.thresholds.minElevatedAgreement)})`);
-  console.log(
-    `accuracy  exploitation ${pct(m.accuracy.exploitation)}, automatable ${pct(m.accuracy.automatable)}, technical impact ${pct(m.accuracy.technicalImpact)}`,
-  );
-  console.log(`KEV floor ${m.kevFloorViolations} violation(s) in ${m.kevRows} KEV row(s)`);
-  console.log(r.passed ? 'PASS' : `FAIL\n  - ${r.failures.join('\n  - ')}`);
+  const trainedOn = modelTraining(model).datasetSha256;
+  let training: GateInputs['training'] = null;
+  if (args.training !== undefined) {
+    const t = readDataset(args.training, 'training file');
+    if (t.sha256 !== trainedOn) {
+      throw new BadInput(
+        `training file ${args.training} is not the file the model was trained on ` +
+          `(sha256 ${t.sha256}; the model records ${trainedOn ?? 'none'})`,
+      );
+    }
+    training = t;
+  } else if (dataset.sha256 === trainedOn) {
+    training = dataset;
+  }
+  return { model, thresholds, rows: dataset.rows, datasetSha256: dataset.sha256, training };
 }
 
 /**
@@ -172,12 +192,20 @@ async function evaluate(args: GateArgs): Promise<number> {
     sha256: inputs.datasetSha256,
     name: args.dataset,
   });
+  const studies =
+    inputs.training === null
+      ? null
+      : runGateStudies(
+          inputs.model,
+          inputs.training,
+          scoredRows(inputs.model, inputs.rows, inputs.datasetSha256).rows,
+        );
   await withStore((store) => store.append(record));
   if (args.json) {
-    console.log(JSON.stringify(record, null, 2));
+    console.log(gateJson(record, studies));
     console.error('recorded in the database (inhouse_gate_records)');
   } else {
-    printSummary(record);
+    console.log(gateText(record, studies));
     console.log('recorded in the database (inhouse_gate_records)');
   }
   return record.passed ? 0 : 1;

@@ -38,7 +38,7 @@ function summary(label: string, m: EvaluationMetrics): string {
   const pct = (x: number | null): string => (x === null ? 'n/a' : `${(x * 100).toFixed(2)}%`);
   return (
     `${label}: rows ${m.rows}, SSVC agreement ${pct(m.agreement)} (majority baseline ${pct(m.majorityBaselineAgreement)}), ` +
-    `elevated ${pct(m.elevatedAgreement)}, exploitation ${pct(m.accuracy.exploitation)}, ` +
+    `elevated recall ${pct(m.elevatedRecall)}, non-Track precision ${pct(m.nonTrackPrecision)}, exploitation ${pct(m.accuracy.exploitation)}, ` +
     `automatable ${pct(m.accuracy.automatable)}, technical impact ${pct(m.accuracy.technicalImpact)}, ` +
     `KEV floor violations ${m.kevFloorViolations}/${m.kevRows}`
   );

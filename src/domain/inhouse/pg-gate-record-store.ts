@@ -1,8 +1,7 @@
 import type { Queryable } from '../../db/pool.js';
 import { sql } from '../../db/sql.js';
-import type { EvaluationMetrics } from './evaluate.js';
 import { gateConfigVersion } from './gate.js';
-import type { GateRecord, GateThresholds } from './gate.js';
+import type { GateMetrics, GateRecord, GateThresholds } from './gate.js';
 import type { GateRecordStore } from './gate-record-store.js';
 
 /** The only module that names the `inhouse_gate_records` table. */
@@ -12,7 +11,7 @@ interface GateRecordRow {
   dataset_sha256: string;
   dataset_name: string;
   thresholds: GateThresholds;
-  metrics: EvaluationMetrics;
+  metrics: GateMetrics;
   passed: boolean;
   failures: string[];
   evaluated_at: Date;

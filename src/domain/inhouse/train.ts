@@ -7,7 +7,7 @@ import type { FeatureInput } from './features.js';
 import { trainSoftmax } from './logreg.js';
 import type { LogregOptions, SparseRow } from './logreg.js';
 import { HEAD_CLASSES, HEAD_NAMES, loadInhouseModel, MODEL_SCHEMA, modelVersionOf } from './model.js';
-import type { HeadName, HeadWeights, InhouseModelBody, InhouseModelFile } from './model.js';
+import type { HeadName, HeadWeights, InhouseModel, InhouseModelBody, InhouseModelFile } from './model.js';
 import { splitByCve } from './split.js';
 
 export interface TrainOptions extends LogregOptions {
@@ -74,17 +74,24 @@ function labelOf(row: LabelledRow, head: HeadName): number {
   return (HEAD_CLASSES[head] as readonly string[]).indexOf(value);
 }
 
+/** How the trained-on rows were chosen, recorded in the model body. */
+export interface TrainingProvenance {
+  datasetSha256: string;
+  datasetRows: number;
+  validationRows: number;
+  validationSplit: string;
+}
+
 /**
- * Trains the model on the rows outside the validation slice and evaluates it on both
- * sides. The shipped model is the one trained here, so the validation figures describe
- * exactly the weights in the file. Same rows and options: byte-identical file.
+ * Fits the three heads on exactly `train` and returns the model file. Used by
+ * {@link trainInhouseModel} and by the gate, which refits the same recipe on a time-ordered
+ * split. Same rows and options: byte-identical file.
  */
-export function trainInhouseModel(
-  rows: readonly LabelledRow[],
-  meta: { datasetSha256: string },
+export function fitInhouseModel(
+  train: readonly LabelledRow[],
+  provenance: TrainingProvenance,
   options: TrainOptions = DEFAULT_TRAIN_OPTIONS,
-): { file: InhouseModelFile; report: TrainReport } {
-  const { train, validation } = splitByCve(rows, options.validationPercent);
+): InhouseModelFile {
   if (train.length === 0) {
     throw new InhouseDatasetError(
       'no training rows left after the validation split (try --validation-percent 0)',
@@ -119,29 +126,82 @@ export function trainInhouseModel(
     heads,
     rules: { kevImpliesActive: true, kevPriorityFloor: true },
     training: {
-      datasetSha256: meta.datasetSha256,
-      datasetRows: rows.length,
+      datasetSha256: provenance.datasetSha256,
+      datasetRows: provenance.datasetRows,
       trainRows: train.length,
-      validationRows: validation.length,
-      validationSplit: `sha256(cve)[0:8] mod 100 < ${options.validationPercent}`,
+      validationRows: provenance.validationRows,
+      validationSplit: provenance.validationSplit,
       options: { ...options },
     },
   };
-  const file: InhouseModelFile = {
+  return {
     $comment:
       'In-house SSVC triage model (src/domain/inhouse/README.md). Written by src/cli/train-inhouse.ts; never edit by hand: version is the sha256 of the canonical JSON of body.',
     version: modelVersionOf(body),
     body,
   };
+}
+
+/**
+ * Trains the model on the rows outside the validation slice and evaluates it on both
+ * sides. The shipped model is the one trained here, so the validation figures describe
+ * exactly the weights in the file. Same rows and options: byte-identical file.
+ */
+export function trainInhouseModel(
+  rows: readonly LabelledRow[],
+  meta: { datasetSha256: string },
+  options: TrainOptions = DEFAULT_TRAIN_OPTIONS,
+): { file: InhouseModelFile; report: TrainReport } {
+  const { train, validation } = splitByCve(rows, options.validationPercent);
+  const file = fitInhouseModel(
+    train,
+    {
+      datasetSha256: meta.datasetSha256,
+      datasetRows: rows.length,
+      validationRows: validation.length,
+      validationSplit: `sha256(cve)[0:8] mod 100 < ${options.validationPercent}`,
+    },
+    options,
+  );
   const model = loadInhouseModel(file);
   return {
     file,
     report: {
       trainRows: train.length,
       validationRows: validation.length,
-      features: features.length,
+      features: file.body.features.length,
       train: evaluateModel(model, train),
       validation: evaluateModel(model, validation),
     },
+  };
+}
+
+/** What a model file records about its training, with defaults for what it leaves out. */
+export interface ModelTraining {
+  /** SHA-256 of the file it was trained on; null when the model does not say. */
+  datasetSha256: string | null;
+  validationSplit: string;
+  /** The options it was trained with, so the gate can refit the same recipe. */
+  options: TrainOptions;
+}
+
+export function modelTraining(model: InhouseModel): ModelTraining {
+  const t = model.body.training;
+  const given = (typeof t.options === 'object' && t.options !== null ? t.options : {}) as Record<
+    string,
+    unknown
+  >;
+  const options = { ...DEFAULT_TRAIN_OPTIONS };
+  for (const key of Object.keys(options) as (keyof TrainOptions)[]) {
+    const v = given[key];
+    if (typeof v === 'number' && Number.isFinite(v)) options[key] = v;
+  }
+  return {
+    datasetSha256: typeof t.datasetSha256 === 'string' ? t.datasetSha256 : null,
+    validationSplit:
+      typeof t.validationSplit === 'string'
+        ? t.validationSplit
+        : `sha256(cve)[0:8] mod 100 < ${options.validationPercent}`,
+    options,
   };
 }

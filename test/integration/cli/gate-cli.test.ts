@@ -6,15 +6,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateDatabase } from '../../../src/db/orm.js';
 import { createPool, type Pool } from '../../../src/db/pool.js';
 import type { GateRecord } from '../../../src/domain/inhouse/gate.js';
+import { sha256Hex } from '../../../src/domain/inhouse/canonical-json.js';
+import { parseLabelledDataset } from '../../../src/domain/inhouse/dataset.js';
 import { PgGateRecordStore } from '../../../src/domain/inhouse/pg-gate-record-store.js';
+import { DEFAULT_TRAIN_OPTIONS, trainInhouseModel } from '../../../src/domain/inhouse/train.js';
 import { createTestDatabase } from '../../helpers/db.js';
 import { runGateCli, type GateRun } from '../../helpers/gate-cli.js';
 import {
   forcedNonePartialFile,
+  ROOT,
   SAMPLE_CSV,
   SAMPLE_THRESHOLDS_PATH,
   shippedModel,
 } from '../../unit/inhouse/support.js';
+
+const TRAIN_SAMPLE_CSV = path.join(ROOT, 'test/fixtures/inhouse/labelled-train-sample.csv');
 
 let db: { url: string; drop: () => Promise<void> };
 let pool: Pool;
@@ -52,6 +58,12 @@ describe('gate CLI (child process)', { timeout: 120_000 }, () => {
     expect(run.stderr).not.toMatch(/gate:/);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('PASS');
+    expect(run.stdout).toContain('scored    40 rows: all rows');
+    expect(run.stdout).toContain('elevated recall     66.67% (min 60.00%)');
+    expect(run.stdout).toContain('non-Track precision 75.00% (min 65.00%)');
+    expect(run.stdout).toContain('SSVC outcome (labelled ↓, predicted →)');
+    expect(run.stdout).toMatch(/^ {2}Track\* +1 +2 +0 +0$/m);
+    expect(run.stdout).toContain('studies   not run: pass --training FILE');
     expect(run.stdout).toContain('recorded in the database (inhouse_gate_records)');
     const [r] = await history();
     expect(r).toMatchObject({
@@ -67,13 +79,18 @@ describe('gate CLI (child process)', { timeout: 120_000 }, () => {
     const config = path.join(dir, 'strict.json');
     writeFileSync(
       config,
-      JSON.stringify({ ...JSON.parse(readFileSync(SAMPLE_THRESHOLDS_PATH, 'utf8')), minAgreement: 1 }),
+      JSON.stringify({
+        ...JSON.parse(readFileSync(SAMPLE_THRESHOLDS_PATH, 'utf8')),
+        minAgreementOverBaseline: 1,
+      }),
     );
     const run = await gate(['--dataset', SAMPLE_CSV, '--config', config]);
     expect(run.code).toBe(1);
-    expect(run.stdout).toMatch(/FAIL\n {2}- agreement \d+\.\d\d% < minAgreement 100\.00%/);
+    expect(run.stdout).toContain(
+      'FAIL\n  - agreement 92.50% is 15.00 points over the majority baseline 77.50% < minAgreementOverBaseline 100.00 points',
+    );
     const [latest] = await history();
-    expect(latest).toMatchObject({ passed: false, thresholds: { minAgreement: 1 } });
+    expect(latest).toMatchObject({ passed: false, thresholds: { minAgreementOverBaseline: 1 } });
   });
 
   it('exits 1 on KEV-floor violations of a model forced to none/partial without the floor', async () => {
@@ -84,6 +101,88 @@ describe('gate CLI (child process)', { timeout: 120_000 }, () => {
     expect(run.code).toBe(1);
     expect(run.stdout).toContain('KEV floor 6 violation(s) in 6 KEV row(s)');
     expect(run.stdout).toMatch(/- 6 KEV row\(s\) answered below HIGH \(CVE-/);
+  });
+
+  it('prints for machines the record, every confusion matrix and the split studies with --json', async () => {
+    const dir = tmp();
+    const text = readFileSync(TRAIN_SAMPLE_CSV, 'utf8');
+    const options = { ...DEFAULT_TRAIN_OPTIONS, epochs: 3, minDf: 3 };
+    const { file } = trainInhouseModel(
+      parseLabelledDataset(text),
+      { datasetSha256: sha256Hex(text) },
+      options,
+    );
+    const model = path.join(dir, 'small.json');
+    writeFileSync(model, JSON.stringify(file));
+    const run = await gate([
+      '--dataset',
+      TRAIN_SAMPLE_CSV,
+      '--model',
+      model,
+      '--config',
+      SAMPLE_THRESHOLDS_PATH,
+      '--json',
+    ]);
+    expect(run.stderr).toBe('recorded in the database (inhouse_gate_records)\n');
+    const out = JSON.parse(run.stdout) as Record<string, unknown> & {
+      passed: boolean;
+      metrics: Record<string, unknown>;
+      studies: Record<string, Record<string, unknown>>;
+    };
+    expect(run.code).toBe(1);
+    expect(out.failures).toContain('elevated recall 0.00% < minElevatedRecall 60.00%');
+    expect(Object.keys(out).sort()).toEqual([
+      'datasetName',
+      'datasetSha256',
+      'evaluatedAt',
+      'failures',
+      'metrics',
+      'modelVersion',
+      'passed',
+      'studies',
+      'thresholds',
+    ]);
+    expect(out.metrics).toMatchObject({
+      datasetRows: 160,
+      rows: 24,
+      scope: "the model's training file: only its held-out random split (sha256(cve)[0:8] mod 100 < 20)",
+      // Three epochs on 136 rows: a model that answers Track for everything, and the gate says so.
+      elevatedRecall: 0,
+      nonTrackPrecision: null,
+      outcomeConfusion: { Track: { Track: expect.any(Number), 'Track*': expect.any(Number) } },
+      pointConfusion: {
+        exploitation: { none: { none: expect.any(Number), public_poc: expect.any(Number), active: 0 } },
+        automatable: { no: { no: expect.any(Number), yes: expect.any(Number) } },
+        technicalImpact: { partial: { partial: expect.any(Number), total: expect.any(Number) } },
+      },
+    });
+    const split = {
+      split: expect.any(String),
+      trainRows: expect.any(Number),
+      modelVersion: expect.stringMatching(/^sha256:/),
+      metrics: expect.objectContaining({ rows: expect.any(Number), outcomeConfusion: expect.any(Object) }),
+      withoutVerbatim: {
+        dropped: expect.any(Number),
+        metrics: expect.objectContaining({ rows: expect.any(Number) }),
+      },
+    };
+    expect(out.studies).toEqual({
+      trainingSha256: sha256Hex(text),
+      randomSplit: { ...split, trainRows: 136, modelVersion: file.version },
+      timeOrdered: { ...split, split: 'newest 20% by CVE year and number', trainRows: 128 },
+      underTestWithoutVerbatim: {
+        dropped: expect.any(Number),
+        metrics: expect.objectContaining({ rows: expect.any(Number) }),
+      },
+    });
+  });
+
+  it('exits 2 when --training is not the file the model was trained on', async () => {
+    const run = await gate(['--dataset', SAMPLE_CSV, '--training', TRAIN_SAMPLE_CSV]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(
+      /^gate: training file .*labelled-train-sample\.csv is not the file the model was trained on/m,
+    );
   });
 
   it.each([

@@ -117,7 +117,10 @@ describe('in-house model wiring', () => {
       const strict = path.join(mkdtempSync(path.join(tmpdir(), 'inhouse-wiring-')), 'strict.json');
       writeFileSync(
         strict,
-        JSON.stringify({ ...JSON.parse(readFileSync(SAMPLE_THRESHOLDS, 'utf8')), minAgreement: 1 }),
+        JSON.stringify({
+          ...JSON.parse(readFileSync(SAMPLE_THRESHOLDS, 'utf8')),
+          minAgreementOverBaseline: 1,
+        }),
       );
       const fail = await runGateCli(['--dataset', SAMPLE_CSV, '--config', strict], { DATABASE_URL: url });
       expect(fail.code, fail.stderr).toBe(1);

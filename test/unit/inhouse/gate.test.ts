@@ -29,15 +29,18 @@ describe('in-house benchmark gate', () => {
     expect(record.metrics.kevFloorViolations).toBe(0);
   });
 
-  it('fails once the agreement threshold is set just above what the model achieves', () => {
+  it('fails once the margin over the baseline is set just above what the model achieves', () => {
     const model = shippedModel();
-    const achieved = evaluateModel(model, sampleRows()).agreement;
-    const at = runGate(model, sampleRows(), { ...sampleThresholds(), minAgreement: achieved }, DATASET, NOW);
-    expect(at.passed).toBe(true);
-    const above = { ...sampleThresholds(), minAgreement: Math.min(1, achieved + 0.001) };
+    const m = evaluateModel(model, sampleRows());
+    const achieved = m.agreement - m.majorityBaselineAgreement;
+    const at = { ...sampleThresholds(), minAgreementOverBaseline: achieved };
+    expect(runGate(model, sampleRows(), at, DATASET, NOW).passed).toBe(true);
+    const above = { ...sampleThresholds(), minAgreementOverBaseline: achieved + 0.001 };
     const record = runGate(model, sampleRows(), above, DATASET, NOW);
     expect(record.passed).toBe(false);
-    expect(record.failures).toEqual([expect.stringMatching(/^agreement \d+\.\d\d% < minAgreement/)]);
+    expect(record.failures).toEqual([
+      'agreement 92.50% is 15.00 points over the majority baseline 77.50% < minAgreementOverBaseline 15.10 points',
+    ]);
   });
 
   it('fails on per-decision-point accuracy and on too few rows', () => {
@@ -58,8 +61,9 @@ describe('in-house benchmark gate', () => {
   it('fails a model that answers KEV rows below HIGH, whatever the thresholds', () => {
     const model = loadInhouseModel(forcedNonePartialFile(false));
     const lenient = {
-      minAgreement: 0,
-      minElevatedAgreement: 0,
+      minAgreementOverBaseline: 0,
+      minElevatedRecall: 0,
+      minNonTrackPrecision: 0,
       minAccuracy: { exploitation: 0, automatable: 0, technicalImpact: 0 },
       minRows: 1,
     };
@@ -69,18 +73,18 @@ describe('in-house benchmark gate', () => {
     expect(record.failures).toEqual([expect.stringMatching(/^6 KEV row\(s\) answered below HIGH \(CVE-/)]);
   });
 
-  it('fails the answer-Track-for-everything model on elevated agreement even with the floor on', () => {
+  it('fails the answer-Track-for-everything model on elevated recall even with the floor on', () => {
     const model = loadInhouseModel(forcedNonePartialFile(true));
     const record = runGate(model, sampleRows(), sampleThresholds(), DATASET, NOW);
     expect(record.metrics.kevFloorViolations).toBe(0);
-    expect(record.metrics.elevatedAgreement).toBe(0);
-    expect(record.failures).toContain('elevated agreement 0.00% < minElevatedAgreement 40.00%');
+    expect(record.metrics.elevatedRecall).toBe(0);
+    expect(record.failures).toContain('elevated recall 0.00% < minElevatedRecall 60.00%');
   });
 
   it('rejects threshold files with missing or out-of-range values', () => {
     const good = sampleThresholds();
-    expect(() => parseGateThresholds({ ...good, minAgreement: 93 })).toThrow(
-      new GateConfigError('minAgreement must be a number in [0, 1], got 93'),
+    expect(() => parseGateThresholds({ ...good, minAgreementOverBaseline: 2 })).toThrow(
+      new GateConfigError('minAgreementOverBaseline must be a number in [0, 1], got 2'),
     );
     expect(() => parseGateThresholds({ ...good, minAccuracy: undefined })).toThrow(
       /minAccuracy must be an object/,

@@ -9,8 +9,9 @@ const record = (over: Partial<GateRecord> & { kev?: number } = {}): GateRecord =
     datasetSha256: 'f'.repeat(64),
     datasetName: 'bench.csv',
     thresholds: {
-      minAgreement: 0.9,
-      minElevatedAgreement: 0.4,
+      minAgreementOverBaseline: 0.02,
+      minElevatedRecall: 0.6,
+      minNonTrackPrecision: 0.65,
       minAccuracy: { exploitation: 0, automatable: 0, technicalImpact: 0 },
       minRows: 1,
     },
