@@ -1,3 +1,4 @@
+import { parseGateThresholds } from './gate.js';
 import type { GateRecord } from './gate.js';
 
 /**
@@ -19,7 +20,9 @@ export interface InhouseModeInput {
  * Serving only when all hold: the operator enabled it, a gate record exists for this
  * exact version, and that record passed with zero KEV-floor violations. Anything else,
  * including a record for another version, is shadow. The KEV count is checked again
- * rather than trusting `passed` alone, because the record may come from a file.
+ * rather than trusting `passed` alone, because the record may come from a file. A pass judged
+ * by thresholds this release no longer accepts (an earlier, more lenient gate) does not count:
+ * the version must pass the gate as it is now.
  */
 export function explainInhouseMode(input: InhouseModeInput): { mode: InhouseMode; reason: string } {
   const { gateRecord, modelVersion, operatorEnabled } = input;
@@ -31,9 +34,24 @@ export function explainInhouseMode(input: InhouseModeInput): { mode: InhouseMode
   if (gateRecord.passed !== true || gateRecord.metrics?.kevFloorViolations !== 0) {
     return { mode: 'shadow', reason: `gate failed for ${modelVersion} at ${gateRecord.evaluatedAt}` };
   }
+  if (!judgedByCurrentGate(gateRecord)) {
+    return {
+      mode: 'shadow',
+      reason: `gate passed for ${modelVersion} at ${gateRecord.evaluatedAt} by thresholds of an earlier release; run npm run gate again`,
+    };
+  }
   return { mode: 'serving', reason: `gate passed for ${modelVersion} at ${gateRecord.evaluatedAt}` };
 }
 
 export function inhouseMode(input: InhouseModeInput): InhouseMode {
   return explainInhouseMode(input).mode;
+}
+
+function judgedByCurrentGate(record: GateRecord): boolean {
+  try {
+    parseGateThresholds(record.thresholds);
+    return true;
+  } catch {
+    return false;
+  }
 }

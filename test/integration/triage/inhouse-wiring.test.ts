@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { migrateDatabase } from '../../../src/db/orm.js';
 import { createPool } from '../../../src/db/pool.js';
+import { parseGateThresholds } from '../../../src/domain/inhouse/gate.js';
 import type { GateRecord } from '../../../src/domain/inhouse/gate.js';
 import { PgGateRecordStore } from '../../../src/domain/inhouse/pg-gate-record-store.js';
 import { createTestDatabase } from '../../helpers/db.js';
@@ -33,7 +34,7 @@ function gateRecord(passed: boolean): GateRecord {
     modelVersion: version,
     datasetSha256: '0'.repeat(64),
     datasetName: 'test',
-    thresholds: {} as GateRecord['thresholds'],
+    thresholds: parseGateThresholds(JSON.parse(readFileSync(SAMPLE_THRESHOLDS, 'utf8'))),
     metrics: { kevFloorViolations: 0 } as GateRecord['metrics'],
     passed,
     failures: [],
