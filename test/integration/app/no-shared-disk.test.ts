@@ -331,9 +331,12 @@ describe.skipIf(!s3Env || !redisUrl)('a deployment with no shared disk', () => {
   );
 
   it("keeps nothing on any process's own disk, and in the bucket only the export's file", async () => {
-    // Parsed scans' objects are removed; the export's file stays for its 24 hours.
-    const objects = await d.s3.send(new ListObjectsV2Command({ Bucket: d.bucket }));
-    expect((objects.Contents ?? []).map((o) => o.Key)).toEqual([`${user.workspaceId}/${exportId}.scan`]);
+    // Parsed scans' objects are removed (just after the scan shows completed, so allow the last
+    // one a moment); the export's file stays for its 24 hours.
+    const keys = async () =>
+      ((await d.s3.send(new ListObjectsV2Command({ Bucket: d.bucket }))).Contents ?? []).map((o) => o.Key);
+    await eventually(async () => (await keys()).length === 1, 20_000);
+    expect(await keys()).toEqual([`${user.workspaceId}/${exportId}.scan`]);
     const written = d.dirs
       .filter((dir) => !path.basename(dir).startsWith('noshare-big-'))
       .flatMap((dir) => readdirSync(dir, { recursive: true }).map((f) => path.join(dir, String(f))));
