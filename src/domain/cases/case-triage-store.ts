@@ -139,6 +139,19 @@ WHERE c.triaged_at IS NOT NULL AND NOT c.triage_stale AND c.cve_ids <> '{}' ${am
   return res.rowCount ?? 0;
 }
 
+/**
+ * Marks stale every triaged case carrying any of `cves`, whatever its snapshot: for a source the
+ * snapshot does not record (CISA's own SSVC decision, docs/cases.md#stale-triage), a changed value
+ * is itself the difference. Runs inside the loader's transaction. Returns how many it marked.
+ */
+export async function markStaleWithCves(db: Db, cves: readonly string[]): Promise<number> {
+  if (cves.length === 0) return 0;
+  const res = await db.query(sql`
+UPDATE cases c SET triage_stale = true
+WHERE c.triaged_at IS NOT NULL AND NOT c.triage_stale AND c.cve_ids && ${[...cves]}::text[]`);
+  return res.rowCount ?? 0;
+}
+
 interface TriageHistoryRow {
   id: string;
   key_id: string | null;

@@ -148,13 +148,14 @@ export async function writeCvssScores(
 /**
  * Upserts CISA's SSVC decisions. A CVE's stored decision is replaced only by one CISA scored at
  * the same time or later, so loading an older checkout after a newer one changes nothing.
+ * Returns the CVEs whose decision is new or changed.
  */
 export async function writeCisaSsvc(
   db: Db,
   rows: ReadonlyArray<{ cveId: string } & CisaSsvc>,
-): Promise<void> {
-  if (rows.length === 0) return;
-  await db.query(sql`
+): Promise<string[]> {
+  if (rows.length === 0) return [];
+  const res = await db.query<{ cve_id: string }>(sql`
     INSERT INTO cisa_ssvc AS c (cve_id, exploitation, automatable, technical_impact, ssvc_version, scored_at)
     SELECT * FROM unnest(${rows.map((r) => r.cveId)}::text[], ${rows.map((r) => r.exploitation)}::text[],
                          ${rows.map((r) => r.automatable)}::text[], ${rows.map((r) => r.technicalImpact)}::text[],
@@ -166,7 +167,9 @@ export async function writeCisaSsvc(
       WHERE excluded.scored_at >= c.scored_at
         AND (c.exploitation, c.automatable, c.technical_impact, c.ssvc_version, c.scored_at)
             IS DISTINCT FROM (excluded.exploitation, excluded.automatable, excluded.technical_impact,
-                              excluded.ssvc_version, excluded.scored_at)`);
+                              excluded.ssvc_version, excluded.scored_at)
+    RETURNING cve_id`);
+  return res.rows.map((r) => r.cve_id);
 }
 
 interface EnrichmentRow {

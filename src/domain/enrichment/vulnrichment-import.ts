@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Pool } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
+import { markStaleWithCves } from '../cases/case-triage-store.js';
 import { lockFeed, recordImport, writeCisaSsvc } from './enrichment-store.js';
 import { malformed } from './import-error.js';
 import { runImport, type ImportResultBase } from './import-run.js';
@@ -56,7 +57,8 @@ export async function importVulnrichment(
         const flush = async (): Promise<void> => {
           const batch = [...pending.values()];
           pending = new Map();
-          await writeCisaSsvc(client, batch);
+          // A new or changed CISA decision can change a triaged case's answer (docs/cases.md#stale-triage).
+          await markStaleWithCves(client, await writeCisaSsvc(client, batch));
         };
         const folder = await folderOf(source);
         if (folder !== null) await readFolder(folder, add);
