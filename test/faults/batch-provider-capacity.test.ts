@@ -193,7 +193,10 @@ describe('a 1,000-item batch against a provider whose limit is a tenth of it', (
     expect(done).toMatchObject({ status: 'completed', total: BIG, completed: BIG, failed: 0 });
     const calls = openai.requests.slice(before);
     expect(calls).toHaveLength(BIG);
-    expect(busiestWindow(calls)).toBeLessThanOrEqual(BIG / 10);
+    // The fake stamps a call when it arrives, the limiter counted it when it was sent: a call sent
+    // at a window's last millisecond may land in the next, so allow a few at the edges (without
+    // the limiter all 1,000 calls would land in one or two windows).
+    expect(busiestWindow(calls)).toBeLessThanOrEqual(BIG / 10 + 10);
     expect(await triageCounts(t, workspaceId)).toMatchObject({
       results: BIG,
       calls: BIG,
