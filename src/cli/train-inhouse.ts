@@ -3,6 +3,7 @@
  *
  *   npx tsx src/cli/train-inhouse.ts --dataset FILE [--out FILE] [--report FILE]
  *     [--epochs N] [--l2 X] [--learning-rate X] [--min-df N] [--max-vocab N]
+ *     [--stack-folds N] [--gbt-rounds N] [--gbt-depth N] [--gbt-shrinkage X] [--elevated-weight X]
  *     [--validation-percent N] [--dry-run]
  *
  * --out defaults to config/inhouse-model.json under the project root; --report writes the
@@ -58,6 +59,11 @@ function main(): void {
         'min-df': { type: 'string' },
         'max-vocab': { type: 'string' },
         'validation-percent': { type: 'string' },
+        'stack-folds': { type: 'string' },
+        'gbt-rounds': { type: 'string' },
+        'gbt-depth': { type: 'string' },
+        'gbt-shrinkage': { type: 'string' },
+        'elevated-weight': { type: 'string' },
         'dry-run': { type: 'boolean', default: false },
       },
       strict: true,
@@ -88,6 +94,11 @@ function main(): void {
     minDf: numberOption(values['min-df'], 'min-df', d.minDf),
     maxVocab: numberOption(values['max-vocab'], 'max-vocab', d.maxVocab),
     validationPercent: numberOption(values['validation-percent'], 'validation-percent', d.validationPercent),
+    stackFolds: numberOption(values['stack-folds'], 'stack-folds', d.stackFolds),
+    gbtRounds: numberOption(values['gbt-rounds'], 'gbt-rounds', d.gbtRounds),
+    gbtDepth: numberOption(values['gbt-depth'], 'gbt-depth', d.gbtDepth),
+    gbtShrinkage: numberOption(values['gbt-shrinkage'], 'gbt-shrinkage', d.gbtShrinkage),
+    elevatedWeight: numberOption(values['elevated-weight'], 'elevated-weight', d.elevatedWeight),
   };
   const started = Date.now();
   let trained;

@@ -95,6 +95,7 @@ export function evaluateModel(model: InhouseModel, rows: readonly LabelledRow[])
       cvssScore: row.cvssScore,
       cvssVector: row.cvssVector,
       text: row.description,
+      cve: row.cve,
       mission: EVALUATION_MISSION,
     });
     const labelled = ssvcDecide({

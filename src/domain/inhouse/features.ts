@@ -20,6 +20,8 @@ export interface FeatureInput {
   cvssVector: string | null;
   /** Description (and title at triage time); only the first `TEXT_LIMIT` characters count. */
   text: string;
+  /** The CVE id, when the finding has one (the stacked stage uses its year and number). */
+  cve?: string | null;
 }
 
 /** Sparse feature vector: parallel arrays of feature names and values. */

@@ -10,7 +10,10 @@ import type { Priority, RecommendedAction } from '../triage-engine/types.js';
 import { canonicalJson, sha256Hex } from './canonical-json.js';
 import { extractFeatures, FEATURE_SCHEMA } from './features.js';
 import type { FeatureInput } from './features.js';
+import { boosterScores } from './gbt.js';
+import type { Booster, Tree } from './gbt.js';
 import { KEV_FLOOR, outcomeAnswer, priorityBelow } from './outcome.js';
+import { STACK_FEATURE_SCHEMA, STACK_FEATURES, stackFeatures } from './stack-features.js';
 
 /**
  * The in-house triage model (docs/triage.md#in-house-model): one logistic-regression head per
@@ -49,8 +52,26 @@ export interface InhouseModelBody {
    * `kevPriorityFloor`: a KEV finding is never answered below HIGH (docs/triage.md#safety-policy).
    */
   rules: { kevImpliesActive: boolean; kevPriorityFloor: boolean };
+  /**
+   * The stacked stage: per decision point, gradient-boosted trees over the heads' probabilities
+   * and the dense features of `stack-features.ts`; its probabilities replace the heads'. Absent in
+   * a model of the heads alone.
+   */
+  stack?: InhouseStack;
   /** Deterministic facts about how the body was made (no timestamps: they would change the version). */
   training: Record<string, unknown>;
+}
+
+export interface InhouseStack {
+  featureSchema: string;
+  features: string[];
+  boosters: Record<HeadName, Booster>;
+  /**
+   * How the answer is chosen from the stacked probabilities: the SSVC outcome with the largest
+   * probability, those above Track counted this many times (a missed elevated outcome costs that
+   * many false alarms), then that outcome's most probable decision points.
+   */
+  elevatedWeight: number;
 }
 
 /** The content of `config/inhouse-model.json`. */
@@ -112,6 +133,7 @@ export function loadInhouseModel(json: unknown): InhouseModel {
     if (typeof body.rules?.[rule] !== 'boolean')
       throw new InhouseModelError(`"rules.${rule}" must be a boolean`);
   }
+  if (body.stack !== undefined) checkStack(body.stack);
   const version = modelVersionOf(body);
   if (file?.version !== version) {
     throw new InhouseModelError(
@@ -119,6 +141,60 @@ export function loadInhouseModel(json: unknown): InhouseModel {
     );
   }
   return Object.freeze({ version, body, featureIndex: new Map(body.features.map((f, i) => [f, i])) });
+}
+
+function isTree(t: Tree, features: number): boolean {
+  const arrays = [t?.f, t?.t, t?.l, t?.r, t?.v];
+  if (!arrays.every(Array.isArray)) return false;
+  const size = t.f.length;
+  if (size === 0 || !arrays.every((a) => a.length === size && a.every(Number.isFinite))) return false;
+  // Children come after their node, so evaluation always ends at a leaf.
+  return t.f.every(
+    (f, n) =>
+      f < 0 ||
+      (Number.isInteger(f) &&
+        f < features &&
+        (t.l[n] as number) > n &&
+        (t.r[n] as number) > n &&
+        (t.l[n] as number) < size &&
+        (t.r[n] as number) < size),
+  );
+}
+
+function checkStack(stack: InhouseStack): void {
+  if (stack?.featureSchema !== STACK_FEATURE_SCHEMA) {
+    throw new InhouseModelError(
+      `stack feature schema ${String(stack?.featureSchema)} is not ${STACK_FEATURE_SCHEMA}`,
+    );
+  }
+  if (
+    !Array.isArray(stack.features) ||
+    stack.features.length !== STACK_FEATURES.length ||
+    !stack.features.every((f, i) => f === STACK_FEATURES[i])
+  ) {
+    throw new InhouseModelError(`"stack.features" must be ${STACK_FEATURES.join(', ')}`);
+  }
+  if (typeof stack.elevatedWeight !== 'number' || !(stack.elevatedWeight > 0)) {
+    throw new InhouseModelError('"stack.elevatedWeight" must be a positive number');
+  }
+  for (const name of HEAD_NAMES) {
+    const b = stack.boosters?.[name];
+    const k = HEAD_CLASSES[name].length;
+    const ok =
+      b &&
+      Array.isArray(b.base) &&
+      b.base.length === k &&
+      b.base.every(Number.isFinite) &&
+      Array.isArray(b.trees) &&
+      b.trees.every(
+        (round) =>
+          Array.isArray(round) && round.length === k && round.every((t) => isTree(t, STACK_FEATURES.length)),
+      );
+    if (!ok)
+      throw new InhouseModelError(
+        `stack booster "${name}" must have ${k} base scores and ${k} valid trees a round`,
+      );
+  }
 }
 
 export interface DecisionPointPrediction {
@@ -167,20 +243,13 @@ function toRecord<T extends string>(classes: readonly T[], p: number[]): Record<
  * rule in force the exploitation distribution is all on `active`.
  */
 export function predictDecisionPoints(model: InhouseModel, input: FeatureInput): DecisionPointPrediction {
-  const f = extractFeatures(input);
-  const idx: number[] = [];
-  const val: number[] = [];
-  f.names.forEach((name, j) => {
-    const i = model.featureIndex.get(name);
-    if (i !== undefined) {
-      idx.push(i);
-      val.push(f.values[j] as number);
-    }
-  });
+  const heads = textHeadProbabilities(model, input);
+  const stack = model.body.stack;
+  const p = stack ? stackedProbabilities(stack, input, heads) : heads;
   const exploitationFromKev = model.body.rules.kevImpliesActive && input.kev;
-  const pe = exploitationFromKev ? [0, 0, 1] : headProbabilities(model, 'exploitation', idx, val);
-  const pa = headProbabilities(model, 'automatable', idx, val);
-  const pt = headProbabilities(model, 'technicalImpact', idx, val);
+  const pe = exploitationFromKev ? [0, 0, 1] : p.exploitation;
+  const pa = p.automatable;
+  const pt = p.technicalImpact;
   return {
     exploitationFromKev,
     exploitation: argmax(HEAD_CLASSES.exploitation, pe),
@@ -194,6 +263,48 @@ export function predictDecisionPoints(model: InhouseModel, input: FeatureInput):
   };
 }
 
+/** Class probabilities (in `HEAD_CLASSES` order) of each logistic-regression head, before any rule. */
+export function textHeadProbabilities(model: InhouseModel, input: FeatureInput): Record<HeadName, number[]> {
+  const f = extractFeatures(input);
+  const idx: number[] = [];
+  const val: number[] = [];
+  f.names.forEach((name, j) => {
+    const i = model.featureIndex.get(name);
+    if (i !== undefined) {
+      idx.push(i);
+      val.push(f.values[j] as number);
+    }
+  });
+  return {
+    exploitation: headProbabilities(model, 'exploitation', idx, val),
+    automatable: headProbabilities(model, 'automatable', idx, val),
+    technicalImpact: headProbabilities(model, 'technicalImpact', idx, val),
+  };
+}
+
+/** The dense input of the stacked stage: the heads' probabilities plus the finding's facts. */
+export function stackInput(input: FeatureInput, heads: Record<HeadName, number[]>): number[] {
+  return stackFeatures(input, {
+    poc: heads.exploitation[1] as number,
+    active: heads.exploitation[2] as number,
+    automatable: heads.automatable[1] as number,
+    total: heads.technicalImpact[1] as number,
+  });
+}
+
+function stackedProbabilities(
+  stack: InhouseStack,
+  input: FeatureInput,
+  heads: Record<HeadName, number[]>,
+): Record<HeadName, number[]> {
+  const x = stackInput(input, heads);
+  return {
+    exploitation: softmax(boosterScores(stack.boosters.exploitation, x)),
+    automatable: softmax(boosterScores(stack.boosters.automatable, x)),
+    technicalImpact: softmax(boosterScores(stack.boosters.technicalImpact, x)),
+  };
+}
+
 /**
  * Probability that the SSVC outcome is `outcome`, treating the heads as independent:
  * the sum over the 12 decision-point combinations the tree maps to that outcome.
@@ -204,19 +315,46 @@ export function outcomeProbability(
   outcome: SsvcDecision,
 ): number {
   let total = 0;
-  for (const exploitation of HEAD_CLASSES.exploitation) {
-    for (const automatable of HEAD_CLASSES.automatable) {
-      for (const technicalImpact of HEAD_CLASSES.technicalImpact) {
-        if (
-          ssvcDecide({ exploitation, automatable, technicalImpact, missionWellbeing: mission }) === outcome
-        ) {
-          total +=
-            p.exploitation[exploitation] * p.automatable[automatable] * p.technicalImpact[technicalImpact];
-        }
-      }
+  for (const c of combinations(mission)) {
+    if (c.outcome === outcome) {
+      total +=
+        p.exploitation[c.exploitation] * p.automatable[c.automatable] * p.technicalImpact[c.technicalImpact];
     }
   }
   return total;
+}
+
+interface Combination {
+  exploitation: Exploitation;
+  automatable: Automatable;
+  technicalImpact: TechnicalImpact;
+  outcome: SsvcDecision;
+}
+
+const COMBINATIONS = new Map<MissionWellbeing, readonly Combination[]>();
+
+/** The 12 decision-point combinations and the outcome the SSVC tree gives each at a mission (computed once a mission). */
+function combinations(mission: MissionWellbeing): readonly Combination[] {
+  let list = COMBINATIONS.get(mission);
+  if (!list) {
+    const out: Combination[] = [];
+    for (const exploitation of HEAD_CLASSES.exploitation) {
+      for (const automatable of HEAD_CLASSES.automatable) {
+        for (const technicalImpact of HEAD_CLASSES.technicalImpact) {
+          const outcome = ssvcDecide({
+            exploitation,
+            automatable,
+            technicalImpact,
+            missionWellbeing: mission,
+          });
+          out.push({ exploitation, automatable, technicalImpact, outcome });
+        }
+      }
+    }
+    list = Object.freeze(out);
+    COMBINATIONS.set(mission, list);
+  }
+  return list;
 }
 
 export interface InhouseTriageInput extends FeatureInput {
@@ -266,9 +404,55 @@ export interface InhouseAnswer {
   modelVersion: string;
 }
 
+const OUTCOMES: readonly SsvcDecision[] = ['Track', 'Track*', 'Attend', 'Act'];
+
+/**
+ * The stacked model's choice (`stack.elevatedWeight`): the outcome with the largest weighted
+ * probability, then the most probable decision points the tree maps to it at this mission.
+ */
+function weightedOutcomeChoice(
+  points: DecisionPointPrediction,
+  mission: MissionWellbeing,
+  elevatedWeight: number,
+): DecisionPointPrediction {
+  const p = points.probabilities;
+  const combos = combinations(mission);
+  const joint = combos.map(
+    (c) =>
+      p.exploitation[c.exploitation] * p.automatable[c.automatable] * p.technicalImpact[c.technicalImpact],
+  );
+  const byOutcome = new Map<SsvcDecision, number>();
+  combos.forEach((c, i) => byOutcome.set(c.outcome, (byOutcome.get(c.outcome) ?? 0) + (joint[i] as number)));
+  let outcome: SsvcDecision = 'Track';
+  let best = -1;
+  for (const o of OUTCOMES) {
+    const w = (byOutcome.get(o) ?? 0) * (o === 'Track' ? 1 : elevatedWeight);
+    if (w > best) {
+      best = w;
+      outcome = o;
+    }
+  }
+  let choice = points as Pick<DecisionPointPrediction, 'exploitation' | 'automatable' | 'technicalImpact'>;
+  let bestJoint = -1;
+  combos.forEach((c, i) => {
+    if (c.outcome === outcome && (joint[i] as number) > bestJoint) {
+      bestJoint = joint[i] as number;
+      choice = c;
+    }
+  });
+  return {
+    ...points,
+    exploitation: choice.exploitation,
+    automatable: choice.automatable,
+    technicalImpact: choice.technicalImpact,
+  };
+}
+
 /** Triage one finding: predicted decision points → SSVC outcome → priority and action. */
 export function inhouseTriage(model: InhouseModel, input: InhouseTriageInput): InhouseAnswer {
-  const predicted = predictDecisionPoints(model, input);
+  const raw = predictDecisionPoints(model, input);
+  const stack = model.body.stack;
+  const predicted = stack ? weightedOutcomeChoice(raw, input.mission, stack.elevatedWeight) : raw;
   const points = input.given ? withGiven(predicted, input.given) : predicted;
   const ssvcOutcome = ssvcDecide({
     exploitation: points.exploitation,

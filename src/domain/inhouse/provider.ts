@@ -27,6 +27,7 @@ export function inhouseInputFromRequest(
     cvssScore: s.cvssScore,
     cvssVector: s.cvssVector,
     text: [request.title, request.description ?? ''].join('. '),
+    cve: request.cveIds?.[0] ?? null,
     mission: s.ssvc.missionWellbeing,
     ...(s.cisa !== null
       ? {

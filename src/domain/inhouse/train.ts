@@ -6,8 +6,27 @@ import { extractFeatures, FEATURE_SCHEMA, structuredFeatures, textTerms } from '
 import type { FeatureInput } from './features.js';
 import { trainSoftmax } from './logreg.js';
 import type { LogregOptions, SparseRow } from './logreg.js';
-import { HEAD_CLASSES, HEAD_NAMES, loadInhouseModel, MODEL_SCHEMA, modelVersionOf } from './model.js';
-import type { HeadName, HeadWeights, InhouseModel, InhouseModelBody, InhouseModelFile } from './model.js';
+import { sha256Hex } from './canonical-json.js';
+import { DEFAULT_GBT_OPTIONS, trainBooster } from './gbt.js';
+import type { Booster, GbtOptions } from './gbt.js';
+import {
+  HEAD_CLASSES,
+  HEAD_NAMES,
+  loadInhouseModel,
+  MODEL_SCHEMA,
+  modelVersionOf,
+  stackInput,
+  textHeadProbabilities,
+} from './model.js';
+import type {
+  HeadName,
+  HeadWeights,
+  InhouseModel,
+  InhouseModelBody,
+  InhouseModelFile,
+  InhouseStack,
+} from './model.js';
+import { STACK_FEATURE_SCHEMA, STACK_FEATURES } from './stack-features.js';
 import { splitByCve } from './split.js';
 
 export interface TrainOptions extends LogregOptions {
@@ -19,6 +38,16 @@ export interface TrainOptions extends LogregOptions {
   maxVocab: number;
   /** Decimal places weights are rounded to in the model file. @defaultValue 5 */
   weightDecimals: number;
+  /** Folds of the heads' out-of-fold probabilities the stacked trees learn from; 0: no stacked stage. @defaultValue 5 */
+  stackFolds: number;
+  /** Boosting rounds of each decision point's trees. @defaultValue 120 */
+  gbtRounds: number;
+  /** Largest depth of a tree. @defaultValue 3 */
+  gbtDepth: number;
+  /** Shrinkage of every tree. @defaultValue 0.1 */
+  gbtShrinkage: number;
+  /** Weight of the outcomes above Track when the stacked model chooses one (`stack.elevatedWeight`). @defaultValue 2 */
+  elevatedWeight: number;
 }
 
 export const DEFAULT_TRAIN_OPTIONS: Readonly<TrainOptions> = Object.freeze({
@@ -31,6 +60,11 @@ export const DEFAULT_TRAIN_OPTIONS: Readonly<TrainOptions> = Object.freeze({
   minDf: 20,
   maxVocab: 3000,
   weightDecimals: 5,
+  stackFolds: 5,
+  gbtRounds: DEFAULT_GBT_OPTIONS.rounds,
+  gbtDepth: DEFAULT_GBT_OPTIONS.depth,
+  gbtShrinkage: DEFAULT_GBT_OPTIONS.shrinkage,
+  elevatedWeight: 2,
 });
 
 export interface TrainReport {
@@ -42,7 +76,13 @@ export interface TrainReport {
 }
 
 export function rowFeatureInput(row: LabelledRow): FeatureInput {
-  return { kev: row.kev, cvssScore: row.cvssScore, cvssVector: row.cvssVector, text: row.description };
+  return {
+    kev: row.kev,
+    cvssScore: row.cvssScore,
+    cvssVector: row.cvssVector,
+    text: row.description,
+    cve: row.cve,
+  };
 }
 
 /**
@@ -98,6 +138,91 @@ export function fitInhouseModel(
     );
   }
   const features = buildFeatureNames(train, options.minDf, options.maxVocab);
+  const heads = fitHeads(train, features, options);
+  const body: InhouseModelBody = {
+    schema: MODEL_SCHEMA,
+    featureSchema: FEATURE_SCHEMA,
+    features,
+    heads,
+    rules: { kevImpliesActive: true, kevPriorityFloor: true },
+    ...(options.stackFolds > 0 ? { stack: fitStack(train, features, options) } : {}),
+    training: {
+      datasetSha256: provenance.datasetSha256,
+      datasetRows: provenance.datasetRows,
+      trainRows: train.length,
+      validationRows: provenance.validationRows,
+      validationSplit: provenance.validationSplit,
+      options: { ...options },
+    },
+  };
+  return {
+    $comment:
+      'In-house SSVC triage model (src/domain/inhouse/README.md). Written by src/cli/train-inhouse.ts; never edit by hand: version is the sha256 of the canonical JSON of body.',
+    version: modelVersionOf(body),
+    body,
+  };
+}
+
+/** The fold (of `folds`) a CVE's row falls in for the out-of-fold probabilities: another slice of its id's hash than the validation split's. */
+export function stackFold(cve: string, folds: number): number {
+  return parseInt(sha256Hex(cve).slice(8, 16), 16) % folds;
+}
+
+/** A model of the heads alone, for computing their probabilities inside training. */
+function headsOnly(features: string[], heads: Record<HeadName, HeadWeights>): InhouseModel {
+  const body: InhouseModelBody = {
+    schema: MODEL_SCHEMA,
+    featureSchema: FEATURE_SCHEMA,
+    features,
+    heads,
+    rules: { kevImpliesActive: false, kevPriorityFloor: false },
+    training: {},
+  };
+  return { version: 'training', body, featureIndex: new Map(features.map((f, i) => [f, i])) };
+}
+
+/**
+ * The stacked stage: each training row's heads' probabilities come from heads fitted without its
+ * fold (out of fold), so the trees learn how far to trust the heads on rows they did not see, as
+ * at triage time; then one booster per decision point on those and the dense features.
+ */
+function fitStack(train: readonly LabelledRow[], features: string[], options: TrainOptions): InhouseStack {
+  const x: number[][] = new Array<number[]>(train.length);
+  const fold = train.map((row) => stackFold(row.cve, options.stackFolds));
+  for (let k = 0; k < options.stackFolds; k++) {
+    const inFold = train.filter((_, i) => fold[i] !== k);
+    const model = headsOnly(features, fitHeads(inFold, features, options));
+    train.forEach((row, i) => {
+      if (fold[i] !== k) return;
+      const input = rowFeatureInput(row);
+      x[i] = stackInput(input, textHeadProbabilities(model, input));
+    });
+  }
+  const gbt: GbtOptions = {
+    ...DEFAULT_GBT_OPTIONS,
+    rounds: options.gbtRounds,
+    depth: options.gbtDepth,
+    shrinkage: options.gbtShrinkage,
+  };
+  const boosters = {} as Record<HeadName, Booster>;
+  for (const head of HEAD_NAMES) {
+    const labels = train.map((row) => labelOf(row, head));
+    boosters[head] = trainBooster(x, labels, HEAD_CLASSES[head].length, gbt);
+  }
+  return {
+    featureSchema: STACK_FEATURE_SCHEMA,
+    features: [...STACK_FEATURES],
+    boosters,
+    elevatedWeight: options.elevatedWeight,
+  };
+}
+
+/** The three logistic-regression heads fitted on `train` over `features`. */
+function fitHeads(
+  train: readonly LabelledRow[],
+  features: string[],
+  options: TrainOptions,
+): Record<HeadName, HeadWeights> {
   const index = new Map(features.map((f, i) => [f, i]));
   const sparse: SparseRow[] = train.map((row) => {
     const f = extractFeatures(rowFeatureInput(row));
@@ -119,27 +244,7 @@ export function fitInhouseModel(
     const w = trainSoftmax(sparse, labels, features.length, HEAD_CLASSES[head].length, options);
     heads[head] = { bias: w.bias.map(round), weights: w.weights.map((r) => r.map(round)) };
   }
-  const body: InhouseModelBody = {
-    schema: MODEL_SCHEMA,
-    featureSchema: FEATURE_SCHEMA,
-    features,
-    heads,
-    rules: { kevImpliesActive: true, kevPriorityFloor: true },
-    training: {
-      datasetSha256: provenance.datasetSha256,
-      datasetRows: provenance.datasetRows,
-      trainRows: train.length,
-      validationRows: provenance.validationRows,
-      validationSplit: provenance.validationSplit,
-      options: { ...options },
-    },
-  };
-  return {
-    $comment:
-      'In-house SSVC triage model (src/domain/inhouse/README.md). Written by src/cli/train-inhouse.ts; never edit by hand: version is the sha256 of the canonical JSON of body.',
-    version: modelVersionOf(body),
-    body,
-  };
+  return heads;
 }
 
 /**

@@ -11,7 +11,13 @@ import {
 } from '../../../src/domain/inhouse/model.js';
 import type { InhouseModelFile } from '../../../src/domain/inhouse/model.js';
 import { DEFAULT_TRAIN_OPTIONS, trainInhouseModel } from '../../../src/domain/inhouse/train.js';
-import { forcedNonePartialFile, sampleRows, SHIPPED_MODEL_PATH, shippedModel } from './support.js';
+import {
+  forcedNonePartialFile,
+  sampleRows,
+  SHIPPED_MODEL_PATH,
+  shippedModel,
+  stackedFile,
+} from './support.js';
 
 const RCE = {
   kev: false,
@@ -56,6 +62,33 @@ describe('in-house model', () => {
     expect(Object.keys(reordered)[0]).toBe('training');
     expect(modelVersionOf(reordered)).toBe(file.version);
     expect(canonicalJson({ b: 1, a: [2, { d: 3, c: 4 }] })).toBe('{"a":[2,{"c":4,"d":3}],"b":1}');
+  });
+
+  it('ships the stacked trees stage', () => {
+    expect(shippedModel().body.stack?.boosters.exploitation.trees.length).toBeGreaterThan(0);
+  });
+
+  it('lets the stacked stage choose an elevated outcome when its weighted probability is larger', () => {
+    const input = { ...RCE, mission: 'medium' as const };
+    // P(Track) 0.6, P(Track*) 0.4: counted once, Track wins; counted twice, Track* (0.8) does.
+    const plain = inhouseTriage(loadInhouseModel(stackedFile(1)), input);
+    expect(plain).toMatchObject({ ssvcOutcome: 'Track', decisionPoints: { exploitation: 'none' } });
+    const weighted = inhouseTriage(loadInhouseModel(stackedFile(2)), input);
+    expect(weighted).toMatchObject({
+      ssvcOutcome: 'Track*',
+      priority: 'MEDIUM',
+      decisionPoints: { exploitation: 'public_poc', automatable: 'yes', technicalImpact: 'total' },
+    });
+    expect(weighted.confidenceScore).toBeCloseTo(0.4, 3);
+  });
+
+  it('refuses a stack whose tree points backwards or whose weight is not positive', () => {
+    const file = stackedFile(2);
+    file.body.stack!.boosters.automatable.trees[0]![0] = { f: [0], t: [0], l: [0], r: [0], v: [0] };
+    file.version = modelVersionOf(file.body);
+    expect(() => loadInhouseModel(file)).toThrow('stack booster "automatable"');
+    const zero = stackedFile(0);
+    expect(() => loadInhouseModel(zero)).toThrow('"stack.elevatedWeight" must be a positive number');
   });
 
   it('predicts the same decision points and probabilities every time', () => {

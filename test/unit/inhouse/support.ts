@@ -3,11 +3,13 @@ import path from 'node:path';
 import { parseLabelledDataset } from '../../../src/domain/inhouse/dataset.js';
 import type { LabelledRow } from '../../../src/domain/inhouse/dataset.js';
 import { FEATURE_SCHEMA } from '../../../src/domain/inhouse/features.js';
+import type { Tree } from '../../../src/domain/inhouse/gbt.js';
 import { parseGateThresholds } from '../../../src/domain/inhouse/gate.js';
 import type { GateThresholds } from '../../../src/domain/inhouse/gate.js';
 import { readInhouseModelFile } from '../../../src/domain/inhouse/model-file.js';
 import { MODEL_SCHEMA, modelVersionOf } from '../../../src/domain/inhouse/model.js';
 import type { InhouseModel, InhouseModelBody, InhouseModelFile } from '../../../src/domain/inhouse/model.js';
+import { STACK_FEATURE_SCHEMA, STACK_FEATURES } from '../../../src/domain/inhouse/stack-features.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '../../..');
 export const SHIPPED_MODEL_PATH = path.join(ROOT, 'config/inhouse-model.json');
@@ -65,4 +67,24 @@ export function forcedNonePartialFile(kevRules: boolean): InhouseModelFile {
     training: { note: 'test model: forced none/no/partial' },
   };
   return { version: modelVersionOf(body), body };
+}
+
+/**
+ * A model whose stacked stage answers the same for every input: exploitation none 0.6 / poc 0.4,
+ * automatable yes, technical impact total (single-leaf trees, all in the base scores).
+ */
+export function stackedFile(elevatedWeight: number): InhouseModelFile {
+  const leaf = (): Tree => ({ f: [-1], t: [0], l: [-1], r: [-1], v: [0] });
+  const file = forcedNonePartialFile(true);
+  file.body.stack = {
+    featureSchema: STACK_FEATURE_SCHEMA,
+    features: [...STACK_FEATURES],
+    boosters: {
+      exploitation: { base: [Math.log(0.6), Math.log(0.4), -30], trees: [[leaf(), leaf(), leaf()]] },
+      automatable: { base: [-30, 0], trees: [[leaf(), leaf()]] },
+      technicalImpact: { base: [-30, 0], trees: [[leaf(), leaf()]] },
+    },
+    elevatedWeight,
+  };
+  return { version: modelVersionOf(file.body), body: file.body };
 }

@@ -32,6 +32,7 @@ describe('train-inhouse CLI (child process)', { timeout: 120_000 }, () => {
     const fileA = readFileSync(path.join(dir, 'a.json'), 'utf8');
     expect(fileA).toBe(readFileSync(path.join(dir, 'b.json'), 'utf8'));
     const model = loadInhouseModel(JSON.parse(fileA));
+    expect(model.body.stack?.boosters.exploitation.trees.length).toBeGreaterThan(0);
     expect(a.stdout).toContain(`version ${model.version}`);
     expect(a.stdout).toMatch(/validation: rows \d+, SSVC agreement/);
   });
