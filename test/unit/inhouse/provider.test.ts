@@ -35,6 +35,7 @@ describe('in-house provider', () => {
       cvssScore: 10,
       cvssVector: kevRecord.cvssVector,
       text: 'Log4Shell. JNDI lookup allows remote code execution.',
+      cve: kevRecord.cveId,
       mission: 'high',
     });
   });
