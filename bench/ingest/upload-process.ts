@@ -20,9 +20,9 @@
  * a user who does not pass `format=`. `--compiled`: `npm run build` first; the server runs
  * `dist/src/main.js` as `npm start` does, without tsx in its memory.
  */
-import { execFileSync } from 'node:child_process';
 import { loadavg } from 'node:os';
-import { readFileSync, statSync } from 'node:fs';
+import { cpuOf, curlUpload, memoryOf } from '../lib/process-stats.js';
+import { statSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
@@ -46,15 +46,6 @@ const formats = parseFormats(values.format!);
 const files = new Map<string, string>();
 for (const f of formats) files.set(f, await generate(f, parseSize(values.size!), values.size!.toLowerCase()));
 
-const mib = (kb: string) => Math.round(Number(kb) / 1024);
-function memoryOf(pid: number): { rssMiB: number; peakMiB: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return {
-    rssMiB: mib(/VmRSS:\s+(\d+)/.exec(status)![1]!),
-    peakMiB: mib(/VmHWM:\s+(\d+)/.exec(status)![1]!),
-  };
-}
-
 const db = await createBenchDatabase('bench_upload');
 const server = await startServerProcess(
   'all',
@@ -73,11 +64,6 @@ const server = await startServerProcess(
 const client = new pg.Client(db.url);
 await client.connect();
 
-/** CPU seconds (user + system) of a process, every thread included. */
-function cpuOf(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100;
-}
 /** CPU seconds of every PostgreSQL backend of the bench database (and what ended since is lost). */
 async function backendsCpu(): Promise<number> {
   const { rows } = await client.query<{ pid: number }>(
@@ -139,19 +125,13 @@ try {
     const serverCpu0 = cpuOf(pid);
     const pgCpu0 = await backendsCpu();
     const t0 = performance.now();
-    const answer = execFileSync('curl', [
-      '-sS',
-      '-X',
-      'POST',
-      '-T',
+    const { answer, uploadS } = curlUpload(
+      server.url,
+      key,
       file,
-      '-H',
-      `X-API-Key: ${key}`,
-      '-H',
-      `Content-Type: ${FORMATS[format].contentType}`,
-      `${server.url}/api/pipeline/scan?name=bench-${format}`,
-    ]).toString();
-    const uploadS = (performance.now() - t0) / 1000;
+      FORMATS[format].contentType,
+      `bench-${format}`,
+    );
     const { scanId } = JSON.parse(answer) as { scanId: string };
     let scan: {
       status: string;

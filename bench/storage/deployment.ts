@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
@@ -54,30 +54,7 @@ export async function cleanS3Prefix(env: Record<string, string>): Promise<void> 
   }
 }
 
-const mib = (kb: string) => Math.round(Number(kb) / 1024);
-
-/** RSS now and its peak (VmHWM: every thread of the process) from /proc. */
-export function memoryOf(pid: number): { rssMiB: number; peakMiB: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return {
-    rssMiB: mib(/VmRSS:\s+(\d+)/.exec(status)![1]!),
-    peakMiB: mib(/VmHWM:\s+(\d+)/.exec(status)![1]!),
-  };
-}
-
-/**
- * Resets a process's peak RSS to its current RSS (Linux `clear_refs` 5), so the next
- * {@link memoryOf} reads the peak of what happened since, not of start-up.
- */
-export function resetPeak(pid: number): void {
-  writeFileSync(`/proc/${pid}/clear_refs`, '5');
-}
-
-/** CPU seconds (user + system) of a process, every thread included. */
-export function cpuOf(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100;
-}
+export { cpuOf, memoryOf, resetPeak } from '../lib/process-stats.js';
 
 /** A `web` and a `worker` process on one store, as the Procfile runs them (docs/deploy.md). */
 export interface Deployment {

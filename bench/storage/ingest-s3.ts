@@ -11,10 +11,10 @@
  * `--compiled`: `npm run build` first; the processes then run `dist/src/main.js` as `npm start`
  * does. The S3 server is `.ci/s3-server.sh`'s unless BENCH_S3_ENDPOINT (and BENCH_S3_*) say otherwise.
  */
-import { execFileSync } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
+import { curlUpload } from '../lib/process-stats.js';
 import { signUpOverHttp } from '../../test/helpers/server-process.js';
 import { createBenchDatabase } from '../lib/bench-db.js';
 import { FORMATS, generate, parseFormats, parseSize } from '../parsers/generate.js';
@@ -85,19 +85,13 @@ try {
           const cpu0 = [cpuOf(webPid), cpuOf(workerPid)];
           const load = loadavg()[0]!;
           const t0 = performance.now();
-          const answer = execFileSync('curl', [
-            '-sS',
-            '-X',
-            'POST',
-            '-T',
+          const { answer, uploadS } = curlUpload(
+            d.url,
+            key,
             file,
-            '-H',
-            `X-API-Key: ${key}`,
-            '-H',
-            `Content-Type: ${FORMATS[format].contentType}`,
-            `${d.url}/api/pipeline/scan?name=bench-${format}`,
-          ]).toString();
-          const uploadS = (performance.now() - t0) / 1000;
+            FORMATS[format].contentType,
+            `bench-${format}`,
+          );
           const { scanId } = JSON.parse(answer) as { scanId?: string };
           if (!scanId) throw new Error(`upload refused: ${answer}`);
           let scan: { status: string; counts?: { findings?: number }; error?: unknown };
