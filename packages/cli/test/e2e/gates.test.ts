@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +8,7 @@ import { sarifValidator } from '../../../../test/helpers/export-schemas.js';
 import { listenOnFreePort, startScanApp, type ScanTestApp } from '../../../../test/helpers/scan-app.js';
 import { runCli } from '../../../../test/helpers/cli-process.js';
 import { startTriageTestWorker } from '../../../../test/helpers/triage-setup.js';
+import { cliFile as cliFileIn } from './cli-file.js';
 
 /*
  * `scan upload --fail-on-priority` and `--sarif-out` as a CI job runs them: a child process
@@ -28,22 +29,7 @@ describe('vuln-triage scan upload gates', () => {
   let env: Record<string, string>;
   let dir: string;
 
-  const cliFile = async (name: string, findings: [string, string][]): Promise<string> => {
-    const file = path.join(dir, name);
-    await writeFile(
-      file,
-      JSON.stringify({
-        tool: { name: 'cli-test', version: '1' },
-        findings: findings.map(([title, severity]) => ({
-          title,
-          severity,
-          cveIds: [],
-          asset: `host-${name}`,
-        })),
-      }),
-    );
-    return file;
-  };
+  const cliFile = (name: string, findings: [string, string][]) => cliFileIn(dir, name, findings);
 
   /** Actionable cases the scan created at one of `priorities`, as the database has them. */
   const createdAtPriority = async (scanId: string, priorities: string[]): Promise<number> => {

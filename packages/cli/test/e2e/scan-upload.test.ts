@@ -12,6 +12,7 @@ import {
 } from '../../../../test/helpers/scan-app.js';
 import { ANSI_ESCAPE, runCli, runCliInTerminal } from '../../../../test/helpers/cli-process.js';
 import { startTriageTestWorker } from '../../../../test/helpers/triage-setup.js';
+import { cliFile as cliFileIn } from './cli-file.js';
 
 /** A scan's answer when its upload asked for triage (`--triage`). */
 interface ScanWithTriage {
@@ -57,23 +58,7 @@ describe('vuln-triage scan upload', () => {
   let workspaceId: string;
   let dir: string;
 
-  /** A CLI findings file: one finding per (title, severity), on an asset unique to this file. */
-  const cliFile = async (name: string, findings: [string, string][]): Promise<string> => {
-    const file = path.join(dir, name);
-    await writeFile(
-      file,
-      JSON.stringify({
-        tool: { name: 'cli-test', version: '1' },
-        findings: findings.map(([title, severity]) => ({
-          title,
-          severity,
-          cveIds: [],
-          asset: `host-${name}`,
-        })),
-      }),
-    );
-    return file;
-  };
+  const cliFile = (name: string, findings: [string, string][]) => cliFileIn(dir, name, findings);
 
   beforeAll(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'cli-e2e-'));
