@@ -40,6 +40,8 @@ function cdxCount(vulns: unknown[], refs: (v: Obj) => unknown[]): number {
 const FIND_IN_TREE: Readonly<Record<BenchFormat, (doc: unknown) => number>> = {
   nessus: (doc) => countDeep(doc, 'ReportItem'),
   qualys: (doc) => countDeep(doc, 'VULN_INFO'),
+  'qualys-scan': (doc) => ['VULN', 'PRACTICE', 'INFO'].reduce((s, n) => s + countDeep(doc, n), 0),
+  'qualys-detection': (doc) => countDeep(doc, 'DETECTION'),
   openvas: (doc) => countDeep(doc, 'result'),
   'cyclonedx-xml': (doc) => {
     const bom = (doc as Obj).bom as Obj;
@@ -50,6 +52,7 @@ const FIND_IN_TREE: Readonly<Record<BenchFormat, (doc: unknown) => number>> = {
   'cyclonedx-json': (doc) =>
     cdxCount(list((doc as Obj).vulnerabilities), (v) => list(v.affects).map((a) => (a as Obj).ref)),
   cli: () => 0,
+  'cli-json': (doc) => list((doc as Obj).findings).length,
 };
 
 async function jsonLines(file: string): Promise<number> {

@@ -4,7 +4,7 @@
  */
 import { createReadStream } from 'node:fs';
 import { parseScanToArray, type Finding } from '../../src/parsers/index.js';
-import { FIXTURES, eachRecord, ip, renamePurl, type Layout } from './layouts.js';
+import { FIXTURES, eachRecord, ip, renamePurl, type Layout, type Section } from './layouts.js';
 
 type Obj = Record<string, unknown>;
 
@@ -15,21 +15,32 @@ type Obj = Record<string, unknown>;
  * service's own parsers. Copy c moves each to a new host, directory or package.
  */
 export async function cliLayout(): Promise<Layout> {
+  return { parts: ['', '\n'], sections: [await cliLines('\n')] };
+}
+
+/** The same findings as one CLI JSON document: `{"tool": …, "findings": [ … ]}`. */
+export async function cliJsonLayout(): Promise<Layout> {
+  return {
+    parts: ['{"tool":{"name":"bench","version":"1"},"findings":[\n', '\n]}\n'],
+    sections: [await cliLines(',\n')],
+  };
+}
+
+async function cliLines(separator: string): Promise<Section> {
   const sources = ['nessus/nessus_v_unknown.xml', 'sarif/flawfinder.sarif', 'cyclonedx/jake2.json'];
   const findings: Finding[] = [];
   for (const s of sources)
     findings.push(...(await parseScanToArray(createReadStream(`${FIXTURES}${s}`))).findings);
   const hosts = [...new Set(findings.map((f) => f.asset.ip ?? f.asset.host).filter((h) => h !== null))];
   const hostIndex = new Map(hosts.map((h, i) => [h, i]));
-  const lines = eachRecord(
+  return eachRecord(
     findings,
     (f, _n, copy) => {
       const h = hostIndex.get(f.asset.ip ?? f.asset.host ?? '');
       return JSON.stringify(cliFinding(f, copy, h === undefined ? null : copy * hosts.length + h));
     },
-    '\n',
+    separator,
   );
-  return { parts: ['', '\n'], sections: [lines] };
 }
 
 /** A finding in the CLI format (docs/ingestion.md#formats), null fields left out as a tool would. */

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { ScanFormat } from '../../src/parsers/index.js';
-import { cliLayout } from './cli-lines.js';
+import { cliJsonLayout, cliLayout } from './cli-lines.js';
 import {
   FIXTURES,
   eachRecord,
@@ -24,11 +24,14 @@ import {
 export const BENCH_FORMATS = [
   'nessus',
   'qualys',
+  'qualys-scan',
+  'qualys-detection',
   'openvas',
   'sarif',
   'cyclonedx-json',
   'cyclonedx-xml',
   'cli',
+  'cli-json',
 ] as const;
 
 /** One of {@link BENCH_FORMATS}. */
@@ -137,6 +140,47 @@ export const FORMATS: Readonly<Record<BenchFormat, FormatSpec>> = {
         },
       ]),
   },
+  // The scan report (SCAN > IP > VULNS/INFOS/SERVICES): each copy of its two hosts gets an address.
+  'qualys-scan': {
+    ...XML,
+    scanFormat: 'qualys',
+    splittable: true,
+    layout: async () =>
+      textLayout(fixture('qualys/qualys_infrascan_webgui_multiple.xml'), [
+        {
+          record: /<IP value="[^"]*"[^>]*>[\s\S]*?<\/IP>\s*/g,
+          section: (records) =>
+            eachRecord(records, (r, n) =>
+              r.replace(
+                /^<IP value="[^"]*" name="[^"]*"/,
+                `<IP value="${ip(n)}" name="host${n}.bench.example"`,
+              ),
+            ),
+        },
+      ]),
+  },
+  // The VM host detection list (HOST_LIST_VM_DETECTION_OUTPUT), its hosts given new addresses.
+  'qualys-detection': {
+    ...XML,
+    scanFormat: 'qualys',
+    splittable: true,
+    layout: async () =>
+      textLayout(fixture('../parsers/qualys-detection.xml'), [
+        {
+          record: /<HOST>[\s\S]*?<\/HOST>\s*/g,
+          section: (records) =>
+            eachRecord(records, (r, n) =>
+              r
+                .replace(/<ID>[^<]*<\/ID>/, `<ID>${n + 1}</ID>`)
+                .replace(/<IP>[^<]*<\/IP>/, `<IP>${ip(n)}</IP>`)
+                .replace(
+                  /<DNS><!\[CDATA\[[^\]]*\]\]><\/DNS>/,
+                  `<DNS><![CDATA[host${n}.bench.example]]></DNS>`,
+                ),
+            ),
+        },
+      ]),
+  },
   openvas: {
     ...XML,
     scanFormat: 'openvas',
@@ -221,5 +265,14 @@ export const FORMATS: Readonly<Record<BenchFormat, FormatSpec>> = {
     baseline: 'json-lines',
     splittable: true,
     layout: cliLayout,
+  },
+  // The same findings as one CLI JSON document (`{"tool", "findings": [...]}`).
+  'cli-json': {
+    ext: 'json',
+    scanFormat: 'cli',
+    contentType: 'application/json',
+    baseline: 'json-parse',
+    splittable: false,
+    layout: cliJsonLayout,
   },
 };
