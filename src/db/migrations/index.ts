@@ -19,6 +19,7 @@ import { M019WorkflowCaseLeases } from './m019-workflow-case-leases.js';
 import { M021WorkflowSlackTarget } from './m021-workflow-slack-target.js';
 import { M022InhouseGateRecords } from './m022-inhouse-gate-records.js';
 import { M023CisaSsvc } from './m023-cisa-ssvc.js';
+import { M025Sla } from './m025-sla.js';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list runs from
@@ -45,4 +46,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'm021-workflow-slack-target', class: M021WorkflowSlackTarget },
   { name: 'm022-inhouse-gate-records', class: M022InhouseGateRecords },
   { name: 'm023-cisa-ssvc', class: M023CisaSsvc },
+  { name: 'm025-sla', class: M025Sla },
 ];

@@ -6,6 +6,7 @@ import { sql } from '../../db/sql.js';
 import { selectCases, toCase, type Case, type CaseRow } from './case.js';
 import { caseOrder, type CaseSort } from './case-sort.js';
 import { listCaseTriageHistory, type CaseTriageHistoryEntry } from './case-triage-store.js';
+import { refreshDueDates } from './sla-policy-store.js';
 import { filterWhere, type ListFilters, VISIBLE_FINDINGS_SQL } from './list-filters.js';
 
 /**
@@ -173,6 +174,8 @@ export async function changeCaseStatus(
       sql`INSERT INTO case_status_history (case_id, from_status, to_status, actor, note)
           VALUES (${input.caseId}, ${from}, ${input.status}, ${input.actor}, ${input.note})`,
     );
+    // A case reopened gets the due date of today's policy; a resolved one keeps its own.
+    await refreshDueDates(tx, input.workspaceId, { caseIds: [input.caseId] });
     return true;
   });
   return changed ? getCase(pool, input.workspaceId, input.caseId) : null;

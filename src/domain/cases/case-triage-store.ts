@@ -2,6 +2,7 @@ import type { Db } from '../../db/pool.js';
 import { sql } from '../../db/sql.js';
 import { seqCursor, seqPage, type Page } from '../../lib/cursor.js';
 import { isUuid } from '../../lib/ids.js';
+import { refreshDueDates } from './sla-policy-store.js';
 
 /**
  * A case's triage (docs/cases.md#triage-on-a-case): the current answer on `cases`, every answer appended to
@@ -117,6 +118,11 @@ history AS (
 )
 SELECT count(*)::int AS n FROM history`,
   });
+  // A new priority moves the due date (docs/cases.md#due-dates-and-sla).
+  for (const ws of new Set(rows.map((i) => i.workspaceId))) {
+    const caseIds = rows.filter((i) => i.workspaceId === ws).map((i) => i.caseId);
+    await refreshDueDates(db, ws, { caseIds });
+  }
   return res.rows[0]!.n;
 }
 

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/pool.js';
 import { sql } from '../../db/sql.js';
+import { refreshDueDates } from './sla-policy-store.js';
 
 /**
  * Cases from a completed scan's stored findings: one case per (workspace, fingerprint), created
@@ -45,5 +46,7 @@ export async function upsertScanCases(tx: Db, scanId: string, workspaceId: strin
      RETURNING xmax = 0 AS created)
      SELECT count(*) FILTER (WHERE created)::int AS created FROM upserted`,
   );
+  // The sighted cases' severity, asset context or status may have changed (docs/cases.md#due-dates-and-sla).
+  await refreshDueDates(tx, workspaceId, { scanId });
   return upsert.rows[0]!.created;
 }
