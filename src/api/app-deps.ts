@@ -22,6 +22,7 @@ import type { HttpMetrics } from './plugins/metrics.js';
 import type { WorkflowService } from '../domain/workflows/workflow-service.js';
 import type { InboundDeps } from '../domain/workflows/inbound.js';
 import type { WorkflowTrigger } from '../domain/workflows/trigger.js';
+import type { WorkspaceDeletions } from '../domain/workspaces/workspace-deletion.js';
 
 /**
  * What the HTTP edge may use, declared here so `api/` imports nothing above it: `app/services.ts`
@@ -60,6 +61,8 @@ export interface AppDeps {
   workspaceSummary: WorkspaceSummaries;
   /** Scans read and uploaded (the service), their storage and the `scan-ingest` queue. */
   scans: ScanRouteDeps;
+  /** A workspace's end of life: the owner's request and its status resource. */
+  workspaceDeletions: WorkspaceDeletions;
   /** Case and finding exports, their jobs and signed download links. */
   exports: ExportService;
   /** Mapped workflows: their management, and the inbound Jira/GitHub webhooks. */

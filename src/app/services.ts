@@ -35,6 +35,8 @@ import { createExportService } from '../domain/exports/export-service.js';
 import { enqueueExport } from '../jobs/export-job.js';
 import { createProcessMetrics, type ProcessMetrics } from './metrics/process-metrics.js';
 import { buildWorkflows, type Workflows } from './build-workflows.js';
+import { createWorkspaceDeletions } from '../domain/workspaces/workspace-deletion.js';
+import { enqueueWorkspaceDeletion } from '../jobs/workspace-deletion.js';
 
 /**
  * The services of a process: everything the HTTP edge needs (`AppDeps`, of which each route
@@ -174,6 +176,15 @@ export async function buildServices(
         return scanQueue();
       },
     },
+    workspaceDeletions: createWorkspaceDeletions({
+      db: infra.pool,
+      bus: infra.bus,
+      storage: scanStorage,
+      clock,
+      enqueue: (id) => enqueueWorkspaceDeletion(infra.queues, id),
+      onEnqueueError: (err) =>
+        logger.warn({ err: err.message }, 'workspace removal not queued; the maintenance run queues it'),
+    }),
     exports: createExportService({
       db: infra.pool,
       storage: scanStorage,

@@ -31,6 +31,7 @@ export function maintenanceRun(
       },
       exports: services.exports,
       deliveries: { requeueLost: () => services.workflows.requeueLost() },
+      deletions: services.workspaceDeletions,
       storage: {
         storage: services.scans.storage,
         // A live upload writes at least every idle timeout, and none lasts past the body timeout.
@@ -65,6 +66,7 @@ export async function startProcessWorkers(
     triage: services.triage,
     caseTriage: services.caseTriage,
     exports: services.exports,
+    workspaceDeletions: services.workspaceDeletions,
     pepper: infra.pepper,
     storage: services.scans.storage,
     deliver,

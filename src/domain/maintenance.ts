@@ -25,6 +25,8 @@ export interface MaintenanceReport {
   storage: StorageSweepReport;
   /** Pending workflow deliveries whose job was lost, queued again (docs/workflows.md). */
   deliveriesRequeued: number;
+  /** Workspace removals not finished, queued again (docs/operations.md#end-of-life). */
+  deletionsRequeued: number;
 }
 
 /**
@@ -58,6 +60,8 @@ export async function runMaintenance(deps: {
    * job id); the step is skipped without it.
    */
   deliveries?: { requeueLost(): Promise<number> };
+  /** Queues again the removals of deleted workspaces not finished; the step is skipped without it. */
+  deletions?: { requeueUnfinished(): Promise<number> };
 }): Promise<MaintenanceReport> {
   const now = deps.clock();
   const reservationsReleased = await deps.quota.releaseExpired();
@@ -73,6 +77,7 @@ export async function runMaintenance(deps: {
     : { itemsFailed: 0, batchesFinished: 0, webhooksResent: 0 };
   const exportsExpired = deps.exports ? await deps.exports.sweepExpired() : 0;
   const deliveriesRequeued = deps.deliveries ? await deps.deliveries.requeueLost() : 0;
+  const deletionsRequeued = deps.deletions ? await deps.deletions.requeueUnfinished() : 0;
   // After the export sweep: files of exports it just expired are already gone with their rows.
   const storage = deps.storage
     ? await sweepStorage(
@@ -98,5 +103,6 @@ export async function runMaintenance(deps: {
     scansFailed,
     batches,
     deliveriesRequeued,
+    deletionsRequeued,
   };
 }

@@ -24,6 +24,12 @@ import {
 import type { QueueKit, WorkerHandle } from '../jobs/queue-kit.js';
 import type { ExportService } from '../domain/exports/export-service.js';
 import { EXPORT_QUEUE, exportProcessor, type ExportPayload } from '../jobs/export-job.js';
+import {
+  WORKSPACE_DELETION_QUEUE,
+  workspaceDeletionProcessor,
+  type WorkspaceDeletionPayload,
+} from '../jobs/workspace-deletion.js';
+import type { RemovalOutcome, WorkspaceDeletions } from '../domain/workspaces/workspace-deletion.js';
 import { timedQueueKit, type JobObserver } from '../jobs/timed-queue-kit.js';
 import type { ScanIngestObserver } from '../domain/scans/ingest-scan.js';
 import { startMetricsServer } from './metrics-server.js';
@@ -43,6 +49,8 @@ export interface WorkerDeps {
   /** Triages a completed scan's cases when its upload asked for it. */
   caseTriage: Pick<CaseTriageService, 'triageScan'>;
   exports: ExportService;
+  /** Removes the data of deleted workspaces (docs/operations.md#end-of-life). */
+  workspaceDeletions: Pick<WorkspaceDeletions, 'remove'>;
   pepper: string;
   storage: ScanStorage;
   deliver: typeof deliverWebhook;
@@ -119,6 +127,16 @@ export async function startWorkers(deps: WorkerDeps): Promise<{ close(): Promise
   workers.push(
     queues.worker<ExportPayload, void>(EXPORT_QUEUE, exportProcessor(deps.exports), { concurrency: 2 }),
   );
+  // One removal at a time per worker: each walks a whole workspace, slice by slice.
+  const deletions = queues.worker<WorkspaceDeletionPayload, RemovalOutcome>(
+    WORKSPACE_DELETION_QUEUE,
+    workspaceDeletionProcessor(deps.workspaceDeletions),
+    { concurrency: 1 },
+  );
+  deletions.on('failed', (_job, err) =>
+    logger.warn({ err: (err as Error)?.message }, 'workspace removal failed; it is retried'),
+  );
+  workers.push(deletions);
   const scans = startScanIngestWorker({
     queues,
     pool: deps.pool,

@@ -1,5 +1,6 @@
 import { ArrayType, EntitySchema } from '@mikro-orm/core';
 import { InhouseGateRecordSchema } from './inhouse-gate-record.js';
+import { WorkspaceDeletionSchema } from './workspace-deletion.js';
 
 /**
  * Records of the foundation (docs/console.md#sign-up-and-api-keys, docs/api.md#keys, docs/triage.md#usage), as MikroORM entity schemas over the
@@ -16,6 +17,8 @@ export interface Workspace {
   trialEndsAt: Date | null;
   status: 'active' | 'suspended';
   rotationPolicyDays: number;
+  /** Days raw scan files are kept (docs/operations.md#retention); null keeps them. */
+  scanFileRetentionDays?: number | null;
   createdAt: Date;
 }
 
@@ -66,6 +69,8 @@ export const AUDIT_ACTIONS = [
   'workflow_enable',
   'workflow_disable',
   'workflow_delete',
+  'workspace_delete',
+  'retention_change',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -143,6 +148,7 @@ export const WorkspaceSchema = new EntitySchema<Workspace>({
     trialEndsAt: nullableTimestamp,
     status: { enum: true, items: ['active', 'suspended'], columnType: 'text', default: 'active' },
     rotationPolicyDays: { type: 'integer', default: 90 },
+    scanFileRetentionDays: { type: 'integer', nullable: true },
     createdAt: created,
   },
   checks: [
@@ -150,6 +156,10 @@ export const WorkspaceSchema = new EntitySchema<Workspace>({
     {
       name: 'workspaces_rotation_policy_days_check',
       expression: '(rotation_policy_days >= 15) AND (rotation_policy_days <= 3650)',
+    },
+    {
+      name: 'workspaces_scan_file_retention_days_check',
+      expression: '(scan_file_retention_days >= 1) AND (scan_file_retention_days <= 3650)',
     },
   ],
 });
@@ -264,4 +274,5 @@ export const entities = [
   KeyAuditEventSchema,
   PlanChangeSchema,
   InhouseGateRecordSchema,
+  WorkspaceDeletionSchema,
 ];

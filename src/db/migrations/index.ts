@@ -20,6 +20,7 @@ import { M021WorkflowSlackTarget } from './m021-workflow-slack-target.js';
 import { M022InhouseGateRecords } from './m022-inhouse-gate-records.js';
 import { M023CisaSsvc } from './m023-cisa-ssvc.js';
 import { M025Sla } from './m025-sla.js';
+import { M030WorkspaceEndOfLife } from './m030-workspace-end-of-life.js';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list runs from
@@ -47,4 +48,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'm022-inhouse-gate-records', class: M022InhouseGateRecords },
   { name: 'm023-cisa-ssvc', class: M023CisaSsvc },
   { name: 'm025-sla', class: M025Sla },
+  { name: 'm030-workspace-end-of-life', class: M030WorkspaceEndOfLife },
 ];

@@ -84,12 +84,12 @@ export function createS3ScanStorage(
     return `${prefix}${key}.scan`;
   };
 
-  async function* partials(): AsyncGenerator<StoredEntry> {
+  async function* partials(under: string): AsyncGenerator<StoredEntry> {
     let KeyMarker: string | undefined;
     let UploadIdMarker: string | undefined;
     do {
       const page = await client.send(
-        new ListMultipartUploadsCommand({ Bucket, Prefix: prefix, KeyMarker, UploadIdMarker }),
+        new ListMultipartUploadsCommand({ Bucket, Prefix: under, KeyMarker, UploadIdMarker }),
       );
       for (const u of page.Uploads ?? []) {
         if (!u.Key || !u.UploadId) continue;
@@ -200,11 +200,14 @@ export function createS3ScanStorage(
     },
     // Object storage has no free-space figure: the upload's own limits bound it.
     freeBytes: () => Promise.resolve(null),
-    async *entries() {
+    async *entries(workspaceId) {
+      if (workspaceId !== undefined && !/^[0-9a-f-]{36}$/.test(workspaceId))
+        throw new Error('invalid workspace id');
+      const under = workspaceId === undefined ? prefix : `${prefix}${workspaceId}/`;
       let ContinuationToken: string | undefined;
       do {
         const page = await client.send(
-          new ListObjectsV2Command({ Bucket, Prefix: prefix, ContinuationToken }),
+          new ListObjectsV2Command({ Bucket, Prefix: under, ContinuationToken }),
         );
         for (const o of page.Contents ?? []) {
           const m = o.Key ? OBJECT_NAME.exec(o.Key.slice(prefix.length)) : null;
@@ -220,7 +223,7 @@ export function createS3ScanStorage(
         }
         ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
       } while (ContinuationToken !== undefined);
-      yield* partials();
+      yield* partials(under);
     },
     async removeEntry(entry) {
       if (entry.name.startsWith('upload:')) {

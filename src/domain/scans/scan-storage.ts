@@ -22,8 +22,11 @@ export interface ScanStorage {
   remove(key: string): Promise<void>;
   /** Bytes free for new files, or null when the store cannot tell. */
   freeBytes(): Promise<number | null>;
-  /** Every file held, committed or partial, for the orphan sweep (`storage-sweep.ts`). */
-  entries(): AsyncIterable<StoredEntry>;
+  /**
+   * Every file held, committed or partial, for the orphan sweep (`storage-sweep.ts`); with
+   * `workspaceId`, only that workspace's (a deleted workspace's removal lists no one else's).
+   */
+  entries(workspaceId?: string): AsyncIterable<StoredEntry>;
   /** Removes an entry {@link entries} listed; missing files are not an error. */
   removeEntry(entry: StoredEntry): Promise<void>;
 }
@@ -101,10 +104,11 @@ export function createLocalScanStorage(root: string): ScanStorage {
         return null;
       }
     },
-    async *entries() {
+    async *entries(workspaceId) {
       const dirs = await readdir(root, { withFileTypes: true }).catch(() => []);
       for (const dir of dirs) {
         if (!dir.isDirectory() || !ID.test(dir.name)) continue;
+        if (workspaceId !== undefined && dir.name !== workspaceId) continue;
         const files = await readdir(path.join(root, dir.name)).catch(() => [] as string[]);
         for (const file of files) {
           const m = FILE_NAME.exec(file);

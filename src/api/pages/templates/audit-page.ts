@@ -16,6 +16,8 @@ export const ACTION_NAMES: Record<(typeof AUDIT_ACTIONS)[number], string> = {
   workflow_enable: 'Workflow enabled',
   workflow_disable: 'Workflow disabled',
   workflow_delete: 'Workflow deleted',
+  workspace_delete: 'Workspace deletion requested',
+  retention_change: 'Retention changed',
 };
 
 /**
