@@ -33,14 +33,15 @@ export interface NamedFeatures {
 /** The training descriptions are cut at 500 characters; cut triage text the same way. */
 export const TEXT_LIMIT = 500;
 
-const STOPWORDS = new Set(
+/** Words dropped before n-grams are formed (`tokenize`); the compiled predictor drops the same. */
+export const STOPWORDS: ReadonlySet<string> = new Set(
   'a an and are as at be by can for from has have in is it its of on or that the this to was which with via'.split(
     ' ',
   ),
 );
 
-const V3_METRICS = ['AV', 'AC', 'PR', 'UI', 'S', 'C', 'I', 'A'] as const;
-const V4_METRICS = ['AV', 'AC', 'AT', 'PR', 'UI', 'VC', 'VI', 'VA', 'SC', 'SI', 'SA'] as const;
+export const V3_METRICS = ['AV', 'AC', 'PR', 'UI', 'S', 'C', 'I', 'A'] as const;
+export const V4_METRICS = ['AV', 'AC', 'AT', 'PR', 'UI', 'VC', 'VI', 'VA', 'SC', 'SI', 'SA'] as const;
 
 /** Lower-cased word tokens (letters, digits), without stopwords and bare numbers. */
 export function tokenize(text: string): string[] {
@@ -70,24 +71,46 @@ export function parseCvssVector(
   vector: string | null,
 ): { version: 'v3' | 'v4'; metrics: Record<string, string> } | null {
   if (!vector) return null;
-  const parts = vector.trim().split('/');
-  const head = parts[0] ?? '';
-  const version = /^CVSS:3\.[01]$/.test(head) ? 'v3' : head === 'CVSS:4.0' ? 'v4' : null;
+  const s = vector.trim();
+  let end = s.indexOf('/');
+  if (end < 0) end = s.length;
+  const head = s.slice(0, end);
+  const version = head === 'CVSS:3.1' || head === 'CVSS:3.0' ? 'v3' : head === 'CVSS:4.0' ? 'v4' : null;
   if (!version) return null;
+  // Each `/`-separated part `K:V[:...]` with K one to three capitals and V one capital; a later part wins.
   const metrics: Record<string, string> = {};
-  for (const part of parts.slice(1)) {
-    const [k, v] = part.split(':');
-    if (k && v && /^[A-Z]{1,3}$/.test(k) && /^[A-Z]$/.test(v)) metrics[k] = v;
+  let at = end + 1;
+  while (at <= s.length) {
+    let next = s.indexOf('/', at);
+    if (next < 0) next = s.length;
+    let k = at;
+    while (k < next && isCapital(s.charCodeAt(k))) k++;
+    const keyLength = k - at;
+    if (keyLength >= 1 && keyLength <= 3 && k + 2 <= next && s.charCodeAt(k) === 58) {
+      const v = s.charCodeAt(k + 1);
+      if (isCapital(v) && (k + 2 === next || s.charCodeAt(k + 2) === 58)) {
+        metrics[s.slice(at, k)] = s[k + 1] as string;
+      }
+    }
+    at = next + 1;
   }
   const required = version === 'v3' ? V3_METRICS : V4_METRICS;
-  return required.every((m) => metrics[m] !== undefined) ? { version, metrics } : null;
+  for (const m of required) if (metrics[m] === undefined) return null;
+  return { version, metrics };
+}
+
+function isCapital(ch: number): boolean {
+  return ch >= 65 && ch <= 90;
 }
 
 /**
  * The structured (non-text) features of an input. Score buckets beside the scaled
  * score let a linear model express the non-linear jumps CVSS severity bands carry.
  */
-export function structuredFeatures(input: FeatureInput): NamedFeatures {
+export function structuredFeatures(
+  input: FeatureInput,
+  parsed: ReturnType<typeof parseCvssVector> = parseCvssVector(input.cvssVector),
+): NamedFeatures {
   const names: string[] = [];
   const values: number[] = [];
   const on = (name: string, value = 1): void => {
@@ -111,7 +134,6 @@ export function structuredFeatures(input: FeatureInput): NamedFeatures {
             : 'cvss:band:low',
     );
   }
-  const parsed = parseCvssVector(input.cvssVector);
   if (!parsed) {
     on('vector:absent');
   } else if (parsed.version === 'v3') {

@@ -8,11 +8,11 @@ import type {
 } from '../triage-engine/ssvc.js';
 import type { Priority, RecommendedAction } from '../triage-engine/types.js';
 import { canonicalJson, sha256Hex } from './canonical-json.js';
-import { extractFeatures, FEATURE_SCHEMA } from './features.js';
+import { FEATURE_SCHEMA } from './features.js';
 import type { FeatureInput } from './features.js';
-import { boosterScores } from './gbt.js';
 import type { Booster, Tree } from './gbt.js';
 import { KEV_FLOOR, outcomeAnswer, priorityBelow } from './outcome.js';
+import { compiledHeadProbabilities, compiledProbabilities } from './predictor.js';
 import { STACK_FEATURE_SCHEMA, STACK_FEATURES, stackFeatures } from './stack-features.js';
 
 /**
@@ -210,24 +210,6 @@ export interface DecisionPointPrediction {
   };
 }
 
-function softmax(z: number[]): number[] {
-  const max = Math.max(...z);
-  const e = z.map((v) => Math.exp(v - max));
-  const sum = e.reduce((a, b) => a + b, 0);
-  return e.map((v) => v / sum);
-}
-
-function headProbabilities(model: InhouseModel, head: HeadName, idx: number[], val: number[]): number[] {
-  const h = model.body.heads[head];
-  const z = h.bias.map((b, c) => {
-    const w = h.weights[c] as number[];
-    let s = b;
-    for (let j = 0; j < idx.length; j++) s += (w[idx[j] as number] as number) * (val[j] as number);
-    return s;
-  });
-  return softmax(z);
-}
-
 function argmax<T extends string>(classes: readonly T[], p: number[]): T {
   let best = 0;
   for (let i = 1; i < p.length; i++) if ((p[i] as number) > (p[best] as number)) best = i;
@@ -243,9 +225,7 @@ function toRecord<T extends string>(classes: readonly T[], p: number[]): Record<
  * rule in force the exploitation distribution is all on `active`.
  */
 export function predictDecisionPoints(model: InhouseModel, input: FeatureInput): DecisionPointPrediction {
-  const heads = textHeadProbabilities(model, input);
-  const stack = model.body.stack;
-  const p = stack ? stackedProbabilities(stack, input, heads) : heads;
+  const p = compiledProbabilities(model, input);
   const exploitationFromKev = model.body.rules.kevImpliesActive && input.kev;
   const pe = exploitationFromKev ? [0, 0, 1] : p.exploitation;
   const pa = p.automatable;
@@ -256,30 +236,16 @@ export function predictDecisionPoints(model: InhouseModel, input: FeatureInput):
     automatable: argmax(HEAD_CLASSES.automatable, pa),
     technicalImpact: argmax(HEAD_CLASSES.technicalImpact, pt),
     probabilities: {
-      exploitation: toRecord(HEAD_CLASSES.exploitation, pe),
-      automatable: toRecord(HEAD_CLASSES.automatable, pa),
-      technicalImpact: toRecord(HEAD_CLASSES.technicalImpact, pt),
+      exploitation: { none: pe[0] as number, public_poc: pe[1] as number, active: pe[2] as number },
+      automatable: { no: pa[0] as number, yes: pa[1] as number },
+      technicalImpact: { partial: pt[0] as number, total: pt[1] as number },
     },
   };
 }
 
 /** Class probabilities (in `HEAD_CLASSES` order) of each logistic-regression head, before any rule. */
 export function textHeadProbabilities(model: InhouseModel, input: FeatureInput): Record<HeadName, number[]> {
-  const f = extractFeatures(input);
-  const idx: number[] = [];
-  const val: number[] = [];
-  f.names.forEach((name, j) => {
-    const i = model.featureIndex.get(name);
-    if (i !== undefined) {
-      idx.push(i);
-      val.push(f.values[j] as number);
-    }
-  });
-  return {
-    exploitation: headProbabilities(model, 'exploitation', idx, val),
-    automatable: headProbabilities(model, 'automatable', idx, val),
-    technicalImpact: headProbabilities(model, 'technicalImpact', idx, val),
-  };
+  return compiledHeadProbabilities(model, input);
 }
 
 /** The dense input of the stacked stage: the heads' probabilities plus the finding's facts. */
@@ -290,19 +256,6 @@ export function stackInput(input: FeatureInput, heads: Record<HeadName, number[]
     automatable: heads.automatable[1] as number,
     total: heads.technicalImpact[1] as number,
   });
-}
-
-function stackedProbabilities(
-  stack: InhouseStack,
-  input: FeatureInput,
-  heads: Record<HeadName, number[]>,
-): Record<HeadName, number[]> {
-  const x = stackInput(input, heads);
-  return {
-    exploitation: softmax(boosterScores(stack.boosters.exploitation, x)),
-    automatable: softmax(boosterScores(stack.boosters.automatable, x)),
-    technicalImpact: softmax(boosterScores(stack.boosters.technicalImpact, x)),
-  };
 }
 
 /**

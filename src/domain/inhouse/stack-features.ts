@@ -57,8 +57,11 @@ function cveParts(cve: string | null | undefined): [number, number] {
   return m ? [Number(m[1]), Number(m[2])] : [-1, -1];
 }
 
-export function stackFeatures(input: FeatureInput, p: HeadProbabilities): number[] {
-  const parsed = parseCvssVector(input.cvssVector);
+export function stackFeatures(
+  input: FeatureInput,
+  p: HeadProbabilities,
+  parsed: ReturnType<typeof parseCvssVector> = parseCvssVector(input.cvssVector),
+): number[] {
   const m = parsed?.metrics ?? {};
   const v4 = parsed?.version === 'v4';
   const score = input.cvssScore;
