@@ -16,6 +16,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { CliHandler } from '../../src/parsers/cli/parse.js';
 import { CyclonedxJsonHandler } from '../../src/parsers/cyclonedx/json.js';
 import type { ParserContext } from '../../src/parsers/format-parser.js';
+import { ScopeCollector } from '../../src/parsers/scope.js';
 import { walkJsonLines } from '../../src/parsers/json/walk-json-lines.js';
 import { walkJsonTokens } from './legacy-walk-json.js';
 import { walkJson, type JsonHandler } from '../../src/parsers/json/walk-json.js';
@@ -40,6 +41,7 @@ const context = (): ParserContext => ({
   notes: [],
   xmlEngine: 'saxes',
   tmpDir: tmpdir(),
+  scope: new ScopeCollector(),
 });
 const chunks = () => createReadStream(file, { highWaterMark: 64 * 1024 }) as AsyncIterable<Buffer>;
 

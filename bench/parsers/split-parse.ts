@@ -10,6 +10,7 @@
 import { fileURLToPath } from 'node:url';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import type { Finding, ParseResult } from '../../src/parsers/index.js';
+import { ScopeCollector } from '../../src/parsers/scope.js';
 import type { ParseThreadResult, ParseThreadTask } from '../../src/workers/parse-thread.js';
 import {
   parseFileInPool,
@@ -101,6 +102,7 @@ export async function parseFileSplitInPool(
   };
   let delivered = 0;
   const notes = new Set<string>();
+  const scope = new ScopeCollector();
   let failed = false;
   try {
     for (let k = 0; k < plan.segments.length && !failed; k++) {
@@ -121,7 +123,12 @@ export async function parseFileSplitInPool(
       }
       const outcome = await run.outcome;
       if (!outcome.ok) failed = true;
-      else outcome.result.notes.forEach((n) => notes.add(n));
+      else {
+        outcome.result.notes.forEach((n) => notes.add(n));
+        outcome.result.scope.scanners.forEach((n) => scope.addScanner(n));
+        outcome.result.scope.hosts.forEach((h) => scope.addHost(h));
+        outcome.result.scope.subjects.forEach((n) => scope.addSubject(n));
+      }
     }
   } finally {
     // Stop segments still running (after a failure or a consumer error) and wait for them.
@@ -129,7 +136,14 @@ export async function parseFileSplitInPool(
     await Promise.allSettled(runs.map((r) => r.outcome));
     for (const run of runs) run.port.close();
   }
-  if (!failed) return { format: plan.format, count: delivered, bytes: plan.size, notes: [...notes] };
+  if (!failed)
+    return {
+      format: plan.format,
+      count: delivered,
+      bytes: plan.size,
+      notes: [...notes],
+      scope: scope.result(),
+    };
   const already = delivered;
   return parseFileInPool(pool, single, async (batch, info) => {
     const rest =

@@ -1,4 +1,5 @@
 import type { ScanFormat } from './registry.js';
+import type { ScanScope } from './scope.js';
 import type { FindingFields } from './types.js';
 
 /** A normalised finding as handed to persistence (see the glossary of `types.ts`). */
@@ -15,4 +16,6 @@ export interface ParseResult {
   bytes: number;
   /** Human notes, e.g. "BOM has components but no vulnerabilities". */
   notes: string[];
+  /** What the file covered: scanners, hosts, subject (docs/ingestion.md#rescans). */
+  scope: ScanScope;
 }

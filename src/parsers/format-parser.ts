@@ -1,3 +1,4 @@
+import type { ScopeCollector } from './scope.js';
 import type { XmlEngineName } from './xml/xml-engine.js';
 import { EXCERPT_TRUNCATION_MARKER, type FindingDraft, type ParseLimits } from './types.js';
 
@@ -9,6 +10,11 @@ export interface ParserContext {
   xmlEngine: XmlEngineName;
   /** Directory for the Qualys asset-report spill file. */
   tmpDir: string;
+  /**
+   * What the file covered (docs/ingestion.md#rescans): the parse adds each finding's scanner and
+   * host; a parser adds the hosts its format lists without findings and the file's subject.
+   */
+  scope: ScopeCollector;
 }
 
 /**

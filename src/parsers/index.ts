@@ -21,6 +21,7 @@ export {
 } from './registry.js';
 export type { FormatModule, ScanHead, Sniffed } from './format-module.js';
 export type { Finding, ParseResult } from './finding.js';
+export { MAX_SCOPE_HOSTS, hostIdentity, type ScanScope, type ScopeHost } from './scope.js';
 export {
   fingerprintFinding,
   canonicalFingerprintString,

@@ -6,6 +6,7 @@ import { PeekableInput, type ByteSource } from './input-stream.js';
 import { ParseError, isParseErrorLike, toParseError } from './parse-error.js';
 import type { Finding, ParseResult } from './finding.js';
 import { UNSUPPORTED_FORMAT_MESSAGE, formatModule, type ScanFormat } from './registry.js';
+import { ScopeCollector } from './scope.js';
 import { DEFAULT_LIMITS, type ParseLimits } from './types.js';
 import type { XmlEngineName } from './xml/xml-engine.js';
 
@@ -76,12 +77,16 @@ export function parseScan(source: ByteSource, options: ParseScanOptions = {}): S
         notes: [],
         xmlEngine: options.xmlEngine ?? 'saxes',
         tmpDir: options.tmpDir ?? tmpdir(),
+        scope: new ScopeCollector(),
       };
       let recordIndex = 0;
       let pending: Finding[] = [];
       for await (const drafts of formatModule(format).parse(input.chunks(), ctx)) {
-        for (const d of drafts)
-          pending.push(completeFinding(d, format, recordIndex++, limits, options.uploadAsset));
+        for (const d of drafts) {
+          const f = completeFinding(d, format, recordIndex++, limits, options.uploadAsset);
+          ctx.scope.addFinding(f);
+          pending.push(f);
+        }
         while (pending.length >= batchSize) {
           const batch = pending.length === batchSize ? pending : pending.slice(0, batchSize);
           pending = pending.length === batchSize ? [] : pending.slice(batchSize);
@@ -97,7 +102,13 @@ export function parseScan(source: ByteSource, options: ParseScanOptions = {}): S
           `The file looks like ${aFile(mismatch)}, not ${aFile(format)}: read as format=${format} it has no findings. Upload it without format= (it is detected as ${mismatch}) or with format=${mismatch}.`,
         );
       }
-      result = { format, count: recordIndex, bytes: input.bytes, notes: ctx.notes };
+      result = {
+        format,
+        count: recordIndex,
+        bytes: input.bytes,
+        notes: ctx.notes,
+        scope: ctx.scope.result(),
+      };
     } catch (err) {
       // Only problems with the file's content are ParseErrors. I/O failures of the source (a
       // missing file, a dropped upload stream) and bugs propagate unchanged so that callers retry

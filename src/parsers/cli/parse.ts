@@ -101,6 +101,7 @@ export class CliHandler implements JsonHandler {
 
   end(): void {
     this.scanner ??= 'CLI';
+    this.ctx.scope.addScanner(this.scanner);
     for (const h of this.held.splice(0)) this.out.push(this.toDraft(h.value, h.n));
   }
 

@@ -158,3 +158,13 @@ export function ratingScore(v: unknown): number | null {
       : null
     : parseScore(typeof v === 'string' ? v : null);
 }
+
+/**
+ * The subject a BOM describes (its `metadata.component`), as a rescan's scope names it
+ * (docs/ingestion.md#rescans): group and name, or its package URL without version and
+ * qualifiers, so the next version's BOM is a rescan of the same subject.
+ */
+export function cdxSubject(c: CdxComponent): string | null {
+  if (c.name) return c.group ? `${c.group}/${c.name}` : c.name;
+  return c.purl ? c.purl.replace(/[?#].*$/, '').replace(/@[^@/]*$/, '') : null;
+}

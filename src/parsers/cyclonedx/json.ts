@@ -2,6 +2,7 @@ import { boundExcerpt, type ParserContext } from '../format-parser.js';
 import {
   ComponentIndex,
   cdxFindings,
+  cdxSubject,
   ratingScore,
   type CdxComponent,
   type CdxVulnerability,
@@ -38,7 +39,8 @@ export class CyclonedxJsonHandler implements JsonHandler {
   }
 
   onValue(path: JsonPath, value: unknown): void {
-    if (path[0] === 'components' || path[1] === 'component') this.indexComponent(obj(value));
+    if (path[1] === 'component') this.ctx.scope.addSubject(cdxSubject(this.indexComponent(obj(value))));
+    else if (path[0] === 'components') this.indexComponent(obj(value));
     else if (path[1] === 'tools') this.scanner = toolName(value) ?? this.scanner;
     else {
       const v = this.toVulnerability(obj(value));
@@ -57,6 +59,7 @@ export class CyclonedxJsonHandler implements JsonHandler {
 
   end(): void {
     for (const v of this.held.splice(0)) this.out.push(...cdxFindings(v, this.components, this.scanner));
+    this.ctx.scope.addScanner(this.scanner);
     const bound = this.components.boundNote();
     if (bound) this.ctx.notes.push(bound);
     if (this.vulnerabilities === 0) {
@@ -68,7 +71,7 @@ export class CyclonedxJsonHandler implements JsonHandler {
     }
   }
 
-  private indexComponent(c: Obj): void {
+  private indexComponent(c: Obj): CdxComponent {
     const comp: CdxComponent = {
       name: str(c.name),
       group: str(c.group),
@@ -77,6 +80,7 @@ export class CyclonedxJsonHandler implements JsonHandler {
     };
     this.components.add(str(c['bom-ref']), comp);
     for (const child of arr(c.components)) this.indexComponent(obj(child));
+    return comp;
   }
 
   private toVulnerability(v: Obj): CdxVulnerability {

@@ -1,5 +1,13 @@
 import type { ParserContext } from '../format-parser.js';
-import { ComponentIndex, cdxFindings, ratingScore, type CdxRating, type CdxVulnerability } from './common.js';
+import {
+  ComponentIndex,
+  cdxFindings,
+  cdxSubject,
+  ratingScore,
+  type CdxComponent,
+  type CdxRating,
+  type CdxVulnerability,
+} from './common.js';
 import type { FindingDraft } from '../types.js';
 import type { XmlHandler, XmlWalker } from '../xml/xml-walker.js';
 
@@ -92,6 +100,8 @@ export class CyclonedxXmlHandler implements XmlHandler {
     else if (name === 'component' && top && path.length === top.depth) {
       this.componentStack.pop();
       this.indexComponent(top);
+      if (path.length === 3 && path[1] === 'metadata')
+        this.ctx.scope.addSubject(cdxSubject(componentOf(top)));
     } else if (name === 'name' && path[path.length - 2] === 'tool' && text.trim() !== '') {
       this.scanner = text.trim();
     }
@@ -99,6 +109,7 @@ export class CyclonedxXmlHandler implements XmlHandler {
 
   /** Called when the root closes: records the components-only note. */
   private end(): void {
+    this.ctx.scope.addScanner(this.scanner);
     const bound = this.components.boundNote();
     if (bound) this.ctx.notes.push(bound);
     if (this.vulnerabilities === 0) {
@@ -114,13 +125,7 @@ export class CyclonedxXmlHandler implements XmlHandler {
     if (frame.indexed) return;
     frame.indexed = true;
     const f = frame.fields;
-    const ref = frame.ref ?? f.get('name') ?? null;
-    this.components.add(ref, {
-      name: f.get('name') || null,
-      group: f.get('group') || null,
-      version: f.get('version') || null,
-      purl: f.get('purl') || null,
-    });
+    this.components.add(frame.ref ?? f.get('name') ?? null, componentOf(frame));
   }
 
   private vulnField(v: VulnFrame, name: string, text: string, path: readonly string[]): void {
@@ -165,4 +170,14 @@ export class CyclonedxXmlHandler implements XmlHandler {
     this.out.push(...cdxFindings(vuln, this.components, this.scanner));
     this.vuln = null;
   }
+}
+
+function componentOf(frame: ComponentFrame): CdxComponent {
+  const f = frame.fields;
+  return {
+    name: f.get('name') || null,
+    group: f.get('group') || null,
+    version: f.get('version') || null,
+    purl: f.get('purl') || null,
+  };
 }

@@ -7,6 +7,7 @@ import {
   uniq,
   type FormatParser,
 } from '../format-parser.js';
+import type { ScopeCollector } from '../scope.js';
 import { parseScore, severityFromNessus } from '../severity.js';
 import type { FindingDraft } from '../types.js';
 import { walkXml } from '../xml/walk-xml.js';
@@ -45,6 +46,7 @@ const ITEM_FIELDS = new Set([
  * Nessus v2 (`NessusClientData_v2`), docs/ingestion.md#formats: one finding per ReportItem. HostProperties
  * precede the ReportItems of a ReportHost, so host identity is known when each item closes and
  * nothing per host has to be buffered. Policy is skipped (it can be megabytes of preferences).
+ * Every ReportHost, with findings or not, is a host the scan covered (docs/ingestion.md#rescans).
  */
 class NessusHandler implements XmlHandler {
   readonly roots = ['NessusClientData_v2'];
@@ -52,6 +54,8 @@ class NessusHandler implements XmlHandler {
   private host: HostState | null = null;
   private item: ItemState | null = null;
   private tagName: string | null = null;
+
+  constructor(private readonly scope: ScopeCollector) {}
 
   open(name: string, attrs: Record<string, string>, path: readonly string[], walker: XmlWalker): void {
     if (path[1] !== 'Report') return;
@@ -78,7 +82,9 @@ class NessusHandler implements XmlHandler {
     } else if (name === 'tag' && this.host && this.tagName) {
       this.applyHostTag(this.tagName, text.trim());
       this.tagName = null;
-    } else if (name === 'ReportHost') {
+    } else if (name === 'ReportHost' && this.host) {
+      this.scope.addScanner('Nessus');
+      this.scope.addHost(hostAsset(this.host));
       this.host = null;
     }
   }
@@ -117,13 +123,7 @@ class NessusHandler implements XmlHandler {
       description: nonEmpty(f.get('description')) ?? nonEmpty(f.get('synopsis')),
       solution: nonEmpty(f.get('solution')),
       evidence: nonEmpty(f.get('plugin_output')),
-      // Without a host-ip tag the ReportHost name is the scanned target, usually an address.
-      asset: {
-        host: host.name,
-        ip: host.ip ?? (isIpAddress(host.name) ? host.name : null),
-        fqdn: host.fqdn,
-        os: host.os,
-      },
+      asset: { ...hostAsset(host), os: host.os },
       port: parsePort(item.attrs.port),
       protocol: nonEmpty(item.attrs.protocol),
       exploitAvailable: exploit === 'true' ? true : exploit === 'false' ? false : null,
@@ -132,5 +132,11 @@ class NessusHandler implements XmlHandler {
   }
 }
 
+/** A ReportHost as a finding's asset names it. */
+function hostAsset(host: HostState): { host: string | null; ip: string | null; fqdn: string | null } {
+  // Without a host-ip tag the ReportHost name is the scanned target, usually an address.
+  return { host: host.name, ip: host.ip ?? (isIpAddress(host.name) ? host.name : null), fqdn: host.fqdn };
+}
+
 /** Parses a `.nessus` v2 file. */
-export const parseNessus: FormatParser = (chunks, ctx) => walkXml(chunks, new NessusHandler(), ctx);
+export const parseNessus: FormatParser = (chunks, ctx) => walkXml(chunks, new NessusHandler(ctx.scope), ctx);

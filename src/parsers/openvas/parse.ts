@@ -7,6 +7,7 @@ import {
   uniq,
   type FormatParser,
 } from '../format-parser.js';
+import type { ScopeCollector } from '../scope.js';
 import { parseScore, severityFromCvss } from '../severity.js';
 import type { FindingDraft } from '../types.js';
 import { walkXml } from '../xml/walk-xml.js';
@@ -42,8 +43,16 @@ class OpenvasHandler implements XmlHandler {
   readonly roots = ['report', 'get_reports_response'];
   out: FindingDraft[] = [];
   private result: ResultState | null = null;
+  /** Inside a report's `host` (the hosts scanned, with findings or not): its `ip`. */
+  private reportHost: { depth: number; ip: string | null } | null = null;
+
+  constructor(private readonly scope: ScopeCollector) {}
 
   open(name: string, attrs: Record<string, string>, path: readonly string[], walker: XmlWalker): void {
+    if (!this.result && name === 'host' && path[path.length - 2] === 'report') {
+      this.reportHost = { depth: path.length, ip: null };
+      return;
+    }
     if (!this.result) {
       if (name === 'result' && path[path.length - 2] === 'results') {
         this.result = {
@@ -74,7 +83,10 @@ class OpenvasHandler implements XmlHandler {
 
   close(name: string, text: string, path: readonly string[], walker: XmlWalker): void {
     const r = this.result;
-    if (!r) return;
+    if (!r) {
+      this.closeReportHost(name, text, path);
+      return;
+    }
     if (path.length === r.depth) {
       this.out.push(this.toDraft(r, walker.endExcerpt()));
       this.result = null;
@@ -84,6 +96,18 @@ class OpenvasHandler implements XmlHandler {
     // Older reports list CVEs as "CVE-a, CVE-b" text, or NOCVE; extractCves ignores the latter.
     if (rel === 'nvt/cve') r.cves.push(...extractCves(text));
     else r.fields.set(rel, text);
+  }
+
+  /** A report's `host` lists a scanned host, with findings or not (docs/ingestion.md#rescans). */
+  private closeReportHost(name: string, text: string, path: readonly string[]): void {
+    const h = this.reportHost;
+    if (!h) return;
+    if (name === 'ip' && path.length === h.depth + 1) h.ip = nonEmpty(text);
+    else if (path.length === h.depth) {
+      this.scope.addScanner('OpenVAS');
+      if (h.ip) this.scope.addHost({ host: h.ip, ip: isIpAddress(h.ip) ? h.ip : null });
+      this.reportHost = null;
+    }
   }
 
   private toDraft(r: ResultState, rawExcerpt: string): FindingDraft {
@@ -129,4 +153,5 @@ class OpenvasHandler implements XmlHandler {
 }
 
 /** Parses an OpenVAS/Greenbone XML report. */
-export const parseOpenvas: FormatParser = (chunks, ctx) => walkXml(chunks, new OpenvasHandler(), ctx);
+export const parseOpenvas: FormatParser = (chunks, ctx) =>
+  walkXml(chunks, new OpenvasHandler(ctx.scope), ctx);

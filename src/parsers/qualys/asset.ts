@@ -6,6 +6,7 @@ import { isIpAddress, nonEmpty, parsePort, type ParserContext } from '../format-
 import { RecordCollector, firstField, hasExploit, qualysCvssFields } from './common.js';
 import { SpillRowDecoder, encodeSpillRow, type SpillRow } from './spill.js';
 import { severityFromQualys } from '../severity.js';
+import type { ScopeCollector } from '../scope.js';
 import type { FindingDraft } from '../types.js';
 import type { XmlHandler, XmlWalker } from '../xml/xml-walker.js';
 
@@ -46,8 +47,11 @@ export class QualysAssetHandler implements XmlHandler {
   private detail: RecordCollector | null = null;
   private readonly glossary = new Map<string, GlossaryEntry>();
 
+  private readonly scope: ScopeCollector;
+
   constructor(ctx: ParserContext) {
     this.spillPath = join(ctx.tmpDir, `qualys-asset-join-${randomUUID()}.spill`);
+    this.scope = ctx.scope;
   }
 
   open(name: string, attrs: Record<string, string>, path: readonly string[], walker: XmlWalker): void {
@@ -75,7 +79,18 @@ export class QualysAssetHandler implements XmlHandler {
     }
     if (!this.host) return;
     if (path[path.length - 2] === 'HOST' && text.trim() !== '') this.host.set(name, text.trim());
-    else if (name === 'HOST') this.host = null;
+    else if (name === 'HOST') {
+      // Every HOST of the list is a host the scan covered, with findings or not (docs/ingestion.md#rescans).
+      this.scope.addScanner('Qualys');
+      this.scope.addHost(
+        assetHost(
+          this.host.get('IP') ?? null,
+          this.host.get('DNS') ?? null,
+          this.host.get('NETBIOS') ?? null,
+        ),
+      );
+      this.host = null;
+    }
   }
 
   private spillRow(v: RecordCollector, excerpt: string): void {
@@ -163,15 +178,19 @@ export class QualysAssetHandler implements XmlHandler {
       solution: g?.solution ?? null,
       evidence: row.result,
       exploitAvailable: g?.exploit ?? null,
-      asset: {
-        host: row.dns ?? row.netbios ?? row.ip,
-        ip: isIpAddress(row.ip) ? row.ip : null,
-        fqdn: row.dns,
-        os: row.os,
-      },
+      asset: { ...assetHost(row.ip, row.dns, row.netbios), os: row.os },
       port: parsePort(row.port),
       protocol: row.protocol,
       rawExcerpt: row.excerpt,
     };
   }
+}
+
+/** A HOST of the asset data report as its findings' asset names it. */
+function assetHost(
+  ip: string | null,
+  dns: string | null,
+  netbios: string | null,
+): { host: string | null; ip: string | null; fqdn: string | null } {
+  return { host: dns ?? netbios ?? ip, ip: isIpAddress(ip) ? ip : null, fqdn: dns };
 }

@@ -1,6 +1,7 @@
 import { isIpAddress, nonEmpty, parsePort } from '../format-parser.js';
 import { RecordCollector, firstField, qualysCvssFields } from './common.js';
 import { severityFromQualys } from '../severity.js';
+import type { ScopeCollector } from '../scope.js';
 import type { FindingDraft } from '../types.js';
 import type { XmlHandler, XmlWalker } from '../xml/xml-walker.js';
 
@@ -16,6 +17,8 @@ export class QualysDetectionHandler implements XmlHandler {
   out: FindingDraft[] = [];
   private host: Map<string, string> | null = null;
   private detection: RecordCollector | null = null;
+
+  constructor(private readonly scope: ScopeCollector) {}
 
   open(name: string, attrs: Record<string, string>, path: readonly string[], walker: XmlWalker): void {
     if (this.detection) return;
@@ -41,7 +44,12 @@ export class QualysDetectionHandler implements XmlHandler {
     const parent = path[path.length - 2];
     if (parent === 'HOST' && text.trim() !== '') this.host.set(name, text.trim());
     else if (parent === 'DNS_DATA' && text.trim() !== '') this.host.set(`DNS_DATA/${name}`, text.trim());
-    else if (name === 'HOST' && path[path.length - 2] === 'HOST_LIST') this.host = null;
+    else if (name === 'HOST' && path[path.length - 2] === 'HOST_LIST') {
+      // Every HOST of the list is a host the scan covered, with detections or not (docs/ingestion.md#rescans).
+      this.scope.addScanner('Qualys');
+      this.scope.addHost(detectionHost(this.host));
+      this.host = null;
+    }
   }
 
   private toDraft(d: RecordCollector, rawExcerpt: string): FindingDraft {
@@ -60,15 +68,24 @@ export class QualysDetectionHandler implements XmlHandler {
         d.get('CVSS3_BASE') ?? d.get('CVSS3_SCORE/CVSS3_BASE'),
       ),
       evidence: firstField(d, 'RESULTS', 'RESULT'),
-      asset: {
-        host: nonEmpty(h.get('DNS')) ?? nonEmpty(h.get('NETBIOS')) ?? ip,
-        ip: isIpAddress(ip) ? ip : null,
-        fqdn: nonEmpty(h.get('DNS_DATA/FQDN')) ?? nonEmpty(h.get('DNS')),
-        os: nonEmpty(h.get('OS')),
-      },
+      asset: { ...detectionHost(h), os: nonEmpty(h.get('OS')) },
       port: parsePort(d.get('PORT')),
       protocol: nonEmpty(d.get('PROTOCOL')),
       rawExcerpt,
     };
   }
+}
+
+/** A HOST of the list as its detections' asset names it. */
+function detectionHost(h: Map<string, string>): {
+  host: string | null;
+  ip: string | null;
+  fqdn: string | null;
+} {
+  const ip = h.get('IP') ?? h.get('IPV6') ?? null;
+  return {
+    host: nonEmpty(h.get('DNS')) ?? nonEmpty(h.get('NETBIOS')) ?? ip,
+    ip: isIpAddress(ip) ? ip : null,
+    fqdn: nonEmpty(h.get('DNS_DATA/FQDN')) ?? nonEmpty(h.get('DNS')),
+  };
 }

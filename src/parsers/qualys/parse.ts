@@ -30,10 +30,10 @@ class QualysHandler implements XmlHandler {
     if (path.length === 1) {
       this.delegate =
         name === 'SCAN'
-          ? new QualysScanHandler()
+          ? new QualysScanHandler(this.ctx.scope)
           : name === 'ASSET_DATA_REPORT'
             ? new QualysAssetHandler(this.ctx)
-            : new QualysDetectionHandler();
+            : new QualysDetectionHandler(this.ctx.scope);
     }
     this.delegate?.open(name, attrs, path, walker);
   }

@@ -1,6 +1,7 @@
 import { isIpAddress, nonEmpty, parsePort } from '../format-parser.js';
 import { RecordCollector, firstField, hasExploit, qualysCvssFields } from './common.js';
 import { severityFromQualys } from '../severity.js';
+import type { ScopeCollector } from '../scope.js';
 import type { FindingDraft } from '../types.js';
 import type { XmlHandler, XmlWalker } from '../xml/xml-walker.js';
 
@@ -26,6 +27,8 @@ export class QualysScanHandler implements XmlHandler {
   private cat: Record<string, string> = {};
   private record: RecordCollector | null = null;
 
+  constructor(private readonly scope: ScopeCollector) {}
+
   open(name: string, attrs: Record<string, string>, path: readonly string[], walker: XmlWalker): void {
     if (this.record) return;
     const parent = path[path.length - 2];
@@ -49,7 +52,17 @@ export class QualysScanHandler implements XmlHandler {
       return;
     }
     if (name === 'OS' && this.ip && path.length === 3) this.ip.os = nonEmpty(text);
-    else if (name === 'IP' && path.length === 2) this.ip = null;
+    else if (name === 'IP' && path.length === 2 && this.ip) {
+      // Every IP of the report is a host the scan covered, with findings or not (docs/ingestion.md#rescans).
+      const ip = this.ip;
+      this.scope.addScanner('Qualys');
+      this.scope.addHost({
+        host: ip.name ?? ip.value,
+        ip: isIpAddress(ip.value) ? ip.value : null,
+        fqdn: ip.name,
+      });
+      this.ip = null;
+    }
   }
 
   private toDraft(kind: string, r: RecordCollector, rawExcerpt: string): FindingDraft {

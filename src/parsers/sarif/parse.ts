@@ -37,17 +37,23 @@ export class SarifHandler implements JsonHandler {
     return (
       path.length >= 3 &&
       path[0] === 'runs' &&
-      (path[2] === 'tool' ? path.length === 3 : path[2] === 'results' && path.length === 4)
+      (path[2] === 'tool' || path[2] === 'versionControlProvenance'
+        ? path.length === 3
+        : path[2] === 'results' && path.length === 4)
     );
   }
 
   onValue(path: JsonPath, value: unknown): void {
     const run = path[1] as number;
     if (run !== this.run) this.startRun(run);
-    if (path[2] === 'tool') {
+    if (path[2] === 'versionControlProvenance') {
+      // The repository the run analysed: the subject of a rescan's scope (docs/ingestion.md#rescans).
+      for (const v of arr(value)) this.ctx.scope.addSubject(str(obj(v).repositoryUri));
+    } else if (path[2] === 'tool') {
       const tool = obj(value) as SarifTool;
       this.rules = new SarifRuleIndex(tool);
       this.scanner = str(obj(tool.driver).name) ?? 'SARIF';
+      this.ctx.scope.addScanner(this.scanner);
       for (const r of this.waiting.splice(0)) this.emit(r);
     } else if (this.rules) {
       this.emit(obj(value));

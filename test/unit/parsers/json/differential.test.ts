@@ -4,6 +4,7 @@ import { Readable } from 'node:stream';
 import { CliHandler } from '../../../../src/parsers/cli/parse.js';
 import { CyclonedxJsonHandler } from '../../../../src/parsers/cyclonedx/json.js';
 import type { ParserContext } from '../../../../src/parsers/format-parser.js';
+import { ScopeCollector } from '../../../../src/parsers/scope.js';
 import { walkJsonLines } from '../../../../src/parsers/json/walk-json-lines.js';
 import { walkJson, type JsonHandler, type JsonPath } from '../../../../src/parsers/json/walk-json.js';
 import { SarifHandler } from '../../../../src/parsers/sarif/parse.js';
@@ -36,6 +37,7 @@ const context = (): ParserContext => ({
   notes: [],
   xmlEngine: 'saxes',
   tmpDir: '/tmp',
+  scope: new ScopeCollector(),
 });
 
 const dir = (d: string, ext: RegExp) =>

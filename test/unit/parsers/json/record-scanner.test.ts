@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import { ParseError } from '../../../../src/parsers/index.js';
 import { JsonRecordScanner, type JsonPath } from '../../../../src/parsers/json/json-record-scanner.js';
 import { walkJsonLines } from '../../../../src/parsers/json/walk-json-lines.js';
+import { ScopeCollector } from '../../../../src/parsers/scope.js';
 import { DEFAULT_LIMITS, type FindingDraft } from '../../../../src/parsers/types.js';
 
 const LIMITS = { maxDepth: 64, maxTokenBytes: 1024, maxRecordBytes: 4096 };
@@ -241,6 +242,7 @@ async function lines(text: string | Buffer, size: number, limits = {}) {
     notes: [],
     xmlEngine: 'saxes' as const,
     tmpDir: '/tmp',
+    scope: new ScopeCollector(),
   };
   for await (const _ of walkJsonLines(Readable.from(chunks), handler, ctx)) void _;
   return values;
