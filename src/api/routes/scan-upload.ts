@@ -245,9 +245,13 @@ function uploadOf(
     format?: UploadScanInput['format'];
     name?: string;
     triage?: UploadScanInput['triage'];
+    resolveMissing?: boolean;
   } & Parameters<typeof assetContextOf>[0],
   maxBytes: number,
-): Pick<UploadScanInput, 'declaredBytes' | 'maxBytes' | 'format' | 'name' | 'asset' | 'triage'> {
+): Pick<
+  UploadScanInput,
+  'declaredBytes' | 'maxBytes' | 'format' | 'name' | 'asset' | 'triage' | 'resolveMissing'
+> {
   return {
     declaredBytes: declaredLength(req),
     maxBytes,
@@ -255,5 +259,6 @@ function uploadOf(
     name: q.name ?? null,
     asset: assetContextOf(q),
     triage: q.triage ?? 'none',
+    resolveMissing: q.resolveMissing ?? true,
   };
 }

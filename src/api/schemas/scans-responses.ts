@@ -66,16 +66,26 @@ export const scanView = {
     },
     counts: {
       type: 'object',
-      required: ['findings', 'new', 'duplicate', 'bySeverity'],
+      required: ['findings', 'new', 'duplicate', 'resolved', 'reopened', 'bySeverity'],
       properties: {
         findings: { type: 'integer' },
         new: { type: 'integer' },
         duplicate: { type: 'integer' },
+        resolved: {
+          type: 'integer',
+          description: 'Open and in-progress cases of its scope this scan no longer saw and resolved.',
+        },
+        reopened: { type: 'integer', description: 'Resolved cases this scan saw again and reopened.' },
         bySeverity: {
           type: 'object',
           properties: Object.fromEntries(SEVERITIES.map((s) => [s, { type: 'integer' }])),
         },
       },
+    },
+    resolveMissing: {
+      type: 'boolean',
+      description:
+        "The upload's `resolveMissing`: whether the scan resolves the cases of its scope it does not see.",
     },
     notes: stringList,
     error: {

@@ -26,6 +26,11 @@ export const uploadQuery = {
     internetExposed: { type: 'boolean' },
     /** Which of the scan's cases to triage once parsed (docs/cases.md#case-triage). */
     triage: { type: 'string', enum: [...SCAN_TRIAGE_MODES] },
+    /**
+     * `false`: the scan resolves nothing it does not see (docs/ingestion.md#rescans).
+     * On by default.
+     */
+    resolveMissing: { type: 'boolean' },
   },
 } as const;
 

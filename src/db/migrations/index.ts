@@ -19,6 +19,7 @@ import { M019WorkflowCaseLeases } from './m019-workflow-case-leases.js';
 import { M021WorkflowSlackTarget } from './m021-workflow-slack-target.js';
 import { M022InhouseGateRecords } from './m022-inhouse-gate-records.js';
 import { M023CisaSsvc } from './m023-cisa-ssvc.js';
+import { M024RescanResolution } from './m024-rescan-resolution.js';
 import { M025Sla } from './m025-sla.js';
 import { M030WorkspaceEndOfLife } from './m030-workspace-end-of-life.js';
 
@@ -47,6 +48,7 @@ export const migrationsList: MigrationObject[] = [
   { name: 'm021-workflow-slack-target', class: M021WorkflowSlackTarget },
   { name: 'm022-inhouse-gate-records', class: M022InhouseGateRecords },
   { name: 'm023-cisa-ssvc', class: M023CisaSsvc },
+  { name: 'm024-rescan-resolution', class: M024RescanResolution },
   { name: 'm025-sla', class: M025Sla },
   { name: 'm030-workspace-end-of-life', class: M030WorkspaceEndOfLife },
 ];

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/pool.js';
 import { sql } from '../../db/sql.js';
+import { findingScopeSql } from './case-scope.js';
 import { refreshDueDates } from './sla-policy-store.js';
 
 /**
@@ -12,10 +13,17 @@ import { refreshDueDates } from './sla-policy-store.js';
 
 /**
  * Reopens the resolved cases `scanId` sighted and upserts a case for each fingerprint of its
- * findings, in `tx` (a transaction: it sets a local `work_mem`). Returns how many cases it created.
+ * findings, in `tx` (a transaction: it sets a local `work_mem`); each case takes the scope of
+ * this sighting (`case-scope.ts`, `hostless` for a finding without a host). Returns how many
+ * cases it created and how many it reopened.
  */
-export async function upsertScanCases(tx: Db, scanId: string, workspaceId: string): Promise<number> {
-  await tx.query(
+export async function upsertScanCases(
+  tx: Db,
+  scanId: string,
+  workspaceId: string,
+  hostless: string | null = null,
+): Promise<{ created: number; reopened: number }> {
+  const reopen = await tx.query(
     sql`WITH seen AS (SELECT DISTINCT fingerprint FROM findings WHERE scan_id = ${scanId}),
      reopened AS (
        UPDATE cases c SET status = 'open', updated_at = now() FROM seen
@@ -32,21 +40,22 @@ export async function upsertScanCases(tx: Db, scanId: string, workspaceId: strin
     sql`WITH upserted AS (
      INSERT INTO cases (workspace_id, fingerprint, title, severity, scanner, rule_id, cve_ids, cwe_ids, cvss_score,
                         asset, host, ip, fqdn, component, port, protocol, first_scan_id, last_scan_id,
-                        first_seen, last_seen, sightings)
+                        first_seen, last_seen, sightings, scope)
      SELECT DISTINCT ON (fingerprint) workspace_id, fingerprint, title, severity, scanner, rule_id, cve_ids, cwe_ids,
             cvss_score, asset, host, ip, fqdn, component, port, protocol, scan_id, scan_id, now(), now(),
             count(*) OVER (PARTITION BY fingerprint ORDER BY record_index DESC
-                           ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
+                           ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING),
+            ${findingScopeSql(hostless)}
      FROM findings WHERE scan_id = ${scanId}
      ORDER BY fingerprint, record_index DESC
      ON CONFLICT (workspace_id, fingerprint) DO UPDATE SET
        title = EXCLUDED.title, severity = EXCLUDED.severity, cve_ids = EXCLUDED.cve_ids, cwe_ids = EXCLUDED.cwe_ids,
        cvss_score = EXCLUDED.cvss_score, last_scan_id = EXCLUDED.last_scan_id, last_seen = EXCLUDED.last_seen,
-       sightings = cases.sightings + EXCLUDED.sightings, updated_at = now()
+       sightings = cases.sightings + EXCLUDED.sightings, scope = EXCLUDED.scope, updated_at = now()
      RETURNING xmax = 0 AS created)
      SELECT count(*) FILTER (WHERE created)::int AS created FROM upserted`,
   );
   // The sighted cases' severity, asset context or status may have changed (docs/cases.md#due-dates-and-sla).
   await refreshDueDates(tx, workspaceId, { scanId });
-  return upsert.rows[0]!.created;
+  return { created: upsert.rows[0]!.created, reopened: reopen.rowCount ?? 0 };
 }

@@ -36,6 +36,8 @@ export interface AcceptScanInput {
   idempotencyKey: string | null;
   /** Which of its cases to triage once parsed (docs/cases.md#case-triage). @defaultValue `none` */
   triage?: ScanTriageMode;
+  /** Resolve the cases of its scope it does not see (docs/ingestion.md#rescans). @defaultValue true */
+  resolveMissing?: boolean;
 }
 
 /**
@@ -93,6 +95,7 @@ export async function acceptScan(
       idempotencyKey: input.idempotencyKey,
       asset: input.asset,
       triage: input.triage ?? 'none',
+      resolveMissing: input.resolveMissing ?? true,
     });
   } catch (err) {
     await deps.storage.remove(key);

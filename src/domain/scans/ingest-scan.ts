@@ -128,7 +128,11 @@ export async function ingestScan(
     deps.observer?.scanEnded({ format: scan.format, outcome: 'unparseable', bytes: 0, findings: 0 });
     return { kind: 'unparseable', error: broken };
   }
-  const completed = await completeScan(deps.pool, scan.id, { bytes: result.bytes, notes: result.notes });
+  const completed = await completeScan(deps.pool, scan.id, {
+    bytes: result.bytes,
+    notes: result.notes,
+    scope: result.scope,
+  });
   // Lost the race: the scan was failed (e.g. this job stalled out while still running) or
   // another attempt completed it. Only a failed scan's late rows are dropped.
   if (!completed) await discardRowsOfFailedScan(deps.pool, scan.id);

@@ -1,7 +1,11 @@
 import type { Db, Pool } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
 import { sql } from '../../db/sql.js';
+import type { ScanScope } from '../../parsers/index.js';
+import { lockScanScope, resolveUnseenCases } from '../cases/case-resolution.js';
 import { upsertScanCases } from '../cases/case-upsert.js';
+import { recordScanResolutions } from '../workflows/trigger.js';
+import { EMPTY_SCOPE, NO_SCOPE_NOTE, rescanPlan } from './rescan-scope.js';
 
 /**
  * The ingest's writes: persistence of a scan's findings (docs/ingestion.md#upload, docs/cases.md), in three set-based
@@ -12,7 +16,8 @@ import { upsertScanCases } from '../cases/case-upsert.js';
  *    of the parser's output, so a retried or crashed job resumes after them and never stores a
  *    record twice (UNIQUE (scan_id, record_index) guards the rest).
  * 2. {@link completeScan} once the file is parsed: in one transaction, upsert the cases by
- *    (workspace, fingerprint) (`upsertScanCases` of `domain/cases`), derive every counter from the stored findings, and mark the scan
+ *    (workspace, fingerprint) (`upsertScanCases` of `domain/cases`), resolve the cases of its
+ *    scope it did not see (`case-resolution.ts`), derive every counter from the stored findings, and mark the scan
  *    completed. Counters are never incremented per batch, so a half-counted scan cannot exist,
  *    and findings are not rewritten (they reach their case through the fingerprint).
  * 3. `failScanForGood` (scan-failure.ts) when the file is broken or the job is given up: the
@@ -24,26 +29,44 @@ import { upsertScanCases } from '../cases/case-upsert.js';
 /**
  * The final step: cases and counters derived from the scan's stored findings,
  * all in one transaction with the status change. Resolved cases seen again are reopened, with
- * the change in their history. Returns false when another attempt already finished the scan.
+ * the change in their history; open and in-progress cases of the scan's scope it did not see are
+ * resolved (docs/ingestion.md#rescans), with their history and their workflow deliveries, unless
+ * the upload said `resolveMissing=false`. Completions of overlapping scopes serialise on the
+ * scope's advisory locks. Returns false when another attempt already finished the scan.
  */
 export async function completeScan(
   pool: Pool,
   scanId: string,
-  result: { bytes: number; notes: string[] },
+  result: { bytes: number; notes: string[]; scope?: ScanScope },
 ): Promise<boolean> {
   return withTransaction(pool, async (tx) => {
-    const { rows } = await tx.query<{ workspace_id: string }>(
-      sql`SELECT workspace_id FROM scans WHERE id = ${scanId} AND status = 'parsing' FOR UPDATE`,
+    const { rows } = await tx.query<{
+      workspace_id: string;
+      asset_name: string | null;
+      resolve_missing: boolean;
+    }>(
+      sql`SELECT workspace_id, asset_name, resolve_missing FROM scans
+          WHERE id = ${scanId} AND status = 'parsing' FOR UPDATE`,
     );
-    const ws = rows[0]?.workspace_id;
-    if (!ws) return false;
-    const created = await upsertScanCases(tx, scanId, ws);
+    const scan = rows[0];
+    if (!scan) return false;
+    const ws = scan.workspace_id;
+    const plan = rescanPlan(result.scope ?? EMPTY_SCOPE, {
+      assetName: scan.asset_name,
+      resolveMissing: scan.resolve_missing,
+    });
+    const named = (await lockScanScope(tx, ws, plan.keys)) > 0;
+    const { created, reopened } = await upsertScanCases(tx, scanId, ws, plan.hostless);
+    const resolved = plan.resolve && named ? await resolveUnseenCases(tx, scanId, ws, plan.keys) : 0;
+    if (resolved > 0) await recordScanResolutions(tx, ws, scanId);
+    const notes = [...result.notes, ...plan.notes, ...(plan.resolve && !named ? [NO_SCOPE_NOTE] : [])];
     await tx.query(
       sql`WITH sev AS (SELECT severity, count(*)::int AS n FROM findings WHERE scan_id = ${scanId} GROUP BY severity),
        total AS (SELECT coalesce(sum(n), 0)::int AS n, coalesce(jsonb_object_agg(severity, n), '{}') AS j FROM sev)
        UPDATE scans SET status = 'completed', findings_count = total.n, new_cases = ${created}::int,
                         duplicates = total.n - ${created}::int, by_severity = total.j, bytes_parsed = ${result.bytes},
-                        notes = ${result.notes}, error = NULL, finished_at = now()
+                        resolved_cases = ${resolved}::int, reopened_cases = ${reopened}::int,
+                        notes = ${notes}, error = NULL, finished_at = now()
        FROM total WHERE scans.id = ${scanId}`,
     );
     return true;

@@ -52,6 +52,9 @@ interface ScanRow {
   findings_count: number;
   new_cases: number;
   duplicates: number;
+  resolve_missing: boolean;
+  resolved_cases: number;
+  reopened_cases: number;
   by_severity: Record<string, number>;
   notes: string[];
   error: ScanError | null;
@@ -83,6 +86,12 @@ export interface Scan {
   findingsCount: number;
   newCases: number;
   duplicates: number;
+  /** The upload's `resolveMissing` (docs/ingestion.md#rescans). */
+  resolveMissing: boolean;
+  /** Cases of its scope it no longer saw and resolved. */
+  resolvedCases: number;
+  /** Resolved cases it saw again and reopened. */
+  reopenedCases: number;
   bySeverity: Record<string, number>;
   notes: string[];
   error: ScanError | null;
@@ -117,6 +126,9 @@ function toScan(r: ScanRow): Scan {
     findingsCount: r.findings_count,
     newCases: r.new_cases,
     duplicates: r.duplicates,
+    resolveMissing: r.resolve_missing,
+    resolvedCases: r.resolved_cases,
+    reopenedCases: r.reopened_cases,
     bySeverity: r.by_severity,
     notes: r.notes,
     error: r.error,
@@ -148,6 +160,8 @@ export interface NewScan {
   asset: AssetContext;
   /** @defaultValue `none` */
   triage?: ScanTriageMode;
+  /** Resolve the cases of its scope it does not see (docs/ingestion.md#rescans). @defaultValue true */
+  resolveMissing?: boolean;
 }
 
 /** Claims a scan for parsing; null when it is already completed or failed (nothing to do). */
@@ -163,10 +177,11 @@ export async function startParsing(db: Db, scanId: string): Promise<Scan | null>
 export async function insertScan(db: Db, s: NewScan): Promise<Scan | null> {
   const { rows } = await db.query<ScanRow>(
     sql`INSERT INTO scans (id, workspace_id, key_id, name, format, bytes, sha256, storage_path, content_encoding,
-                        idempotency_key, asset_name, asset_environment, asset_criticality, asset_internet_exposed, triage)
+                        idempotency_key, asset_name, asset_environment, asset_criticality, asset_internet_exposed, triage,
+                        resolve_missing)
      VALUES (${s.id}, ${s.workspaceId}, ${s.keyId}, ${s.name}, ${s.format}, ${s.bytes}, ${s.sha256},
              ${s.storagePath}, ${s.contentEncoding}, ${s.idempotencyKey}, ${s.asset.name}, ${s.asset.environment},
-             ${s.asset.criticality}, ${s.asset.internetExposed}, ${s.triage ?? 'none'})
+             ${s.asset.criticality}, ${s.asset.internetExposed}, ${s.triage ?? 'none'}, ${s.resolveMissing ?? true})
      ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
      RETURNING *`,
   );

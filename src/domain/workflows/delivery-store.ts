@@ -16,7 +16,9 @@ export type CaseSelection =
   /** The cases a completed scan created (a re-upload of the same file creates none). */
   | { createdByScan: string }
   /** The resolved cases a completed scan saw again and reopened. */
-  | { reopenedByScan: string };
+  | { reopenedByScan: string }
+  /** The cases a completed rescan no longer saw and resolved (docs/ingestion.md#rescans). */
+  | { resolvedByScan: string };
 
 /** The condition on `cases c` that keeps the cases of `selection`, or null when it selects none. */
 function selectionWhere(selection: CaseSelection): SqlFragment | null {
@@ -28,6 +30,11 @@ function selectionWhere(selection: CaseSelection): SqlFragment | null {
     if (!isUuid(selection.reopenedByScan)) return null;
     return sql`c.id IN (SELECT h.case_id FROM case_status_history h WHERE h.actor = ${`scan:${selection.reopenedByScan}`}
                           AND h.to_status = 'open')`;
+  }
+  if ('resolvedByScan' in selection) {
+    if (!isUuid(selection.resolvedByScan)) return null;
+    return sql`c.id IN (SELECT h.case_id FROM case_status_history h WHERE h.actor = ${`scan:${selection.resolvedByScan}`}
+                          AND h.to_status = 'resolved')`;
   }
   const ids = selection.caseIds.filter(isUuid);
   return ids.length === 0 ? null : sql`c.id = ANY(${ids}::uuid[])`;
@@ -58,6 +65,27 @@ export async function insertMatchingDeliveries(
         RETURNING id`,
   );
   return rows.map((r) => r.id);
+}
+
+/**
+ * The pending deliveries of `event` for the cases of `selection`: those a transaction recorded
+ * for its own change, queued once it committed.
+ */
+export async function pendingDeliveriesOf(
+  db: Queryable,
+  workspaceId: string,
+  selection: CaseSelection,
+  event: WorkflowEvent,
+): Promise<{ id: string; workflow_id: string }[]> {
+  const scope = selectionWhere(selection);
+  if (!scope) return [];
+  const { rows } = await db.query<{ id: string; workflow_id: string }>(
+    sql`SELECT d.id, d.workflow_id FROM workflow_deliveries d JOIN cases c ON c.id = d.case_id
+        WHERE d.workspace_id = ${workspaceId} AND d.event = ${event} AND d.status = 'pending'
+          AND c.workspace_id = ${workspaceId} AND ${scope}
+        ORDER BY d.seq`,
+  );
+  return rows;
 }
 
 export async function insertTestDelivery(db: Queryable, w: Workflow): Promise<string> {

@@ -1,6 +1,6 @@
-import type { Pool } from '../../db/pool.js';
+import type { Db, Pool } from '../../db/pool.js';
 import type { WorkflowEvent } from './types.js';
-import { insertMatchingDeliveries, type CaseSelection } from './delivery-store.js';
+import { insertMatchingDeliveries, pendingDeliveriesOf, type CaseSelection } from './delivery-store.js';
 import { enabledWorkflows } from './workflow-store.js';
 
 /**
@@ -12,7 +12,10 @@ import { enabledWorkflows } from './workflow-store.js';
  * state-based and locked per (workflow, case), so a case still gets exactly one issue.
  */
 export interface WorkflowTrigger {
-  /** After `completeScan`: the cases the scan created or reopened. */
+  /**
+   * After `completeScan`: the cases the scan created or reopened; and the deliveries of the
+   * cases it resolved, which its completion recorded ({@link recordScanResolutions}), are queued.
+   */
   scanCompleted(workspaceId: string, scanId: string): Promise<number>;
   /**
    * After cases changed. `exceptWorkflowId`: the workflow whose inbound webhook made the change
@@ -50,13 +53,39 @@ export function createWorkflowTrigger(deps: {
     }
     return total;
   }
+  async function enqueueRecorded(workspaceId: string, selection: CaseSelection, event: WorkflowEvent) {
+    const byWorkflow = new Map<string, string[]>();
+    for (const d of await pendingDeliveriesOf(deps.pool, workspaceId, selection, event))
+      byWorkflow.set(d.workflow_id, [...(byWorkflow.get(d.workflow_id) ?? []), d.id]);
+    for (const [workflowId, ids] of byWorkflow)
+      await deps
+        .enqueue(workflowId, ids)
+        .catch((err: unknown) => deps.onEnqueueFailed?.(err, workflowId, ids.length));
+    return [...byWorkflow.values()].reduce((n, ids) => n + ids.length, 0);
+  }
   return {
     scanCompleted: async (workspaceId, scanId) =>
       (await run(workspaceId, { createdByScan: scanId }, 'case.created')) +
-      (await run(workspaceId, { reopenedByScan: scanId }, 'case.status_changed')),
+      (await run(workspaceId, { reopenedByScan: scanId }, 'case.status_changed')) +
+      (await enqueueRecorded(workspaceId, { resolvedByScan: scanId }, 'case.status_changed')),
     casesChanged: (workspaceId, caseIds, event, options = {}) =>
       caseIds.length === 0
         ? Promise.resolve(0)
         : run(workspaceId, { caseIds }, event, options.exceptWorkflowId),
   };
+}
+
+/**
+ * Records, in the completion transaction `tx` of a rescan, one pending `case.status_changed`
+ * delivery per enabled workflow for each case the scan resolved that the workflow's rule matches
+ * or that has an issue in it (docs/ingestion.md#rescans): the resolutions and their deliveries
+ * commit together. {@link WorkflowTrigger.scanCompleted} queues them after the commit (and the
+ * maintenance sweep does if that never happens). Returns how many it recorded.
+ */
+export async function recordScanResolutions(tx: Db, workspaceId: string, scanId: string): Promise<number> {
+  let total = 0;
+  for (const w of await enabledWorkflows(tx, workspaceId))
+    total += (await insertMatchingDeliveries(tx, w, { resolvedByScan: scanId }, 'case.status_changed'))
+      .length;
+  return total;
 }

@@ -2772,6 +2772,10 @@ export interface paths {
                                     duplicate: number;
                                     findings: number;
                                     new: number;
+                                    /** @description Resolved cases this scan saw again and reopened. */
+                                    reopened: number;
+                                    /** @description Open and in-progress cases of its scope this scan no longer saw and resolved. */
+                                    resolved: number;
                                 };
                                 /** Format: date-time */
                                 createdAt?: string;
@@ -2795,6 +2799,8 @@ export interface paths {
                                 /** @enum {string} */
                                 object: "scan";
                                 progress: number;
+                                /** @description The upload's `resolveMissing`: whether the scan resolves the cases of its scope it does not see. */
+                                resolveMissing?: boolean;
                                 /**
                                  * Format: uuid
                                  * @description Same as `id`.
@@ -2893,6 +2899,7 @@ export interface paths {
                     internetExposed?: boolean;
                     key?: string;
                     name?: string;
+                    resolveMissing?: boolean;
                     triage?: "none" | "new" | "all";
                 };
                 header?: never;
@@ -2933,6 +2940,10 @@ export interface paths {
                                 duplicate: number;
                                 findings: number;
                                 new: number;
+                                /** @description Resolved cases this scan saw again and reopened. */
+                                reopened: number;
+                                /** @description Open and in-progress cases of its scope this scan no longer saw and resolved. */
+                                resolved: number;
                             };
                             /** Format: date-time */
                             createdAt?: string;
@@ -2956,6 +2967,8 @@ export interface paths {
                             /** @enum {string} */
                             object: "scan";
                             progress: number;
+                            /** @description The upload's `resolveMissing`: whether the scan resolves the cases of its scope it does not see. */
+                            resolveMissing?: boolean;
                             /**
                              * Format: uuid
                              * @description Same as `id`.
@@ -3116,6 +3129,10 @@ export interface paths {
                                 duplicate: number;
                                 findings: number;
                                 new: number;
+                                /** @description Resolved cases this scan saw again and reopened. */
+                                reopened: number;
+                                /** @description Open and in-progress cases of its scope this scan no longer saw and resolved. */
+                                resolved: number;
                             };
                             /** Format: date-time */
                             createdAt?: string;
@@ -3139,6 +3156,8 @@ export interface paths {
                             /** @enum {string} */
                             object: "scan";
                             progress: number;
+                            /** @description The upload's `resolveMissing`: whether the scan resolves the cases of its scope it does not see. */
+                            resolveMissing?: boolean;
                             /**
                              * Format: uuid
                              * @description Same as `id`.
@@ -5335,6 +5354,7 @@ export interface paths {
                     format?: "nessus" | "qualys" | "openvas" | "sarif" | "cyclonedx" | "cli";
                     internetExposed?: boolean;
                     name?: string;
+                    resolveMissing?: boolean;
                     triage?: "none" | "new" | "all";
                 };
                 header?: {
@@ -5529,6 +5549,10 @@ export interface paths {
                                 duplicate: number;
                                 findings: number;
                                 new: number;
+                                /** @description Resolved cases this scan saw again and reopened. */
+                                reopened: number;
+                                /** @description Open and in-progress cases of its scope this scan no longer saw and resolved. */
+                                resolved: number;
                             };
                             /** Format: date-time */
                             createdAt?: string;
@@ -5550,6 +5574,8 @@ export interface paths {
                             /** @enum {string} */
                             object: "scan";
                             progress: number;
+                            /** @description The upload's `resolveMissing`: whether the scan resolves the cases of its scope it does not see. */
+                            resolveMissing?: boolean;
                             /**
                              * Format: uuid
                              * @description Same as `id`.
@@ -8733,6 +8759,10 @@ export interface paths {
                                     duplicate: number;
                                     findings: number;
                                     new: number;
+                                    /** @description Resolved cases this scan saw again and reopened. */
+                                    reopened: number;
+                                    /** @description Open and in-progress cases of its scope this scan no longer saw and resolved. */
+                                    resolved: number;
                                 };
                                 /** Format: date-time */
                                 createdAt?: string;
@@ -8754,6 +8784,8 @@ export interface paths {
                                 /** @enum {string} */
                                 object: "scan";
                                 progress: number;
+                                /** @description The upload's `resolveMissing`: whether the scan resolves the cases of its scope it does not see. */
+                                resolveMissing?: boolean;
                                 /**
                                  * Format: uuid
                                  * @description Same as `id`.
@@ -8906,6 +8938,10 @@ export interface paths {
                                 duplicate: number;
                                 findings: number;
                                 new: number;
+                                /** @description Resolved cases this scan saw again and reopened. */
+                                reopened: number;
+                                /** @description Open and in-progress cases of its scope this scan no longer saw and resolved. */
+                                resolved: number;
                             };
                             /** Format: date-time */
                             createdAt?: string;
@@ -8927,6 +8963,8 @@ export interface paths {
                             /** @enum {string} */
                             object: "scan";
                             progress: number;
+                            /** @description The upload's `resolveMissing`: whether the scan resolves the cases of its scope it does not see. */
+                            resolveMissing?: boolean;
                             /**
                              * Format: uuid
                              * @description Same as `id`.

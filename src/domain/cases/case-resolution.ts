@@ -1,0 +1,64 @@
+import type { Db } from '../../db/pool.js';
+import { sql } from '../../db/sql.js';
+import { scanScopeKeysSql, type ScanScopeKeys } from './case-scope.js';
+
+/**
+ * A rescan resolves what it no longer sees, within its scope only (docs/ingestion.md#rescans):
+ * inside the scan's completion transaction, after its cases were upserted (so every case it
+ * sighted has it as `last_scan_id`), the open and in-progress cases of its scope that it did not
+ * sight become `resolved`, each with a history row (actor `scan:<id>`, reason `not_seen`).
+ * `risk_accepted` and `false_positive` cases are never touched, nor cases of other scopes.
+ */
+
+/** Lock buckets per scanner: two scans whose scopes share a host share a bucket. */
+const LOCK_BUCKETS = 64;
+
+/**
+ * Serialises the completions of scans whose scopes overlap: a transaction-scoped advisory lock
+ * per (workspace, scanner, bucket of the scope's where), taken in one order, so two scans of one
+ * scope complete one after the other and never deadlock on these locks. Bucketed so a scan of
+ * many hosts takes at most {@link LOCK_BUCKETS} locks per scanner. Returns how many scope keys
+ * the scan has (0: no scope it can name).
+ */
+export async function lockScanScope(tx: Db, workspaceId: string, scope: ScanScopeKeys): Promise<number> {
+  const { rows } = await tx.query<{ lock: string; keys: number }>(
+    sql`WITH keys AS (${scanScopeKeysSql(scope)})
+        SELECT DISTINCT hashtextextended(${workspaceId}::text || '|' || (key::json ->> 0) || '|' ||
+                 ((hashtext(key::json ->> 1) & ${LOCK_BUCKETS - 1}))::text, 24)::text AS lock,
+               (SELECT count(*) FROM keys)::int AS keys
+        FROM keys ORDER BY lock`,
+  );
+  for (const r of rows) await tx.query(sql`SELECT pg_advisory_xact_lock(${r.lock}::bigint)`);
+  return rows[0]?.keys ?? 0;
+}
+
+/**
+ * Resolves the open and in-progress cases of the scan's scope that it did not sight, with their
+ * history. Call after {@link lockScanScope} and the upsert of its cases, in the same transaction.
+ * Returns how many it resolved.
+ */
+export async function resolveUnseenCases(
+  tx: Db,
+  scanId: string,
+  workspaceId: string,
+  scope: ScanScopeKeys,
+): Promise<number> {
+  const { rowCount } = await tx.query(
+    sql`WITH keys AS (${scanScopeKeysSql(scope)}),
+     gone AS (
+       SELECT c.id, c.status FROM cases c
+       WHERE c.workspace_id = ${workspaceId} AND c.status IN ('open', 'in_progress') AND c.scope IS NOT NULL
+         AND c.scope IN (SELECT key FROM keys) AND c.last_scan_id <> ${scanId}::uuid
+       FOR UPDATE OF c
+     ),
+     resolved AS (
+       UPDATE cases c SET status = 'resolved', updated_at = now() FROM gone
+       WHERE c.id = gone.id
+       RETURNING c.id, gone.status AS from_status
+     )
+     INSERT INTO case_status_history (case_id, from_status, to_status, actor, reason, note)
+     SELECT id, from_status, 'resolved', 'scan:' || ${scanId}::text, 'not_seen',
+            'Not seen by a rescan of its scope.' FROM resolved`,
+  );
+  return rowCount ?? 0;
+}
