@@ -56,7 +56,6 @@ export class QualysDetectionHandler implements XmlHandler {
     const h = this.host!;
     const qid = firstField(d, 'QID');
     const type = (d.get('TYPE') ?? '').trim().toLowerCase();
-    const ip = h.get('IP') ?? h.get('IPV6') ?? null;
     return {
       scanner: 'Qualys',
       ruleId: qid,
