@@ -153,6 +153,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
         workspaceOf: (req) => req.session.workspaceId,
         actorOf: (req) => actorFrom(req, `user:${req.session.userId}`),
         viaRevealPage: true,
+        role: 'admin',
       });
     },
     { prefix: '/api/console' },

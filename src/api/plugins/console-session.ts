@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../lib/errors.js';
 import { safeEqual } from '../../domain/keys/key-secrets.js';
 import type { Session, SessionStore } from '../../domain/workspaces/sessions.js';
+import { roleAtLeast, type Role } from '../../domain/workspaces/roles.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -10,7 +11,43 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Console routes that work without a session (sign-up, login). */
     public?: boolean;
+    /**
+     * The least role a console route needs (docs/console.md#members-and-roles); set it with
+     * {@link requireRole}. A route that names none needs `viewer` to read and `admin` to write.
+     */
+    role?: Role;
   }
+}
+
+/**
+ * The route `config` of a console route that needs `role` or more:
+ * `app.post('/thing', { config: requireRole('admin'), schema }, …)`. Below it the answer is
+ * 403 `insufficient_role`; the API-key surface ignores it (keys keep their scopes).
+ */
+export function requireRole(role: Role): { role: Role } {
+  return { role };
+}
+
+/** The role a route needs: its own, or by its method when it names none (writes fail closed). */
+function neededRole(req: FastifyRequest): Role {
+  const declared = req.routeOptions.config.role;
+  if (declared) return declared;
+  return req.method === 'GET' || req.method === 'HEAD' ? 'viewer' : 'admin';
+}
+
+/** 403 `insufficient_role` unless the session's role is at least the route's. */
+function checkRole(req: FastifyRequest, session: Session): void {
+  const needed = neededRole(req);
+  if (!roleAtLeast(session.role, needed)) {
+    throw new AppError(
+      'insufficient_role',
+      `This needs the ${needed} role or higher in this workspace; you are ${article(session.role)} ${session.role}.`,
+    );
+  }
+}
+
+function article(role: Role): string {
+  return role === 'admin' || role === 'owner' ? 'an' : 'a';
 }
 
 export const SESSION_COOKIE = 'svc_session';
@@ -55,9 +92,10 @@ function refuseCrossOrigin(req: FastifyRequest): void {
 }
 
 /**
- * Console session gate: a valid session cookie on every route but the public ones, and on
+ * Console session gate: a valid session cookie on every route but the public ones, on
  * every state-changing method the session's CSRF token in `X-CSRF-Token` (double submit:
- * a cross-site form can send the cookie but cannot read or set the header).
+ * a cross-site form can send the cookie but cannot read or set the header), then the role the
+ * route needs.
  */
 export function consoleSession(app: FastifyInstance, sessions: SessionStore): void {
   app.decorateRequest('session', null as unknown as Session);
@@ -76,6 +114,7 @@ export function consoleSession(app: FastifyInstance, sessions: SessionStore): vo
         );
       }
     }
+    checkRole(req, session);
     req.session = session;
   });
 }

@@ -126,7 +126,7 @@ export function registerCaseRoutes(app: FastifyInstance, deps: CaseRouteDeps, su
       querystring: consoleCasesQuery,
       response: responses({ 200: caseCounts }, surface.errors),
     };
-    r.get('/cases/counts', { schema: countsSchema }, async (req) => {
+    r.get('/cases/counts', { config: read, schema: countsSchema }, async (req) => {
       const counts = await deps.cases.counts(surface.workspaceOf(req), listFiltersOf(req.query));
       return { ...counts, directExportMax: deps.config.exportSyncMaxRows };
     });
@@ -136,21 +136,25 @@ export function registerCaseRoutes(app: FastifyInstance, deps: CaseRouteDeps, su
       body: bulkStatusBody,
       response: responses({ 200: bulkStatusResult }, bodyErrors),
     };
-    r.post('/cases/status', { bodyLimit: 64 * 1024, schema: bulkSchema }, async (req) => {
-      const body = req.body;
-      const workspaceId = surface.workspaceOf(req);
-      const { changedIds, ...counts } = await deps.cases.changeStatusOfMany({
-        workspaceId,
-        ...(body.caseIds ? { caseIds: body.caseIds } : { filter: body.filter ?? {} }),
-        max: BULK_MAX,
-        status: body.status,
-        note: body.note?.trim() || null,
-        actor: surface.actorOf(req),
-      });
-      // As a PATCH of each would: the workflows whose rule the cases match hear of it.
-      if (changedIds.length > 0) await statusChanged(workspaceId, changedIds);
-      return counts;
-    });
+    r.post(
+      '/cases/status',
+      { config: surface.needs('cases:write'), bodyLimit: 64 * 1024, schema: bulkSchema },
+      async (req) => {
+        const body = req.body;
+        const workspaceId = surface.workspaceOf(req);
+        const { changedIds, ...counts } = await deps.cases.changeStatusOfMany({
+          workspaceId,
+          ...(body.caseIds ? { caseIds: body.caseIds } : { filter: body.filter ?? {} }),
+          max: BULK_MAX,
+          status: body.status,
+          note: body.note?.trim() || null,
+          actor: surface.actorOf(req),
+        });
+        // As a PATCH of each would: the workflows whose rule the cases match hear of it.
+        if (changedIds.length > 0) await statusChanged(workspaceId, changedIds);
+        return counts;
+      },
+    );
   }
 
   const caseSchema = {

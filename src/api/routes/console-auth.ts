@@ -2,7 +2,12 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppDeps } from '../app-deps.js';
 import { AppError } from '../../lib/errors.js';
 import { rateLimitHeaders } from '../../domain/usage/rate-limiter.js';
-import { clearSessionCookie, SESSION_COOKIE, setSessionCookie } from '../plugins/console-session.js';
+import {
+  clearSessionCookie,
+  requireRole,
+  SESSION_COOKIE,
+  setSessionCookie,
+} from '../plugins/console-session.js';
 import { loginBody, revealParams, signupBody } from '../schemas/console.js';
 import { noQuery } from '../schemas/common.js';
 import { loggedIn, loggedOut, sessionView, signedUp } from '../schemas/console-responses.js';
@@ -62,7 +67,7 @@ export function consoleAuthRoutes(
         ip: req.ip ?? null,
         userAgent: req.headers['user-agent']?.slice(0, 300) ?? null,
       });
-      const { token, session } = await deps.sessions.create(userId, workspace.id);
+      const { token, session } = await deps.sessions.create(userId, workspace.id, 'owner');
       setSessionCookie(reply, token, session.expiresAt, secure);
       void reply.code(201).header('Cache-Control', 'no-store');
       return {
@@ -96,7 +101,7 @@ export function consoleAuthRoutes(
       await limit(`login:${body.email.trim().toLowerCase()}`, LOGIN_ATTEMPTS_PER_MINUTE, 60_000);
       const found = await deps.workspaces.checkLogin(body.email.trim(), body.password);
       if (!found) throw new AppError('unauthenticated', 'The email or password is not right.');
-      const { token, session } = await deps.sessions.create(found.userId, found.workspaceId);
+      const { token, session } = await deps.sessions.create(found.userId, found.workspaceId, found.role);
       setSessionCookie(reply, token, session.expiresAt, secure);
       return { workspaceId: found.workspaceId, csrfToken: session.csrfToken };
     },
@@ -128,9 +133,10 @@ export function consoleAuthRoutes(
     querystring: noQuery,
     response: responses({ 200: sessionView }, SESSION_ROUTE_ERRORS),
   };
-  app.get('/session', { schema: sessionSchema }, async (req) => ({
+  app.get('/session', { config: requireRole('viewer'), schema: sessionSchema }, async (req) => ({
     userId: req.session.userId,
     workspaceId: req.session.workspaceId,
+    role: req.session.role,
     csrfToken: req.session.csrfToken,
     expiresAt: req.session.expiresAt.toISOString(),
   }));
@@ -138,6 +144,7 @@ export function consoleAuthRoutes(
   app.get(
     '/reveal/:token',
     {
+      config: requireRole('admin'),
       schema: {
         summary: 'Reveal a new key once',
         params: revealParams,

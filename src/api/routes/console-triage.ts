@@ -10,6 +10,7 @@ import { consoleCaseBatch, triagePreview } from '../schemas/console-responses.js
 import { triageAnswer } from '../schemas/triage-responses.js';
 import { SESSION_ROUTE_ERRORS, responses } from '../schemas/responses.js';
 import { typed } from '../typed-app.js';
+import { requireRole } from '../plugins/console-session.js';
 
 /** A triage can also find the month spent (429) and no model to answer (503). */
 const TRIAGE_ERRORS = [...SESSION_ROUTE_ERRORS, 413, 415, 429];
@@ -53,6 +54,7 @@ export function consoleTriageRoutes(
   app.post(
     '/cases/triage/preview',
     {
+      config: requireRole('member'),
       bodyLimit: 64 * 1024,
       schema: {
         summary: 'How many AI calls a triage of the chosen cases would use',
@@ -84,6 +86,7 @@ export function consoleTriageRoutes(
   app.post(
     '/cases/triage',
     {
+      config: requireRole('member'),
       bodyLimit: 64 * 1024,
       schema: {
         summary: 'Triage the chosen cases, billed to a key of the workspace',
@@ -105,6 +108,7 @@ export function consoleTriageRoutes(
   app.post(
     '/cases/:id/triage',
     {
+      config: requireRole('member'),
       bodyLimit: 1024,
       schema: {
         summary: 'Triage one case now, billed to a key of the workspace',

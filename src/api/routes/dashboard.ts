@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../app-deps.js';
 import { monthOf, nextMonthStart } from '../../domain/plans/plans.js';
 import { typed } from '../typed-app.js';
+import { requireRole } from '../plugins/console-session.js';
 import { dashboardQuery } from '../schemas/console-data.js';
 import { dashboardView } from '../schemas/console-responses.js';
 import { SESSION_ROUTE_ERRORS, responses } from '../schemas/responses.js';
@@ -19,7 +20,7 @@ export function registerDashboardRoute(
     querystring: dashboardQuery,
     response: responses({ 200: dashboardView }, SESSION_ROUTE_ERRORS),
   };
-  typed(app).get('/dashboard', { schema }, async (req) => {
+  typed(app).get('/dashboard', { config: requireRole('viewer'), schema }, async (req) => {
     const now = deps.clock();
     const from = new Date(`${monthOf(now).slice(0, 7)}-01T00:00:00Z`);
     const [cases, statement] = await Promise.all([

@@ -10,6 +10,8 @@ import { createKeyBody, emptyBody, keyIdParams, rotateKeyBody } from '../schemas
 import { keyCreated, keyList, keyRotated, keyView } from '../schemas/keys-responses.js';
 import { KEY_ROUTE_ERRORS, SESSION_ROUTE_ERRORS, responses } from '../schemas/responses.js';
 import { typed } from '../typed-app.js';
+import { requireRole } from '../plugins/console-session.js';
+import type { Role } from '../../domain/workspaces/roles.js';
 
 /**
  * List, create, rotate and revoke keys (docs/api.md#keys). Mounted twice: in the console
@@ -21,7 +23,10 @@ export interface KeySurface {
   workspaceOf(req: FastifyRequest): string;
   actorOf(req: FastifyRequest): Actor;
   viaRevealPage: boolean;
+  /** The API's scope for these routes. */
   scope?: 'keys:write';
+  /** The console's role for these routes (docs/console.md#members-and-roles). */
+  role?: Role;
 }
 
 export function actorFrom(req: FastifyRequest, actor: string): Actor {
@@ -42,7 +47,10 @@ export function registerKeyManagement(
   surface: KeySurface,
 ): void {
   const app = typed(untyped);
-  const config: { scope?: 'keys:write' } = surface.scope ? { scope: surface.scope } : {};
+  const config: { scope?: 'keys:write'; role?: Role } = {
+    ...(surface.scope ? { scope: surface.scope } : {}),
+    ...(surface.role ? requireRole(surface.role) : {}),
+  };
   const bodyLimit = 16 * 1024;
   const errors = surface.viaRevealPage ? SESSION_ROUTE_ERRORS : KEY_ROUTE_ERRORS;
   const bodyErrors = [...errors, 413, 415];

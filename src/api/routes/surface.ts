@@ -1,12 +1,14 @@
 import type { FastifyRequest } from 'fastify';
 import type { Scope } from '../../domain/keys/scopes.js';
+import { roleForScopes, type Role } from '../../domain/workspaces/roles.js';
+import { requireRole } from '../plugins/console-session.js';
 import { KEY_ROUTE_ERRORS, SESSION_ROUTE_ERRORS } from '../schemas/responses.js';
 
 /**
  * The two ways a caller reaches a workspace's resources. A resource's routes are written once
  * and registered under each: `/api/v1` behind an API key, whose scopes each route names, and
- * `/api/console` behind the session cookie and its CSRF token, whose user owns the workspace and
- * so may do what any scope allows. A surface says how to find the caller's workspace and who
+ * `/api/console` behind the session cookie and its CSRF token, whose member may do what their
+ * role allows. A surface says how to find the caller's workspace and who
  * the caller is; the handlers never ask which surface they run on.
  */
 export interface Surface {
@@ -19,8 +21,11 @@ export interface Surface {
   keyOf(req: FastifyRequest): string | null;
   /** The problem statuses any route of the surface may answer (401, 403, 429 ...). */
   readonly errors: readonly number[];
-  /** The route `config` that requires `scope`: the API checks it, the console has none to check. */
-  needs(scope: Scope | readonly Scope[]): { scope?: Scope | readonly Scope[] };
+  /**
+   * The route `config` that requires `scope`: the API checks the key's scopes, the console the
+   * role that may do as much (docs/console.md#members-and-roles).
+   */
+  needs(scope: Scope | readonly Scope[]): { scope?: Scope | readonly Scope[]; role?: Role };
 }
 
 /** `/api/v1` and `/api/pipeline`: the API key of `plugins/api-key-auth.ts`. */
@@ -40,5 +45,5 @@ export const consoleSurface: Surface = {
   actorOf: (req) => `user:${req.session.userId}`,
   keyOf: () => null,
   errors: SESSION_ROUTE_ERRORS,
-  needs: () => ({}),
+  needs: (scope) => requireRole(roleForScopes(scope)),
 };

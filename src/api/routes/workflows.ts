@@ -72,17 +72,21 @@ export function registerWorkflowRoutes(
       body: previewWorkflowBody,
       response: responses({ 200: workflowPreviewView }, [...withId, 413]),
     };
-    r.post('/workflows/preview', { bodyLimit: 32 * 1024, schema: previewSchema }, async (req) => {
-      const preview = await svc.preview({
-        workspaceId: surface.workspaceOf(req),
-        kind: req.body.kind ?? 'webhook',
-        fields: req.body.fields ?? {},
-        caseId: req.body.caseId ?? null,
-      });
-      if (preview === 'no_case') throw notFound('case');
-      if ('errors' in preview) throw invalidRequest(preview.errors);
-      return preview;
-    });
+    r.post(
+      '/workflows/preview',
+      { config: write, bodyLimit: 32 * 1024, schema: previewSchema },
+      async (req) => {
+        const preview = await svc.preview({
+          workspaceId: surface.workspaceOf(req),
+          kind: req.body.kind ?? 'webhook',
+          fields: req.body.fields ?? {},
+          caseId: req.body.caseId ?? null,
+        });
+        if (preview === 'no_case') throw notFound('case');
+        if ('errors' in preview) throw invalidRequest(preview.errors);
+        return preview;
+      },
+    );
   }
 
   const getSchema = {

@@ -1,3 +1,4 @@
+import { ROLES } from '../../domain/workspaces/roles.js';
 import { SEVERITIES } from '../../domain/triage-engine/types.js';
 import { decimalString, isoDateTime, listOf, nullableDateTime } from './responses.js';
 import { caseDetail, scanView } from './scans-responses.js';
@@ -32,10 +33,11 @@ export const loggedOut = { description: 'Signed out (session cookie cleared).', 
 export const sessionView = {
   description: 'The current session.',
   type: 'object',
-  required: ['userId', 'workspaceId', 'csrfToken', 'expiresAt'],
+  required: ['userId', 'workspaceId', 'role', 'csrfToken', 'expiresAt'],
   properties: {
     userId: { type: 'string' },
     workspaceId: { type: 'string' },
+    role: { type: 'string', enum: [...ROLES], description: "The member's role in the workspace." },
     csrfToken: { type: 'string' },
     expiresAt: isoDateTime,
   },

@@ -29,10 +29,17 @@ export interface ConsoleUser {
   createdAt: Date;
 }
 
+/**
+ * A member's role in a workspace, from least to most (docs/console.md#members-and-roles):
+ * each may do what the one before it may, and more.
+ */
+export const ROLES = ['viewer', 'member', 'admin', 'owner'] as const;
+export type Role = (typeof ROLES)[number];
+
 export interface Membership {
   userId: string;
   workspaceId: string;
-  role: string;
+  role: Role;
   createdAt: Date;
 }
 
@@ -69,6 +76,14 @@ export const AUDIT_ACTIONS = [
   'workflow_enable',
   'workflow_disable',
   'workflow_delete',
+  'invitation_create',
+  'invitation_revoke',
+  'invitation_accept',
+  'member_remove',
+  'member_role_change',
+  'ownership_transfer',
+  'password_reset_request',
+  'password_reset',
   'workspace_delete',
   'retention_change',
 ] as const;
@@ -194,9 +209,10 @@ export const MembershipSchema = new EntitySchema<Membership>({
       primary: true,
       deleteRule: 'cascade',
     }),
-    role: { type: 'text', default: 'owner' },
+    role: { enum: true, items: [...ROLES], columnType: 'text', default: 'owner' },
     createdAt: created,
   },
+  indexes: [{ name: 'memberships_workspace_idx', properties: ['workspaceId'] }],
 });
 
 export const ApiKeySchema: EntitySchema<ApiKey> = new EntitySchema<ApiKey>({
@@ -266,6 +282,78 @@ export const PlanChangeSchema = new EntitySchema<PlanChange>({
   },
 });
 
+/** An invitation to a workspace (docs/console.md#members-and-roles): only the HMAC of its token is kept. */
+export interface Invitation {
+  id: string;
+  workspaceId: string;
+  email: string;
+  role: Role;
+  tokenHash: string;
+  /** Who invited: `user:<id>` or `operator`. */
+  invitedBy: string;
+  createdAt: Date;
+  expiresAt: Date;
+  acceptedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+export const InvitationSchema = new EntitySchema<Invitation>({
+  name: 'Invitation',
+  tableName: 'invitations',
+  properties: {
+    id: { type: 'uuid', primary: true },
+    workspaceId: reference('invitations', 'workspace_id', () => WorkspaceSchema, { deleteRule: 'cascade' }),
+    email: text,
+    role: { enum: true, items: [...ROLES], columnType: 'text' },
+    tokenHash: text,
+    invitedBy: text,
+    createdAt: created,
+    expiresAt: timestamp,
+    acceptedAt: nullableTimestamp,
+    revokedAt: nullableTimestamp,
+  },
+  checks: [
+    { name: 'invitations_email_check', expression: '(length(email) >= 3) AND (length(email) <= 254)' },
+  ],
+  indexes: [
+    {
+      name: 'invitations_token_hash_key',
+      expression: 'CREATE UNIQUE INDEX invitations_token_hash_key ON invitations (token_hash)',
+    },
+    { name: 'invitations_workspace_idx', properties: ['workspaceId', 'createdAt'] },
+  ],
+});
+
+/** A password reset (docs/console.md#members-and-roles): only the HMAC of its token is kept. */
+export interface PasswordReset {
+  id: string;
+  userId: string;
+  tokenHash: string;
+  createdAt: Date;
+  expiresAt: Date;
+  usedAt: Date | null;
+}
+
+export const PasswordResetSchema = new EntitySchema<PasswordReset>({
+  name: 'PasswordReset',
+  tableName: 'password_resets',
+  properties: {
+    id: { type: 'uuid', primary: true },
+    userId: reference('password_resets', 'user_id', () => ConsoleUserSchema, { deleteRule: 'cascade' }),
+    tokenHash: text,
+    createdAt: created,
+    expiresAt: timestamp,
+    usedAt: nullableTimestamp,
+  },
+  indexes: [
+    {
+      name: 'password_resets_token_hash_key',
+      expression: 'CREATE UNIQUE INDEX password_resets_token_hash_key ON password_resets (token_hash)',
+    },
+    { name: 'password_resets_user_idx', properties: ['userId'] },
+  ],
+});
+
 export const entities = [
   WorkspaceSchema,
   ConsoleUserSchema,
@@ -274,5 +362,7 @@ export const entities = [
   KeyAuditEventSchema,
   PlanChangeSchema,
   InhouseGateRecordSchema,
+  InvitationSchema,
+  PasswordResetSchema,
   WorkspaceDeletionSchema,
 ];

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/pool.js';
+import type { Role } from '../../db/entities/index.js';
 import { hashToken, randomToken } from '../keys/key-secrets.js';
 import { deleteSession, findLiveSession, insertSession } from './workspace-store.js';
 
@@ -14,22 +15,37 @@ export interface Session {
   id: string;
   userId: string;
   workspaceId: string;
+  /** The member's role in the workspace as it is now, read with the session on every request. */
+  role: Role;
   csrfToken: string;
   expiresAt: Date;
 }
 
 export function createSessionStore(db: Db, pepper: string, clock: () => Date = () => new Date()) {
   return {
-    async create(userId: string, workspaceId: string): Promise<{ token: string; session: Session }> {
+    /** A session for a member of `workspaceId` in the role they hold there. */
+    async create(
+      userId: string,
+      workspaceId: string,
+      role: Role,
+    ): Promise<{ token: string; session: Session }> {
       const token = randomToken();
       const session: Session = {
         id: randomUUID(),
         userId,
         workspaceId,
+        role,
         csrfToken: randomToken(24),
         expiresAt: new Date(clock().getTime() + SESSION_TTL_MS),
       };
-      await insertSession(db, { ...session, tokenHash: hashToken(pepper, token) });
+      await insertSession(db, {
+        id: session.id,
+        userId,
+        workspaceId,
+        csrfToken: session.csrfToken,
+        expiresAt: session.expiresAt,
+        tokenHash: hashToken(pepper, token),
+      });
       return { token, session };
     },
 

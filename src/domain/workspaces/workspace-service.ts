@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { withTransaction, type Db } from '../../db/pool.js';
-import type { PlanName, Workspace } from '../../db/entities/index.js';
+import type { PlanName, Role, Workspace } from '../../db/entities/index.js';
 import { AppError, notFound } from '../../lib/errors.js';
 import { FIRST_KEY_SCOPES } from '../keys/scopes.js';
 import { insertKey, type Actor, type NewKey } from '../keys/key-service.js';
@@ -120,7 +120,7 @@ export function createWorkspaceService(deps: WorkspaceServiceDeps) {
     async checkLogin(
       email: string,
       password: string,
-    ): Promise<{ userId: string; workspaceId: string } | null> {
+    ): Promise<{ userId: string; workspaceId: string; role: Role } | null> {
       const row = await store.findLogin(deps.db, email);
       const ok = await verifyPassword(password, row?.passwordHash ?? DUMMY_HASH);
       if (!ok || !row) return null;
@@ -128,7 +128,7 @@ export function createWorkspaceService(deps: WorkspaceServiceDeps) {
       if (needsRehash(row.passwordHash)) {
         await store.updatePasswordHash(deps.db, row.userId, row.passwordHash, await hashPassword(password));
       }
-      return { userId: row.userId, workspaceId: row.workspaceId };
+      return { userId: row.userId, workspaceId: row.workspaceId, role: row.role };
     },
 
     /**

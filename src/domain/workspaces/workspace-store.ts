@@ -1,6 +1,6 @@
 import type { Db } from '../../db/pool.js';
 import { sql } from '../../db/sql.js';
-import type { ConsoleUser, Membership, PlanChange, Workspace } from '../../db/entities/index.js';
+import type { ConsoleUser, Membership, PlanChange, Role, Workspace } from '../../db/entities/index.js';
 
 /**
  * The workspaces area's tables: `workspaces`, `plan_changes`, `console_users`, `memberships`
@@ -64,13 +64,13 @@ export async function emailTaken(db: Db, email: string): Promise<boolean> {
   return rows.length > 0;
 }
 
-/** The user with this email (case-insensitive) and their first workspace, or null. */
+/** The user with this email (case-insensitive), their first workspace and role there, or null. */
 export async function findLogin(
   db: Db,
   email: string,
-): Promise<{ userId: string; passwordHash: string; workspaceId: string } | null> {
-  const { rows } = await db.query<{ userId: string; passwordHash: string; workspaceId: string }>(
-    sql`SELECT u.id AS "userId", u.password_hash AS "passwordHash", m.workspace_id AS "workspaceId"
+): Promise<{ userId: string; passwordHash: string; workspaceId: string; role: Role } | null> {
+  const { rows } = await db.query<{ userId: string; passwordHash: string; workspaceId: string; role: Role }>(
+    sql`SELECT u.id AS "userId", u.password_hash AS "passwordHash", m.workspace_id AS "workspaceId", m.role
           FROM console_users u JOIN memberships m ON m.user_id = u.id
          WHERE lower(u.email) = lower(${email}) ORDER BY m.created_at LIMIT 1`,
   );
@@ -126,19 +126,37 @@ export async function insertSession(db: Db, s: SessionRow): Promise<void> {
     VALUES (${s.id}, ${s.tokenHash}, ${s.csrfToken}, ${s.userId}, ${s.workspaceId}, ${s.expiresAt})`);
 }
 
-/** The session of a token hash, unless it has expired at `now`. */
+/**
+ * The session of a token hash with the member's role now, unless it has expired at `now` or
+ * its user is no longer a member of its workspace (removed members are signed out at once:
+ * docs/console.md#members-and-roles).
+ */
 export async function findLiveSession(
   db: Db,
   tokenHash: string,
   now: Date,
-): Promise<Omit<SessionRow, 'tokenHash'> | null> {
-  const res = await db.query<Omit<SessionRow, 'tokenHash'>>(sql`
-    SELECT id, user_id AS "userId", workspace_id AS "workspaceId", csrf_token AS "csrfToken", expires_at AS "expiresAt"
-      FROM console_sessions WHERE token_hash = ${tokenHash} AND expires_at > ${now}`);
+): Promise<(Omit<SessionRow, 'tokenHash'> & { role: Role }) | null> {
+  const res = await db.query<Omit<SessionRow, 'tokenHash'> & { role: Role }>(sql`
+    SELECT s.id, s.user_id AS "userId", s.workspace_id AS "workspaceId", s.csrf_token AS "csrfToken",
+           s.expires_at AS "expiresAt", m.role
+      FROM console_sessions s
+      JOIN memberships m ON m.user_id = s.user_id AND m.workspace_id = s.workspace_id
+     WHERE s.token_hash = ${tokenHash} AND s.expires_at > ${now}`);
   return res.rows[0] ?? null;
 }
 
 /** Ends the session of a token hash (nothing when there is none). */
 export async function deleteSession(db: Db, tokenHash: string): Promise<void> {
   await db.query(sql`DELETE FROM console_sessions WHERE token_hash = ${tokenHash}`);
+}
+
+/** Ends every session of a user, or only those in one workspace. Returns how many ended. */
+export async function deleteUserSessions(db: Db, userId: string, workspaceId?: string): Promise<number> {
+  const res =
+    workspaceId === undefined
+      ? await db.query(sql`DELETE FROM console_sessions WHERE user_id = ${userId}`)
+      : await db.query(
+          sql`DELETE FROM console_sessions WHERE user_id = ${userId} AND workspace_id = ${workspaceId}`,
+        );
+  return res.rowCount ?? 0;
 }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, signUp, startTestApp, type TestApp } from '../../helpers/test-app.js';
 import { problemDocument } from '../../helpers/problem.js';
+import { AUDIT_ACTIONS } from '../../../src/db/entities/index.js';
 
 /** `GET /api/v1/audit-events`, refusals: every malformed filter is a 400 naming its parameter. */
 let t: TestApp;
@@ -37,8 +38,7 @@ describe('GET /api/v1/audit-events refuses malformed filters with the whole prob
       [
         {
           path: '/querystring/action',
-          message:
-            'must be one of create, reveal, rotate, revoke, expire, plan_change, workflow_create, workflow_update, workflow_enable, workflow_disable, workflow_delete',
+          message: `must be one of ${AUDIT_ACTIONS.join(', ')}`,
         },
       ],
     ],

@@ -34,6 +34,14 @@ const ACTIONS = {
   workflow_enable: 'Workflow enabled',
   workflow_disable: 'Workflow disabled',
   workflow_delete: 'Workflow deleted',
+  invitation_create: 'Member invited',
+  invitation_revoke: 'Invitation revoked',
+  invitation_accept: 'Invitation accepted',
+  member_remove: 'Member removed',
+  member_role_change: 'Role changed',
+  ownership_transfer: 'Ownership transferred',
+  password_reset_request: 'Password reset asked',
+  password_reset: 'Password reset',
 };
 const DETAIL_NAMES = {
   name: 'workflow',
@@ -46,6 +54,10 @@ const DETAIL_NAMES = {
   successorId: 'successor',
   graceHours: 'grace (hours)',
   via: 'via',
+  email: 'email',
+  role: 'role',
+  userId: 'member',
+  invitationId: 'invitation',
 };
 const FIELD_NAMES = {
   key: 'Key',
