@@ -301,7 +301,7 @@ describe('a deletion request refused', () => {
       userId,
       owner.workspaceId,
     ]);
-    const { token, session } = await t.deps.sessions.create(userId, owner.workspaceId);
+    const { token, session } = await t.deps.sessions.create(userId, owner.workspaceId, 'admin');
     const res = await requestDeletion(
       t,
       { ...owner, cookie: `svc_session=${token}`, csrf: session.csrfToken },

@@ -15,7 +15,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    action?: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset";
+                    action?: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "workspace_delete" | "retention_change";
                     cursor?: string;
                     from?: string;
                     key?: string;
@@ -37,7 +37,7 @@ export interface paths {
                         "application/json": {
                             data: {
                                 /** @enum {string} */
-                                action: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset";
+                                action: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "workspace_delete" | "retention_change";
                                 /** @description `user:<id>`, `key:<id>`, `operator` or `system` */
                                 actor: string;
                                 /** Format: date-time */
@@ -4836,6 +4836,236 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/console/workspace-deletions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A workspace deletion's status */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A workspace deletion: `pending` while its data is being removed, `finished` (with `finishedAt`) once nothing of it is left. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            filesRemoved?: number;
+                            /** Format: date-time */
+                            finishedAt: string | null;
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: date-time */
+                            requestedAt: string;
+                            scansRemoved?: number;
+                            /** @enum {string} */
+                            status: "pending" | "finished";
+                            /** @description Poll it (no session needed: the id is the capability). */
+                            statusUrl: string;
+                            /** Format: uuid */
+                            workspaceId: string;
+                        };
+                    };
+                };
+                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `not_found` (Not found). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `internal_error` (Internal server error). */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/workspaces/{workspaceId}/deletion": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Delete the workspace (owner only, after typing its name) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    workspaceId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The workspace's name, typed by the owner. */
+                        confirmName: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description A workspace deletion: `pending` while its data is being removed, `finished` (with `finishedAt`) once nothing of it is left. */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            filesRemoved?: number;
+                            /** Format: date-time */
+                            finishedAt: string | null;
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: date-time */
+                            requestedAt: string;
+                            scansRemoved?: number;
+                            /** @enum {string} */
+                            status: "pending" | "finished";
+                            /** @description Poll it (no session needed: the id is the capability). */
+                            statusUrl: string;
+                            /** Format: uuid */
+                            workspaceId: string;
+                        };
+                    };
+                };
+                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `not_found` (Not found). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `payload_too_large` (Payload too large). */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `unsupported_media_type` (Unsupported media type), `unsupported_format` (Unsupported scan format). */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `unparseable_scan` (Unparseable scan), `confirmation_mismatch` (Confirmation does not match). */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `internal_error` (Internal server error). */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/exports/{id}/download": {
         parameters: {
             query?: never;
@@ -5472,7 +5702,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    action?: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset";
+                    action?: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "workspace_delete" | "retention_change";
                     cursor?: string;
                     from?: string;
                     key?: string;
@@ -5494,7 +5724,7 @@ export interface paths {
                         "application/json": {
                             data: {
                                 /** @enum {string} */
-                                action: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset";
+                                action: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "workspace_delete" | "retention_change";
                                 /** @description `user:<id>`, `key:<id>`, `operator` or `system` */
                                 actor: string;
                                 /** Format: date-time */
@@ -10785,7 +11015,7 @@ export interface components {
         /** @description An RFC 9457 problem document (`application/problem+json`). `errors` only for validation. */
         Problem: {
             /** @enum {string} */
-            code: "invalid_request" | "missing_api_key" | "invalid_api_key" | "key_expired" | "key_revoked" | "unauthenticated" | "insufficient_scope" | "insufficient_role" | "plan_required" | "workspace_suspended" | "csrf_failed" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_conflict" | "conflict" | "reveal_expired" | "link_expired" | "invitation_expired" | "payload_too_large" | "unsupported_media_type" | "unsupported_format" | "unparseable_scan" | "rate_limited" | "monthly_limit_exceeded" | "header_too_large" | "internal_error" | "triage_unavailable" | "overloaded";
+            code: "invalid_request" | "missing_api_key" | "invalid_api_key" | "key_expired" | "key_revoked" | "unauthenticated" | "insufficient_scope" | "insufficient_role" | "plan_required" | "workspace_suspended" | "csrf_failed" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_conflict" | "conflict" | "reveal_expired" | "link_expired" | "invitation_expired" | "payload_too_large" | "unsupported_media_type" | "unsupported_format" | "unparseable_scan" | "confirmation_mismatch" | "rate_limited" | "monthly_limit_exceeded" | "header_too_large" | "internal_error" | "triage_unavailable" | "overloaded";
             /** @description A sentence for people; never secrets, SQL or stack traces. */
             detail: string;
             /** @description One entry per failing field (400 `invalid_request` only). */
