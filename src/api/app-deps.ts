@@ -12,6 +12,7 @@ import type { CaseTriageService } from '../domain/triage/case-triage.js';
 import type { CaseSelectionService } from '../domain/cases/case-selection.js';
 import type { QueueKit } from '../jobs/queue-kit.js';
 import type { CaseService } from '../domain/cases/case-service.js';
+import type { SlaPolicyService } from '../domain/cases/sla-policy-service.js';
 import type { UsageReports } from '../domain/usage/usage-report.js';
 import type { AuditLog } from '../domain/keys/audit-log.js';
 import type { EnrichmentLookup } from '../domain/enrichment/index.js';
@@ -49,6 +50,8 @@ export interface AppDeps {
   queues: QueueKit;
   /** Cases and findings: lists, one case with its detail, evidence, histories, status changes, counts. */
   cases: CaseService;
+  /** The workspace SLA policy (due dates), read and replaced. */
+  slaPolicy: SlaPolicyService;
   /** The monthly statement, daily usage series and per-key totals. */
   usageReports: UsageReports;
   /** The workspace's audit log read back. */

@@ -26,6 +26,7 @@ import { triageRoutes } from './routes/triage.js';
 import { registerPipelineScanRoute, registerScanRoutes } from './routes/scans.js';
 import { registerConsoleUploadRoute, registerPipelineUploadRoute } from './routes/scan-upload.js';
 import { registerCaseRoutes } from './routes/cases.js';
+import { registerSlaPolicyRoutes } from './routes/sla-policy.js';
 import { registerDashboardRoute } from './routes/dashboard.js';
 import { apiSurface, consoleSurface } from './routes/surface.js';
 import { registerCaseTriageRoutes } from './routes/case-triage.js';
@@ -145,6 +146,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
       registerScanRoutes(scope, deps.scans, consoleSurface);
       registerConsoleUploadRoute(scope, deps, consoleSurface);
       registerCaseRoutes(scope, deps, consoleSurface);
+      registerSlaPolicyRoutes(scope, deps, consoleSurface);
       registerExportRoutes(scope, deps, consoleSurface);
       registerDashboardRoute(scope, deps);
       consoleTriageRoutes(scope, deps);
@@ -174,6 +176,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
       triageRoutes(scope, deps);
       registerScanRoutes(scope, deps.scans, apiSurface);
       registerCaseRoutes(scope, deps, apiSurface);
+      registerSlaPolicyRoutes(scope, deps, apiSurface);
       registerCaseTriageRoutes(scope, deps);
       registerExportRoutes(scope, deps, apiSurface);
       registerKeyManagement(scope, deps, {

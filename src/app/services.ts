@@ -22,6 +22,7 @@ import { createCaseTriageService } from '../domain/triage/case-triage.js';
 import { openScanStorage } from './object-storage.js';
 import { createScanService } from '../domain/scans/scan-service.js';
 import { createCaseService } from '../domain/cases/case-service.js';
+import { createSlaPolicyService } from '../domain/cases/sla-policy-service.js';
 import { scanTriageView } from '../domain/triage/case-batch-store.js';
 import { createCaseSelectionService } from '../domain/cases/case-selection.js';
 import { createUsageReports } from '../domain/usage/usage-report.js';
@@ -138,7 +139,8 @@ export async function buildServices(
       plans: config.plans,
       clock,
     }),
-    cases: createCaseService(infra.pool),
+    cases: createCaseService(infra.pool, clock),
+    slaPolicy: createSlaPolicyService(infra.pool),
     caseSelection: createCaseSelectionService(infra.pool),
     usageReports: createUsageReports(infra.pool),
     audit: createAuditLog(infra.pool),

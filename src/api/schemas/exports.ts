@@ -1,3 +1,4 @@
+import { SLA_STATES } from '../../domain/cases/case-due-dates.js';
 import { EXPORT_FORMATS } from '../../domain/exports/formats.js';
 import { FINDING_EXPORT_FORMATS } from '../../domain/exports/findings-export.js';
 import { CASE_STATUSES } from '../../domain/cases/case-status.js';
@@ -64,6 +65,13 @@ export const listFilterBody = {
     scanner: listFilterProperties.scanner,
     epssMin: listFilterProperties.epssMin,
     kev: { type: 'boolean' },
+    sla: {
+      type: 'array',
+      items: { type: 'string', enum: [...SLA_STATES] },
+      uniqueItems: true,
+      maxItems: 5,
+    },
+    dueBefore: listFilterProperties.dueBefore,
   },
 } as const;
 

@@ -1,5 +1,6 @@
 import { SCAN_FORMATS } from '../../domain/scans/scan-formats.js';
 import { CASE_STATUSES } from '../../domain/cases/case-status.js';
+import { SLA_STATES } from '../../domain/cases/case-due-dates.js';
 import { RECOMMENDED_ACTIONS, SEVERITIES } from '../../domain/triage-engine/types.js';
 import { workflowKindSchema } from './workflows.js';
 import {
@@ -267,6 +268,18 @@ const caseProperties = {
   triageStale: {
     type: 'boolean',
     description: 'Its KEV membership, EPSS (by 0.1 or more) or CVSS changed after it was triaged.',
+  },
+  dueAt: {
+    type: ['string', 'null'],
+    format: 'date-time',
+    description:
+      'When it is due under the workspace SLA policy (docs/cases.md#due-dates-and-sla); null without a due date.',
+  },
+  sla: {
+    type: ['string', 'null'],
+    enum: [...SLA_STATES, null],
+    description:
+      'Open: `on_track`, `due_soon` (last 20% of its window) or `breached`; resolved: `met` or `missed`; otherwise null.',
   },
   createdAt: isoDateTime,
   updatedAt: isoDateTime,

@@ -1,9 +1,11 @@
-import { splitList, type ListFilters } from '../../domain/cases/list-filters.js';
+import { instantOf, splitList, type ListFilters } from '../../domain/cases/list-filters.js';
+import { invalidRequest } from '../../lib/errors.js';
 import { describedPattern } from '../../lib/schema-patterns.js';
 import { SCAN_FORMATS } from '../../domain/scans/scan-formats.js';
 import { SCAN_TRIAGE_MODES } from '../../domain/scans/scan-store.js';
 import { CASE_STATUSES } from '../../domain/cases/case-status.js';
 import { CASE_SORTS, type CaseSort } from '../../domain/cases/case-sort.js';
+import { SLA_STATES } from '../../domain/cases/case-due-dates.js';
 import {
   ASSET_CRITICALITIES,
   ASSET_ENVIRONMENTS,
@@ -60,6 +62,8 @@ const cve = {
   maxLength: 30,
 } as const;
 
+const DUE_BEFORE_MESSAGE = 'must be a date (YYYY-MM-DD, UTC) or an ISO 8601 instant with a time zone';
+
 /** A comma-separated list of `values`, e.g. `HIGH,CRITICAL`. */
 const listOf = (values: readonly string[]) =>
   describedPattern(
@@ -90,6 +94,17 @@ export const listFilterProperties = {
   scanner: { type: 'string', minLength: 1, maxLength: 100 },
   /** At least this EPSS (0 to 1): the highest of the CVEs' scores. */
   epssMin: { type: 'number', minimum: 0, maximum: 1 },
+  /** Its SLA state now (docs/cases.md#due-dates-and-sla). */
+  sla: { type: 'string', maxLength: LIST_MAX, pattern: listOf(SLA_STATES) },
+  /** Due strictly before this instant. */
+  dueBefore: {
+    type: 'string',
+    maxLength: 40,
+    pattern: describedPattern(
+      '^\\d{4}-\\d\\d-\\d\\d(T\\d\\d:\\d\\d(:\\d\\d(\\.\\d{1,6})?)?(Z|[+-]\\d\\d:\\d\\d))?$',
+      DUE_BEFORE_MESSAGE,
+    ),
+  },
 } as const;
 
 export const listFindingsQuery = {
@@ -125,6 +140,8 @@ export interface ListQuery {
   kev?: boolean;
   scanner?: string;
   epssMin?: number;
+  sla?: string;
+  dueBefore?: string;
   sort?: CaseSort;
 }
 
@@ -140,6 +157,9 @@ export const patchCaseBody = {
 
 /** The list filters of a parsed query string (comma lists split): shared by the list and export routes. */
 export function listFiltersOf(q: ListQuery): ListFilters {
+  if (q.dueBefore !== undefined && instantOf(q.dueBefore) === null) {
+    throw invalidRequest([{ path: '/querystring/dueBefore', message: DUE_BEFORE_MESSAGE }]);
+  }
   return {
     severity: splitList(q.severity),
     status: splitList(q.status),
@@ -153,5 +173,7 @@ export function listFiltersOf(q: ListQuery): ListFilters {
     kev: q.kev,
     scanner: q.scanner,
     epssMin: q.epssMin,
+    sla: splitList(q.sla),
+    dueBefore: q.dueBefore,
   };
 }

@@ -32,7 +32,10 @@ export class M025Sla extends Migration {
          (SELECT (min(k.due_date) + 1)::timestamp AT TIME ZONE 'UTC' FROM kev_entries k WHERE k.cve_id = ANY(c.cve_ids)))
        WHERE c.status <> 'resolved'`,
     );
-    this.addSql(`CREATE INDEX cases_ws_due_idx ON cases (workspace_id, due_at, seq DESC)`);
+    // The `dueAt` sort's key (`domain/cases/case-sort.ts`): no due date sorts last.
+    this.addSql(
+      `CREATE INDEX cases_ws_due_key_idx ON cases (workspace_id, coalesce(due_at, '9999-12-31T00:00:00Z'::timestamptz), seq DESC)`,
+    );
     // The breach sweep's candidates: open cases past a due date not yet announced.
     this.addSql(
       `CREATE INDEX cases_sla_open_due_idx ON cases (due_at) WHERE status IN ('open', 'in_progress') AND due_at IS NOT NULL`,
@@ -41,7 +44,7 @@ export class M025Sla extends Migration {
 
   override async down(): Promise<void> {
     this.addSql(`DROP INDEX IF EXISTS cases_sla_open_due_idx`);
-    this.addSql(`DROP INDEX IF EXISTS cases_ws_due_idx`);
+    this.addSql(`DROP INDEX IF EXISTS cases_ws_due_key_idx`);
     this.addSql(`ALTER TABLE cases DROP COLUMN IF EXISTS sla_breach_due_at, DROP COLUMN IF EXISTS due_at`);
     this.addSql(`DROP TABLE IF EXISTS sla_policies`);
   }

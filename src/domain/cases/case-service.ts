@@ -96,13 +96,16 @@ export interface CaseService {
   finding(workspaceId: string, id: string): Promise<StoredFinding | null>;
 }
 
-/** The case service over `pool`: plain delegation to the cases area's stores. */
-export function createCaseService(pool: Pool): CaseService {
+/**
+ * The case service over `pool`: plain delegation to the cases area's stores. SLA states are read
+ * at `clock()` (docs/cases.md#due-dates-and-sla).
+ */
+export function createCaseService(pool: Pool, clock: () => Date = () => new Date()): CaseService {
   return {
-    list: (workspaceId, q) => listCases(pool, workspaceId, q),
-    get: (workspaceId, id) => getCase(pool, workspaceId, id),
+    list: (workspaceId, q) => listCases(pool, workspaceId, { ...q, now: clock() }),
+    get: (workspaceId, id) => getCase(pool, workspaceId, id, clock()),
     async detail(workspaceId, id, evidenceLimit, triageHistoryLimit) {
-      const c = await getCase(pool, workspaceId, id);
+      const c = await getCase(pool, workspaceId, id, clock());
       return c
         ? { case: c, detail: await caseDetail(pool, workspaceId, c, evidenceLimit, triageHistoryLimit) }
         : null;
@@ -117,11 +120,11 @@ export function createCaseService(pool: Pool): CaseService {
       const c = await getCase(pool, workspaceId, caseId);
       return c ? listCaseTriageHistory(pool, { workspaceId, caseId: c.id }, q) : null;
     },
-    changeStatus: (input) => changeCaseStatus(pool, input),
+    changeStatus: (input) => changeCaseStatus(pool, input, clock()),
     changeStatusOfMany: (input) => changeStatusOfCases(pool, input),
-    counts: (workspaceId, filter) => countCases(pool, workspaceId, filter),
+    counts: (workspaceId, filter) => countCases(pool, workspaceId, { ...filter, now: clock() }),
     dashboard: (workspaceId, now, days) => caseDashboard(pool, workspaceId, now, days),
-    findings: (workspaceId, q) => listFindings(pool, workspaceId, q),
+    findings: (workspaceId, q) => listFindings(pool, workspaceId, { ...q, now: clock() }),
     finding: (workspaceId, id) => getFinding(pool, workspaceId, id),
   };
 }

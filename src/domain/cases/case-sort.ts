@@ -10,11 +10,13 @@ import { sortedCursor, unsortedCursor } from '../../lib/cursor.js';
  *   cases last; newest first within a priority.
  * - `lastSeen`, `firstSeen`: most recent sighting / newest case by first sighting first.
  * - `epss`: highest EPSS of the case's CVEs first, cases without a score last.
+ * - `dueAt`: soonest due date first, cases without one last (a far sentinel date stands for
+ *   none, so the key is never null and `cases_ws_due_key_idx` serves it).
  *
  * A cursor carries the sort's name and the last row's key (`lib/cursor.ts`); one made under
  * another order is a 400, never a silently wrong page.
  */
-export const CASE_SORTS = ['priority', 'lastSeen', 'firstSeen', 'epss'] as const;
+export const CASE_SORTS = ['priority', 'lastSeen', 'firstSeen', 'epss', 'dueAt'] as const;
 export type CaseSort = (typeof CASE_SORTS)[number];
 
 /** Timestamps travel in cursors with microseconds, as PostgreSQL keeps them. */
@@ -33,6 +35,9 @@ const isEpss = (v: unknown): v is number =>
  */
 const EPSS_JOIN = sql`LEFT JOIN LATERAL (SELECT max(e.epss) AS epss FROM unnest(c.cve_ids) u(cve)
   JOIN epss_scores e ON e.cve_id = u.cve) ce ON true`;
+
+/** The `dueAt` sort key: the due date, or a far sentinel for none (m025's index has the same expression). */
+const DUE_KEY = sql`coalesce(c.due_at, '9999-12-31T00:00:00Z'::timestamptz)`;
 
 const ASC = sql`ASC`;
 const DESC = sql`DESC`;
@@ -85,6 +90,14 @@ const SPECS: Record<CaseSort, SortSpec> = {
     dir: DESC,
     beyond: sql`<`,
     valid: isEpss,
+  },
+  dueAt: {
+    key: DUE_KEY,
+    value: isoMicros(DUE_KEY),
+    param: (v) => sql`${v}::timestamptz`,
+    dir: ASC,
+    beyond: sql`>`,
+    valid: isIsoMicros,
   },
 };
 

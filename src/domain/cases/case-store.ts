@@ -82,18 +82,27 @@ export async function listCases(
            ORDER BY ${order.orderBy} LIMIT ${q.limit + 1}`,
       order.reorderBy,
       sql`, c.sort_v`,
+      q.now ?? null,
     ),
   );
   const page = q.sort ? sortedPage(rows, q.limit, q.sort) : seqPage(rows, q.limit);
   return { data: page.data.map(toCase), nextCursor: page.nextCursor };
 }
 
-export async function getCase(db: Db, workspaceId: string, id: string): Promise<Case | null> {
+/** One case of the workspace, its SLA state read at `now` (the database's clock when null). */
+export async function getCase(
+  db: Db,
+  workspaceId: string,
+  id: string,
+  now: Date | null = null,
+): Promise<Case | null> {
   if (!isUuid(id)) return null;
   const { rows } = await db.query<CaseRow>(
     selectCases(
       sql`SELECT c.* FROM cases c WHERE c.id = ${id} AND c.workspace_id = ${workspaceId}`,
       sql`c.seq`,
+      sql.empty,
+      now,
     ),
   );
   return rows[0] ? toCase(rows[0]) : null;
@@ -158,6 +167,7 @@ export async function caseDetail(
 export async function changeCaseStatus(
   pool: Pool,
   input: { workspaceId: string; caseId: string; status: string; note: string | null; actor: string },
+  now: Date | null = null,
 ): Promise<Case | null> {
   if (!isUuid(input.caseId)) return null;
   const changed = await withTransaction(pool, async (tx) => {
@@ -178,7 +188,7 @@ export async function changeCaseStatus(
     await refreshDueDates(tx, input.workspaceId, { caseIds: [input.caseId] });
     return true;
   });
-  return changed ? getCase(pool, input.workspaceId, input.caseId) : null;
+  return changed ? getCase(pool, input.workspaceId, input.caseId, now) : null;
 }
 
 /**

@@ -97,6 +97,8 @@ export function viewCaseRecord(c: Case) {
     updatedAt: c.updatedAt,
     triage: viewTriage(c.triage),
     triageStale: c.triageStale,
+    dueAt: c.dueAt,
+    sla: c.sla,
   };
 }
 

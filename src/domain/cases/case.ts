@@ -2,6 +2,7 @@ import { sql, type SqlFragment } from '../../db/sql.js';
 import type { CaseStatus } from './case-status.js';
 import type { CaseTriageAnswer, CaseTriagePriority } from './case-triage-store.js';
 import { kevColumnSql } from './list-filters.js';
+import { slaStateSql, type SlaState } from './case-due-dates.js';
 
 /**
  * The one shape of a case (docs/cases.md) and the one way a `cases` row becomes it: the case
@@ -14,7 +15,7 @@ import { kevColumnSql } from './list-filters.js';
  *   location fields a case row does not keep (component version, package URL, file, line).
  */
 
-export type { CaseStatus };
+export type { CaseStatus, SlaState };
 /** A scanner's severity takes the same five values as a triage's priority. */
 export type CaseSeverity = CaseTriagePriority;
 
@@ -62,6 +63,10 @@ export interface Case {
   triage: CaseTriage | null;
   /** Its enrichment changed since it was triaged. */
   triageStale: boolean;
+  /** When it is due (docs/cases.md#due-dates-and-sla); null without a due date. */
+  dueAt: string | null;
+  /** Its SLA state at the time of the read; null without a due date, or when neither open nor resolved. */
+  sla: SlaState | null;
 }
 
 /** The location columns a case row and a finding row share (a finding adds `os`). */
@@ -121,6 +126,8 @@ export interface CaseRow extends Pick<Case, SameNamed>, TriageColumnsRow, Locati
   created_at: string;
   updated_at: string;
   triage_stale: boolean;
+  due_at: string | null;
+  sla: SlaState | null;
 }
 
 /**
@@ -139,12 +146,15 @@ export function triageColumns(alias: 'c' | 'fcase'): SqlFragment {
 
 // Arrays as JSON, times as ISO text and scores as float8: pg's JSON.parse and plain strings cost
 // a fraction of its text-array and Date parsers (measured in bench/exports).
-const CASE_COLUMNS = sql`c.seq, c.id, c.fingerprint, c.title, c.severity, c.status, c.scanner, c.rule_id,
+const caseColumns = (
+  now: Date | null,
+) => sql`c.seq, c.id, c.fingerprint, c.title, c.severity, c.status, c.scanner, c.rule_id,
   array_to_json(c.cve_ids) AS cve_ids, array_to_json(c.cwe_ids) AS cwe_ids, c.cvss_score::float8 AS cvss_score,
   c.asset, c.host, c.ip, c.fqdn, c.component, c.port, c.protocol,
   ${isoText(sql`c.first_seen`)} AS first_seen, ${isoText(sql`c.last_seen`)} AS last_seen,
   c.first_scan_id, c.last_scan_id, c.sightings, ${isoText(sql`c.created_at`)} AS created_at,
   ${isoText(sql`c.updated_at`)} AS updated_at, ${triageColumns('c')}, c.triage_stale, ${kevColumnSql('c')},
+  ${isoText(sql`c.due_at`)} AS due_at, ${slaStateSql('c', now)} AS sla,
   (SELECT max(e.epss) FROM epss_scores e WHERE e.cve_id = ANY(c.cve_ids)) AS epss,
   lf.cvss_vector, lf.component_version, lf.purl, lf.file, lf.line`;
 
@@ -157,14 +167,16 @@ const NEWEST_SIGHTING = sql`LEFT JOIN LATERAL (
  * The one statement that reads cases: `page` selects `cases` rows (`SELECT c.* … FROM cases c
  * … LIMIT n`, plus any columns of its own, which the answer keeps), and this adds each one's
  * enrichment and newest sighting in `orderBy` over its output `c`. The page is chosen first so
- * the per-case lookups run for the rows returned only, whatever order the page sorts by.
+ * the per-case lookups run for the rows returned only, whatever order the page sorts by. `now`
+ * is the clock the SLA state is read at (the database's when null).
  */
 export function selectCases(
   page: SqlFragment,
   orderBy: SqlFragment,
   extra: SqlFragment = sql.empty,
+  now: Date | null = null,
 ): SqlFragment {
-  return sql`SELECT ${CASE_COLUMNS}${extra} FROM (${page}) c ${NEWEST_SIGHTING} ORDER BY ${orderBy}`;
+  return sql`SELECT ${caseColumns(now)}${extra} FROM (${page}) c ${NEWEST_SIGHTING} ORDER BY ${orderBy}`;
 }
 
 /** A row's current triage, or null when the case is untriaged. */
@@ -218,5 +230,7 @@ export function toCase(r: CaseRow): Case {
     updatedAt: r.updated_at,
     triage: toCaseTriage(r),
     triageStale: r.triage_stale,
+    dueAt: r.due_at,
+    sla: r.sla,
   };
 }

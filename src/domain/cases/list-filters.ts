@@ -1,9 +1,10 @@
 import { sql, type SqlFragment } from '../../db/sql.js';
 import { isUuid } from '../../lib/ids.js';
+import { slaStateSql } from './case-due-dates.js';
 
 /**
  * The list filters (severity, status, priority, action, triaged, stale, CVE, asset, scanner,
- * scan, KEV, EPSS at least) as SQL over a table alias. Shared by the
+ * scan, KEV, EPSS at least, SLA state, due before) as SQL over a table alias. Shared by the
  * findings and cases lists and the exports. A finding has no status or triage of its own: its
  * status and triage are its case's (same workspace and fingerprint).
  */
@@ -24,6 +25,12 @@ export interface ListFilters {
   scanner?: string;
   /** The highest EPSS of its CVEs is at least this (no CVE with an EPSS score: no match). */
   epssMin?: number;
+  /** The case's SLA state at `now` (docs/cases.md#due-dates-and-sla). */
+  sla?: string[];
+  /** Due strictly before this instant (ISO 8601); cases without a due date never match. */
+  dueBefore?: string;
+  /** The clock `sla` is read at; the database's when absent. */
+  now?: Date;
 }
 
 /** The table aliases the filters are written over: `c` for `cases`, `f` for `findings`. */
@@ -42,6 +49,14 @@ export function filterWhere(alias: FilterAlias, f: ListFilters, table: 'findings
   if (f.action?.length) onCase.push(sql`${c}.recommended_action = ANY(${f.action}::text[])`);
   if (f.triaged !== undefined) onCase.push(sql`${c}.triaged_at IS ${f.triaged ? sql`NOT ` : sql.empty}NULL`);
   if (f.stale !== undefined) onCase.push(sql`${f.stale ? sql.empty : sql`NOT `}${c}.triage_stale`);
+  if (f.sla?.length) {
+    onCase.push(sql`${slaStateSql(table === 'cases' ? 'c' : 'fc', f.now)} = ANY(${f.sla}::text[])`);
+  }
+  if (f.dueBefore !== undefined) {
+    // The routes refuse an impossible date; one that reaches here anyway matches nothing.
+    const at = instantOf(f.dueBefore);
+    onCase.push(at === null ? sql`false` : sql`${c}.due_at < ${at.toISOString()}::timestamptz`);
+  }
   if (onCase.length && table === 'cases') where.push(...onCase);
   if (onCase.length && table === 'findings') {
     where.push(
@@ -78,6 +93,21 @@ export function filterWhere(alias: FilterAlias, f: ListFilters, table: 'findings
     );
   }
   return where;
+}
+
+/**
+ * The instant of a `dueBefore` value: a UTC day (its midnight) or an ISO 8601 instant with a time
+ * zone; null for anything else, an impossible day (a 30 February) included.
+ */
+export function instantOf(value: string): Date | null {
+  const time = /^\d{4}-\d\d-\d\d(T\d\d:\d\d(:\d\d(\.\d{1,6})?)?(Z|[+-]\d\d:\d\d))?$/.exec(value);
+  if (!time) return null;
+  const day = value.slice(0, 10);
+  const midnight = new Date(`${day}T00:00:00Z`);
+  // Date rolls a 30 February over to March: a day must come back as itself.
+  if (Number.isNaN(midnight.getTime()) || midnight.toISOString().slice(0, 10) !== day) return null;
+  const d = time[1] ? new Date(value) : midnight;
+  return Number.isNaN(d.getTime()) ? null : d;
 }
 
 /** The `kev` column over the row aliased `alias`: any of its CVEs is in CISA's KEV catalog. */

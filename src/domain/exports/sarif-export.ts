@@ -121,6 +121,8 @@ function resultOf(c: Case, ruleId: string, ruleIndex: number, meta: ExportMeta):
       sightings: c.sightings,
       triage: c.triage,
       triageStale: c.triageStale,
+      dueAt: c.dueAt,
+      sla: c.sla,
     },
   };
 }

@@ -11,7 +11,7 @@ let session: Awaited<ReturnType<typeof signUp>>;
 let admin: { id: string; key: string };
 const ID = '00000000-0000-0000-0000-000000000000';
 
-const API_ROUTES: { method: 'GET' | 'POST' | 'PATCH'; url: string }[] = [
+const API_ROUTES: { method: 'GET' | 'POST' | 'PATCH' | 'PUT'; url: string }[] = [
   { method: 'GET', url: '/api/v1/models' },
   { method: 'GET', url: '/api/v1/keys/me' },
   { method: 'GET', url: '/api/v1/usage' },
@@ -38,8 +38,10 @@ const API_ROUTES: { method: 'GET' | 'POST' | 'PATCH'; url: string }[] = [
   { method: 'PATCH', url: `/api/v1/workflows/${ID}` },
   { method: 'POST', url: `/api/v1/workflows/${ID}/test` },
   { method: 'GET', url: `/api/v1/workflows/${ID}/deliveries` },
+  { method: 'GET', url: '/api/v1/sla-policy' },
+  { method: 'PUT', url: '/api/v1/sla-policy' },
 ];
-const CONSOLE_ROUTES: { method: 'GET' | 'POST'; url: string }[] = [
+const CONSOLE_ROUTES: { method: 'GET' | 'POST' | 'PUT'; url: string }[] = [
   { method: 'POST', url: '/api/console/signup' },
   { method: 'POST', url: '/api/console/login' },
   { method: 'POST', url: '/api/console/logout' },
@@ -73,6 +75,8 @@ const CONSOLE_ROUTES: { method: 'GET' | 'POST'; url: string }[] = [
   { method: 'GET', url: `/api/console/workflows/${ID}` },
   { method: 'POST', url: `/api/console/workflows/${ID}/test` },
   { method: 'GET', url: `/api/console/workflows/${ID}/deliveries` },
+  { method: 'GET', url: '/api/console/sla-policy' },
+  { method: 'PUT', url: '/api/console/sla-policy' },
 ];
 
 beforeAll(async () => {

@@ -52,6 +52,8 @@ const base: ExportCase = {
     policyVersion: '2026-11-01',
   },
   triageStale: false,
+  dueAt: '2026-11-08T00:00:00.000Z',
+  sla: 'breached',
 };
 
 /** A spread of the shapes cases take: network, SCA, SAST, untriaged, every status, hostile text. */

@@ -127,6 +127,7 @@ export interface paths {
                     asset?: string;
                     cursor?: string;
                     cve?: string;
+                    dueBefore?: string;
                     epssMin?: number;
                     kev?: boolean;
                     limit?: number;
@@ -134,7 +135,8 @@ export interface paths {
                     scan?: string;
                     scanner?: string;
                     severity?: string;
-                    sort?: "priority" | "lastSeen" | "firstSeen" | "epss";
+                    sla?: string;
+                    sort?: "priority" | "lastSeen" | "firstSeen" | "epss" | "dueAt";
                     stale?: boolean;
                     status?: string;
                     triaged?: boolean;
@@ -165,6 +167,11 @@ export interface paths {
                                 cveIds?: string[];
                                 cvssScore?: number | null;
                                 cweIds?: string[];
+                                /**
+                                 * Format: date-time
+                                 * @description When it is due under the workspace SLA policy (docs/cases.md#due-dates-and-sla); null without a due date.
+                                 */
+                                dueAt?: string | null;
                                 /** @description The highest EPSS of its CVEs. */
                                 epss?: number | null;
                                 fingerprint: string;
@@ -186,6 +193,11 @@ export interface paths {
                                 /** @enum {string} */
                                 severity: "CRITICAL" | "HIGH" | "MEDIUM" | "LOW" | "INFO";
                                 sightings?: number;
+                                /**
+                                 * @description Open: `on_track`, `due_soon` (last 20% of its window) or `breached`; resolved: `met` or `missed`; otherwise null.
+                                 * @enum {string|null}
+                                 */
+                                sla?: "on_track" | "due_soon" | "breached" | "met" | "missed" | null;
                                 /** @enum {string} */
                                 status: "open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive";
                                 title: string;
@@ -311,6 +323,11 @@ export interface paths {
                             cveIds?: string[];
                             cvssScore?: number | null;
                             cweIds?: string[];
+                            /**
+                             * Format: date-time
+                             * @description When it is due under the workspace SLA policy (docs/cases.md#due-dates-and-sla); null without a due date.
+                             */
+                            dueAt?: string | null;
                             /** @description KEV, EPSS and CVSS of its CVEs. */
                             enrichment: Record<string, never>[];
                             /** @description The highest EPSS of its CVEs. */
@@ -371,6 +388,11 @@ export interface paths {
                             /** @enum {string} */
                             severity: "CRITICAL" | "HIGH" | "MEDIUM" | "LOW" | "INFO";
                             sightings?: number;
+                            /**
+                             * @description Open: `on_track`, `due_soon` (last 20% of its window) or `breached`; resolved: `met` or `missed`; otherwise null.
+                             * @enum {string|null}
+                             */
+                            sla?: "on_track" | "due_soon" | "breached" | "met" | "missed" | null;
                             /** @enum {string} */
                             status: "open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive";
                             title: string;
@@ -777,6 +799,7 @@ export interface paths {
                     asset?: string;
                     cursor?: string;
                     cve?: string;
+                    dueBefore?: string;
                     epssMin?: number;
                     kev?: boolean;
                     limit?: number;
@@ -784,7 +807,8 @@ export interface paths {
                     scan?: string;
                     scanner?: string;
                     severity?: string;
-                    sort?: "priority" | "lastSeen" | "firstSeen" | "epss";
+                    sla?: string;
+                    sort?: "priority" | "lastSeen" | "firstSeen" | "epss" | "dueAt";
                     stale?: boolean;
                     status?: string;
                     triaged?: boolean;
@@ -904,12 +928,14 @@ export interface paths {
                             action?: ("PATCH_IMMEDIATELY" | "PATCH_SCHEDULED" | "MITIGATE" | "MONITOR" | "INVESTIGATE" | "ACCEPT_RISK")[];
                             asset?: string;
                             cve?: string;
+                            dueBefore?: string;
                             epssMin?: number;
                             kev?: boolean;
                             priority?: ("CRITICAL" | "HIGH" | "MEDIUM" | "LOW" | "INFO")[];
                             scan?: string;
                             scanner?: string;
                             severity?: ("CRITICAL" | "HIGH" | "MEDIUM" | "LOW" | "INFO")[];
+                            sla?: ("on_track" | "due_soon" | "breached" | "met" | "missed")[];
                             stale?: boolean;
                             status?: ("open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive")[];
                             triaged?: boolean;
@@ -1030,12 +1056,14 @@ export interface paths {
                             action?: string;
                             asset?: string;
                             cve?: string;
+                            dueBefore?: string;
                             epssMin?: number;
                             kev?: boolean;
                             priority?: string;
                             scan?: string;
                             scanner?: string;
                             severity?: string;
+                            sla?: string;
                             stale?: boolean;
                             status?: string;
                             triaged?: boolean;
@@ -1180,12 +1208,14 @@ export interface paths {
                             action?: string;
                             asset?: string;
                             cve?: string;
+                            dueBefore?: string;
                             epssMin?: number;
                             kev?: boolean;
                             priority?: string;
                             scan?: string;
                             scanner?: string;
                             severity?: string;
+                            sla?: string;
                             stale?: boolean;
                             status?: string;
                             triaged?: boolean;
@@ -1420,12 +1450,14 @@ export interface paths {
                             action?: ("PATCH_IMMEDIATELY" | "PATCH_SCHEDULED" | "MITIGATE" | "MONITOR" | "INVESTIGATE" | "ACCEPT_RISK")[];
                             asset?: string;
                             cve?: string;
+                            dueBefore?: string;
                             epssMin?: number;
                             kev?: boolean;
                             priority?: ("CRITICAL" | "HIGH" | "MEDIUM" | "LOW" | "INFO")[];
                             scan?: string;
                             scanner?: string;
                             severity?: ("CRITICAL" | "HIGH" | "MEDIUM" | "LOW" | "INFO")[];
+                            sla?: ("on_track" | "due_soon" | "breached" | "met" | "missed")[];
                             stale?: boolean;
                             status?: ("open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive")[];
                             triaged?: boolean;
@@ -1674,6 +1706,7 @@ export interface paths {
                     action?: string;
                     asset?: string;
                     cve?: string;
+                    dueBefore?: string;
                     epssMin?: number;
                     format: "csv" | "jsonl" | "sarif" | "cyclonedx-vex";
                     kev?: boolean;
@@ -1681,6 +1714,7 @@ export interface paths {
                     scan?: string;
                     scanner?: string;
                     severity?: string;
+                    sla?: string;
                     stale?: boolean;
                     status?: string;
                     triaged?: boolean;
@@ -3464,6 +3498,240 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/sla-policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The workspace's SLA policy */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The workspace's SLA policy. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            days: {
+                                CRITICAL: number | null;
+                                HIGH: number | null;
+                                INFO: number | null;
+                                LOW: number | null;
+                                MEDIUM: number | null;
+                            };
+                            exposedDays: {
+                                CRITICAL: number | null;
+                                HIGH: number | null;
+                                INFO: number | null;
+                                LOW: number | null;
+                                MEDIUM: number | null;
+                            };
+                            maxAcceptanceDays: number;
+                            /** @enum {string} */
+                            object: "sla_policy";
+                            /**
+                             * Format: date-time
+                             * @description When it was last set; null while the workspace has the defaults.
+                             */
+                            updatedAt: string | null;
+                        };
+                    };
+                };
+                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `internal_error` (Internal server error). */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        /** Replace the workspace's SLA policy (recomputes open cases' due dates) */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Days from first sighting to due date by priority (severity while untriaged); null: none. */
+                        days: {
+                            CRITICAL: number | null;
+                            HIGH: number | null;
+                            INFO: number | null;
+                            LOW: number | null;
+                            MEDIUM: number | null;
+                        };
+                        /** @description Tighter days for internet-exposed or HIGH/CRITICAL-criticality assets; omitted or null: none. */
+                        exposedDays?: {
+                            CRITICAL?: number | null;
+                            HIGH?: number | null;
+                            INFO?: number | null;
+                            LOW?: number | null;
+                            MEDIUM?: number | null;
+                        };
+                        maxAcceptanceDays?: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description The workspace's SLA policy. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            days: {
+                                CRITICAL: number | null;
+                                HIGH: number | null;
+                                INFO: number | null;
+                                LOW: number | null;
+                                MEDIUM: number | null;
+                            };
+                            exposedDays: {
+                                CRITICAL: number | null;
+                                HIGH: number | null;
+                                INFO: number | null;
+                                LOW: number | null;
+                                MEDIUM: number | null;
+                            };
+                            maxAcceptanceDays: number;
+                            /** @enum {string} */
+                            object: "sla_policy";
+                            /** @description Cases whose due date moved. */
+                            recomputed: number;
+                            /**
+                             * Format: date-time
+                             * @description When it was last set; null while the workspace has the defaults.
+                             */
+                            updatedAt: string | null;
+                        };
+                    };
+                };
+                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `payload_too_large` (Payload too large). */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `unsupported_media_type` (Unsupported media type), `unsupported_format` (Unsupported scan format). */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `internal_error` (Internal server error). */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -5826,6 +6094,7 @@ export interface paths {
                     asset?: string;
                     cursor?: string;
                     cve?: string;
+                    dueBefore?: string;
                     epssMin?: number;
                     kev?: boolean;
                     limit?: number;
@@ -5833,7 +6102,8 @@ export interface paths {
                     scan?: string;
                     scanner?: string;
                     severity?: string;
-                    sort?: "priority" | "lastSeen" | "firstSeen" | "epss";
+                    sla?: string;
+                    sort?: "priority" | "lastSeen" | "firstSeen" | "epss" | "dueAt";
                     stale?: boolean;
                     status?: string;
                     triaged?: boolean;
@@ -5864,6 +6134,11 @@ export interface paths {
                                 cveIds?: string[];
                                 cvssScore?: number | null;
                                 cweIds?: string[];
+                                /**
+                                 * Format: date-time
+                                 * @description When it is due under the workspace SLA policy (docs/cases.md#due-dates-and-sla); null without a due date.
+                                 */
+                                dueAt?: string | null;
                                 /** @description The highest EPSS of its CVEs. */
                                 epss?: number | null;
                                 fingerprint: string;
@@ -5885,6 +6160,11 @@ export interface paths {
                                 /** @enum {string} */
                                 severity: "CRITICAL" | "HIGH" | "MEDIUM" | "LOW" | "INFO";
                                 sightings?: number;
+                                /**
+                                 * @description Open: `on_track`, `due_soon` (last 20% of its window) or `breached`; resolved: `met` or `missed`; otherwise null.
+                                 * @enum {string|null}
+                                 */
+                                sla?: "on_track" | "due_soon" | "breached" | "met" | "missed" | null;
                                 /** @enum {string} */
                                 status: "open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive";
                                 title: string;
@@ -6022,6 +6302,11 @@ export interface paths {
                             cveIds?: string[];
                             cvssScore?: number | null;
                             cweIds?: string[];
+                            /**
+                             * Format: date-time
+                             * @description When it is due under the workspace SLA policy (docs/cases.md#due-dates-and-sla); null without a due date.
+                             */
+                            dueAt?: string | null;
                             /** @description The highest EPSS of its CVEs. */
                             epss?: number | null;
                             evidence: {
@@ -6078,6 +6363,11 @@ export interface paths {
                             /** @enum {string} */
                             severity: "CRITICAL" | "HIGH" | "MEDIUM" | "LOW" | "INFO";
                             sightings?: number;
+                            /**
+                             * @description Open: `on_track`, `due_soon` (last 20% of its window) or `breached`; resolved: `met` or `missed`; otherwise null.
+                             * @enum {string|null}
+                             */
+                            sla?: "on_track" | "due_soon" | "breached" | "met" | "missed" | null;
                             /** @enum {string} */
                             status: "open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive";
                             title: string;
@@ -6246,6 +6536,11 @@ export interface paths {
                             cveIds?: string[];
                             cvssScore?: number | null;
                             cweIds?: string[];
+                            /**
+                             * Format: date-time
+                             * @description When it is due under the workspace SLA policy (docs/cases.md#due-dates-and-sla); null without a due date.
+                             */
+                            dueAt?: string | null;
                             /** @description The highest EPSS of its CVEs. */
                             epss?: number | null;
                             evidence: {
@@ -6302,6 +6597,11 @@ export interface paths {
                             /** @enum {string} */
                             severity: "CRITICAL" | "HIGH" | "MEDIUM" | "LOW" | "INFO";
                             sightings?: number;
+                            /**
+                             * @description Open: `on_track`, `due_soon` (last 20% of its window) or `breached`; resolved: `met` or `missed`; otherwise null.
+                             * @enum {string|null}
+                             */
+                            sla?: "on_track" | "due_soon" | "breached" | "met" | "missed" | null;
                             /** @enum {string} */
                             status: "open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive";
                             title: string;
@@ -6886,12 +7186,14 @@ export interface paths {
                         asset?: string;
                         caseIds?: string[];
                         cve?: string;
+                        dueBefore?: string;
                         epssMin?: number;
                         kev?: boolean;
                         priority?: string;
                         scan?: string;
                         scanner?: string;
                         severity?: string;
+                        sla?: string;
                         stale?: boolean;
                         status?: string;
                         triaged?: boolean;
@@ -7048,12 +7350,14 @@ export interface paths {
                             action?: ("PATCH_IMMEDIATELY" | "PATCH_SCHEDULED" | "MITIGATE" | "MONITOR" | "INVESTIGATE" | "ACCEPT_RISK")[];
                             asset?: string;
                             cve?: string;
+                            dueBefore?: string;
                             epssMin?: number;
                             kev?: boolean;
                             priority?: ("CRITICAL" | "HIGH" | "MEDIUM" | "LOW" | "INFO")[];
                             scan?: string;
                             scanner?: string;
                             severity?: ("CRITICAL" | "HIGH" | "MEDIUM" | "LOW" | "INFO")[];
+                            sla?: ("on_track" | "due_soon" | "breached" | "met" | "missed")[];
                             stale?: boolean;
                             status?: ("open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive")[];
                             triaged?: boolean;
@@ -7326,6 +7630,7 @@ export interface paths {
                     action?: string;
                     asset?: string;
                     cve?: string;
+                    dueBefore?: string;
                     epssMin?: number;
                     format: "csv" | "jsonl" | "sarif" | "cyclonedx-vex";
                     kev?: boolean;
@@ -7333,6 +7638,7 @@ export interface paths {
                     scan?: string;
                     scanner?: string;
                     severity?: string;
+                    sla?: string;
                     stale?: boolean;
                     status?: string;
                     triaged?: boolean;
@@ -7446,6 +7752,7 @@ export interface paths {
                     asset?: string;
                     case?: string;
                     cve?: string;
+                    dueBefore?: string;
                     epssMin?: number;
                     format: "csv" | "jsonl";
                     kev?: boolean;
@@ -7453,6 +7760,7 @@ export interface paths {
                     scan?: string;
                     scanner?: string;
                     severity?: string;
+                    sla?: string;
                     stale?: boolean;
                     status?: string;
                     triaged?: boolean;
@@ -7556,6 +7864,7 @@ export interface paths {
                     case?: string;
                     cursor?: string;
                     cve?: string;
+                    dueBefore?: string;
                     epssMin?: number;
                     kev?: boolean;
                     limit?: number;
@@ -7563,6 +7872,7 @@ export interface paths {
                     scan?: string;
                     scanner?: string;
                     severity?: string;
+                    sla?: string;
                     stale?: boolean;
                     status?: string;
                     triaged?: boolean;
@@ -9070,6 +9380,264 @@ export interface paths {
             };
         };
         put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sla-policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's SLA policy
+         * @description Needs an API key with the `keys:write` scope.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The workspace's SLA policy. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            days: {
+                                CRITICAL: number | null;
+                                HIGH: number | null;
+                                INFO: number | null;
+                                LOW: number | null;
+                                MEDIUM: number | null;
+                            };
+                            exposedDays: {
+                                CRITICAL: number | null;
+                                HIGH: number | null;
+                                INFO: number | null;
+                                LOW: number | null;
+                                MEDIUM: number | null;
+                            };
+                            maxAcceptanceDays: number;
+                            /** @enum {string} */
+                            object: "sla_policy";
+                            /**
+                             * Format: date-time
+                             * @description When it was last set; null while the workspace has the defaults.
+                             */
+                            updatedAt: string | null;
+                        };
+                    };
+                };
+                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `rate_limited` (Rate limited), `monthly_limit_exceeded` (Monthly AI-call limit exceeded). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `internal_error` (Internal server error). */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        /**
+         * Replace the workspace's SLA policy (recomputes open cases' due dates)
+         * @description Needs an API key with the `keys:write` scope.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Days from first sighting to due date by priority (severity while untriaged); null: none. */
+                        days: {
+                            CRITICAL: number | null;
+                            HIGH: number | null;
+                            INFO: number | null;
+                            LOW: number | null;
+                            MEDIUM: number | null;
+                        };
+                        /** @description Tighter days for internet-exposed or HIGH/CRITICAL-criticality assets; omitted or null: none. */
+                        exposedDays?: {
+                            CRITICAL?: number | null;
+                            HIGH?: number | null;
+                            INFO?: number | null;
+                            LOW?: number | null;
+                            MEDIUM?: number | null;
+                        };
+                        maxAcceptanceDays?: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description The workspace's SLA policy. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            days: {
+                                CRITICAL: number | null;
+                                HIGH: number | null;
+                                INFO: number | null;
+                                LOW: number | null;
+                                MEDIUM: number | null;
+                            };
+                            exposedDays: {
+                                CRITICAL: number | null;
+                                HIGH: number | null;
+                                INFO: number | null;
+                                LOW: number | null;
+                                MEDIUM: number | null;
+                            };
+                            maxAcceptanceDays: number;
+                            /** @enum {string} */
+                            object: "sla_policy";
+                            /** @description Cases whose due date moved. */
+                            recomputed: number;
+                            /**
+                             * Format: date-time
+                             * @description When it was last set; null while the workspace has the defaults.
+                             */
+                            updatedAt: string | null;
+                        };
+                    };
+                };
+                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `payload_too_large` (Payload too large). */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `unsupported_media_type` (Unsupported media type), `unsupported_format` (Unsupported scan format). */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `rate_limited` (Rate limited), `monthly_limit_exceeded` (Monthly AI-call limit exceeded). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `internal_error` (Internal server error). */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         post?: never;
         delete?: never;
         options?: never;

@@ -1,0 +1,20 @@
+import type { Pool } from '../../db/pool.js';
+import { getSlaPolicy, putSlaPolicy, type SlaPolicy, type SlaPolicyInput } from './sla-policy-store.js';
+
+/**
+ * The workspace SLA policy as the HTTP edge reads and replaces it (docs/cases.md#due-dates-and-sla),
+ * bound once to the pool.
+ */
+export interface SlaPolicyService {
+  /** The workspace's policy (the defaults until it sets one). */
+  get(workspaceId: string): Promise<SlaPolicy>;
+  /** Replaces it and recomputes the due dates of its cases that are not resolved, in one transaction. */
+  put(workspaceId: string, input: SlaPolicyInput): Promise<{ policy: SlaPolicy; recomputed: number }>;
+}
+
+export function createSlaPolicyService(pool: Pool): SlaPolicyService {
+  return {
+    get: (workspaceId) => getSlaPolicy(pool, workspaceId),
+    put: (workspaceId, input) => putSlaPolicy(pool, workspaceId, input),
+  };
+}
