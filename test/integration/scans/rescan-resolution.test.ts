@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signUp, signUpWorkflowManager } from '../../helpers/test-app.js';
 import { startScanApp, waitForScan, type ScanTestApp } from '../../helpers/scan-app.js';
 import { NO_SCOPE_NOTE, NOT_RESOLVING_NOTE } from '../../../src/domain/scans/rescan-scope.js';
+import { createWorkflowTrigger } from '../../../src/domain/workflows/trigger.js';
 
 /**
  * docs/ingestion.md#rescans: a completed scan resolves the open and in-progress cases of its
@@ -142,6 +143,21 @@ describe('Nessus rescans of the same hosts', () => {
       [workflowId],
     );
     expect(deliveries.map((d) => d.case_id).sort()).toEqual(resolved.map((c) => c.id).sort());
+    // After the commit, the scan's trigger queues those recorded deliveries (and records none again).
+    const queued: string[] = [];
+    const trigger = createWorkflowTrigger({
+      pool: t.infra.pool,
+      enqueue: async (id, ids) => {
+        expect(id).toBe(workflowId);
+        queued.push(...ids);
+      },
+    });
+    expect(await trigger.scanCompleted(ws.workspaceId, second.scanId)).toBe(3);
+    const { rows: recorded } = await t.infra.pool.query<{ id: string }>(
+      `SELECT id FROM workflow_deliveries WHERE workflow_id = $1 AND event = 'case.status_changed'`,
+      [workflowId],
+    );
+    expect(queued.sort()).toEqual(recorded.map((r) => r.id).sort());
 
     expect(await statusCounts(other.workspaceId)).toEqual({ open: 12 });
   });
