@@ -42,5 +42,6 @@ export async function prepareDayOneEnrichment(
   return describeEnrichment(status, {
     kev: config.enrichmentSources.kev !== null,
     epss: config.enrichmentSources.epss !== null,
+    vulnrichment: config.enrichmentSources.vulnrichment.length > 0,
   });
 }

@@ -12,6 +12,8 @@ export interface EnrichmentStatus {
   kev: { catalogVersion: string | null; entries: number; importedAt: Date | null } | null;
   epss: { scoreDate: string | null; scores: number } | null;
   cvss: { scores: number } | null;
+  /** CVEs CISA's Vulnrichment records gave SSVC decision points for. */
+  cisaSsvc: { decisions: number } | null;
 }
 
 /**
@@ -35,6 +37,7 @@ export async function enrichmentStatus(db: Db): Promise<EnrichmentStatus> {
         : null,
     epss: c.epssScores > 0 ? { scoreDate: c.epssDate, scores: c.epssScores } : null,
     cvss: c.cvssScores > 0 ? { scores: c.cvssScores } : null,
+    cisaSsvc: c.cisaSsvc > 0 ? { decisions: c.cisaSsvc } : null,
   };
 }
 
@@ -45,7 +48,7 @@ export async function enrichmentStatus(db: Db): Promise<EnrichmentStatus> {
  */
 export function describeEnrichment(
   status: EnrichmentStatus,
-  refreshing: { kev: boolean; epss: boolean } = { kev: false, epss: false },
+  refreshing: { kev: boolean; epss: boolean; vulnrichment?: boolean } = { kev: false, epss: false },
 ): string[] {
   const n = (x: number) => x.toLocaleString('en-US');
   const kevCommand = `npm run admin -- enrich --kev ${PUBLIC_FEED_URLS.kev}`;
@@ -71,6 +74,18 @@ export function describeEnrichment(
     );
   } else {
     lines.push(`FIRST EPSS: not loaded (not shipped: the daily file is large). Load it: ${epssCommand}`);
+  }
+  // CISA's own SSVC decisions: named when loaded or configured (an optional source, not shipped).
+  const vulnrichmentCommand = 'npm run admin -- enrich --vulnrichment DIR|URL';
+  const fromSources = 'Refreshed daily from ENRICHMENT_VULNRICHMENT_SOURCES';
+  if (status.cisaSsvc) {
+    lines.push(
+      `CISA Vulnrichment: SSVC decisions for ${n(status.cisaSsvc.decisions)} CVEs. ` +
+        (refreshing.vulnrichment ? `${fromSources}; now: ` : 'Refresh: ') +
+        vulnrichmentCommand,
+    );
+  } else if (refreshing.vulnrichment) {
+    lines.push(`CISA Vulnrichment: not loaded yet. ${fromSources}; now: ${vulnrichmentCommand}`);
   }
   return lines;
 }
