@@ -74,6 +74,48 @@ describe('gate CLI (child process)', { timeout: 120_000 }, () => {
     expect(Date.parse(r?.evaluatedAt ?? '')).not.toBeNaN();
   });
 
+  it('accepts another file of the training format, written differently, and scores it whole', async () => {
+    // A benchmark set of its own: rows the shipped model was not trained on, columns in another
+    // order, every field quoted, CRLF line ends and a byte-order mark.
+    const rows = parseLabelledDataset(readFileSync(TRAIN_SAMPLE_CSV, 'utf8'));
+    const q = (v: string): string => `"${v.replace(/"/g, '""')}"`;
+    const lines = [
+      [
+        'description',
+        'cve',
+        'cvss_vector',
+        'cvss_base',
+        'in_kev',
+        'technical_impact',
+        'automatable',
+        'exploitation',
+      ],
+      ...rows.map((r) => [
+        r.description,
+        r.cve,
+        r.cvssVector ?? '',
+        r.cvssScore === null ? '' : String(r.cvssScore),
+        r.kev ? '1' : '0',
+        r.technicalImpact,
+        r.automatable,
+        r.exploitation === 'public_poc' ? 'poc' : r.exploitation,
+      ]),
+    ];
+    const file = path.join(tmp(), 'benchmark.csv');
+    writeFileSync(file, `\ufeff${lines.map((l) => l.map(q).join(',')).join('\r\n')}\r\n`);
+    const before = await rowCount();
+    const run = await gate(['--dataset', file, '--config', SAMPLE_THRESHOLDS_PATH]);
+    expect(run.stderr).not.toMatch(/gate:/);
+    expect([0, 1]).toContain(run.code);
+    expect(run.stdout).toContain(`scored    ${rows.length} rows: all rows`);
+    expect(await rowCount()).toBe(before + 1);
+    const [r] = await history();
+    expect(r).toMatchObject({
+      datasetSha256: createHash('sha256').update(readFileSync(file)).digest('hex'),
+      datasetName: file,
+    });
+  });
+
   it('exits 1 and records the failure when the threshold is above what the model achieves', async () => {
     const dir = tmp();
     const config = path.join(dir, 'strict.json');
