@@ -4,6 +4,7 @@ import type { KeyVerifier } from '../domain/keys/key-verifier.js';
 import type { KeyService } from '../domain/keys/key-service.js';
 import type { WorkspaceService } from '../domain/workspaces/workspace-service.js';
 import type { SessionStore } from '../domain/workspaces/sessions.js';
+import type { SsoService } from '../domain/workspaces/sso/sso-service.js';
 import type { RequestMeter } from '../domain/usage/request-meter.js';
 import type { RateLimiter } from '../domain/usage/rate-limiter.js';
 import type { QuotaService } from '../domain/usage/quota.js';
@@ -39,6 +40,8 @@ export interface AppDeps {
   keys: KeyService;
   workspaces: WorkspaceService;
   sessions: SessionStore;
+  /** Single sign-on: per-workspace OpenID Connect settings and sign-ins. */
+  sso: SsoService;
   meter: RequestMeter;
   rateLimiter: RateLimiter;
   quota: QuotaService;

@@ -20,6 +20,7 @@ import { selfServiceRoutes } from './routes/self-service.js';
 import { consoleAuthRoutes } from './routes/console-auth.js';
 import { consoleWorkspaceRoutes } from './routes/console-workspace.js';
 import { consoleWorkspaceDeletionRoutes } from './routes/console-workspace-deletion.js';
+import { consoleSsoRoutes } from './routes/console-sso.js';
 import { consoleTriageRoutes } from './routes/console-triage.js';
 import { actorFrom, registerKeyManagement } from './routes/key-management.js';
 import { triageRoutes } from './routes/triage.js';
@@ -143,6 +144,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
       consoleAuthRoutes(scope, deps);
       consoleWorkspaceRoutes(scope, deps);
       consoleWorkspaceDeletionRoutes(scope, deps);
+      consoleSsoRoutes(scope, deps);
       registerScanRoutes(scope, deps.scans, consoleSurface);
       registerConsoleUploadRoute(scope, deps, consoleSurface);
       registerCaseRoutes(scope, deps, consoleSurface);

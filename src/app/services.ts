@@ -10,6 +10,7 @@ import { readKeyVersion } from '../domain/keys/keys-store.js';
 import { createAuthFailureLimiter } from '../domain/keys/auth-failure-limiter.js';
 import { createWorkspaceService } from '../domain/workspaces/workspace-service.js';
 import { createSessionStore } from '../domain/workspaces/sessions.js';
+import { createSsoService } from '../domain/workspaces/sso/sso-service.js';
 import { createRequestMeter } from '../domain/usage/request-meter.js';
 import {
   createPgWindowCounter,
@@ -147,6 +148,14 @@ export async function buildServices(
     enrichment: createEnrichmentLookup(infra.pool),
     kevCatalogLoaded: createKevCatalogCheck(infra.pool),
     sessions: createSessionStore(infra.pool, infra.pepper, clock),
+    sso: createSsoService({
+      db: infra.pool,
+      pepper: infra.pepper,
+      clock,
+      publicBaseUrl: config.publicBaseUrl,
+      allowLoopbackHttp: config.ssoAllowLoopbackHttp,
+      allowPrivateHosts: config.ssoAllowPrivateHosts,
+    }),
     meter,
     rateLimiter: createRateLimiter(
       infra.redis

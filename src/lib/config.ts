@@ -173,6 +173,13 @@ export interface Config {
    * deployment, where it reopens server-side request forgery. @defaultValue false
    */
   webhookAllowPrivateHosts: boolean;
+  /** Accept `http://127.0.0.1` OpenID issuers for single sign-on (tests only). @defaultValue false */
+  ssoAllowLoopbackHttp: boolean;
+  /**
+   * Let single sign-on reach OpenID issuers on private-network addresses and internal names (a
+   * self-hosted deployment beside its Keycloak); never on a hosted deployment. @defaultValue false
+   */
+  ssoAllowPrivateHosts: boolean;
   /** How long the triage cache of enrichment keeps a CVE's record. */
   enrichmentCacheTtlMs: number;
   /** Sources the daily enrichment job refreshes from (URL or file path); none set: no job. */
@@ -340,6 +347,8 @@ export function loadConfig(
     inhouseEnabled: read.bool('INHOUSE_ENABLED', false),
     webhookAllowLoopbackHttp: read.bool('WEBHOOK_ALLOW_LOOPBACK_HTTP', false),
     webhookAllowPrivateHosts: read.bool('WEBHOOK_ALLOW_PRIVATE_HOSTS', false),
+    ssoAllowLoopbackHttp: read.bool('SSO_ALLOW_LOOPBACK_HTTP', false),
+    ssoAllowPrivateHosts: read.bool('SSO_ALLOW_PRIVATE_HOSTS', false),
     enrichmentCacheTtlMs: read.int('ENRICHMENT_CACHE_TTL_MS', 300_000, 0, 86_400_000),
     enrichmentSources: {
       kev: read.optional('ENRICHMENT_KEV_SOURCE'),

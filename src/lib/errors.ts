@@ -9,11 +9,13 @@ export const ERROR_STATUS = {
   key_expired: 401,
   key_revoked: 401,
   unauthenticated: 401,
+  sso_failed: 401,
   insufficient_scope: 403,
   insufficient_role: 403,
   plan_required: 403,
   workspace_suspended: 403,
   csrf_failed: 403,
+  sso_required: 403,
   not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,
@@ -33,6 +35,7 @@ export const ERROR_STATUS = {
   internal_error: 500,
   triage_unavailable: 503,
   overloaded: 503,
+  sso_unavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -44,11 +47,13 @@ export const ERROR_TITLES: Record<ErrorCode, string> = {
   key_expired: 'API key expired',
   key_revoked: 'API key revoked',
   unauthenticated: 'Not signed in',
+  sso_failed: 'Single sign-on failed',
   insufficient_scope: 'Insufficient scope',
   insufficient_role: 'Insufficient role',
   plan_required: 'Plan required',
   workspace_suspended: 'Workspace suspended',
   csrf_failed: 'CSRF check failed',
+  sso_required: 'Single sign-on required',
   not_found: 'Not found',
   method_not_allowed: 'Method not allowed',
   request_timeout: 'Request timeout',
@@ -68,6 +73,7 @@ export const ERROR_TITLES: Record<ErrorCode, string> = {
   internal_error: 'Internal server error',
   triage_unavailable: 'Triage unavailable',
   overloaded: 'Overloaded',
+  sso_unavailable: 'Identity provider unavailable',
 };
 
 export interface FieldError {

@@ -30,7 +30,7 @@ const SIGNUPS_PER_HOUR_PER_IP = 20;
 /** Sign-up, login, logout, the session probe and the one-time reveal (docs/console.md#sessions-and-security). */
 export function consoleAuthRoutes(
   untyped: FastifyInstance,
-  deps: Pick<AppDeps, 'config' | 'keys' | 'rateLimiter' | 'sessions' | 'workspaces'>,
+  deps: Pick<AppDeps, 'config' | 'keys' | 'rateLimiter' | 'sessions' | 'sso' | 'workspaces'>,
 ): void {
   const app = typed(untyped);
   const secure = deps.config.cookieSecure;
@@ -91,7 +91,7 @@ export function consoleAuthRoutes(
       schema: {
         summary: 'Sign in',
         body: loginBody,
-        response: responses({ 200: loggedIn }, [...PUBLIC_BODY_ERRORS, 401]),
+        response: responses({ 200: loggedIn }, [...PUBLIC_BODY_ERRORS, 401, 403]),
       },
     },
     async (req, reply) => {
@@ -101,9 +101,15 @@ export function consoleAuthRoutes(
       await limit(`login:${body.email.trim().toLowerCase()}`, LOGIN_ATTEMPTS_PER_MINUTE, 60_000);
       const found = await deps.workspaces.checkLogin(body.email.trim(), body.password);
       if (!found) throw new AppError('unauthenticated', 'The email or password is not right.');
-      const { token, session } = await deps.sessions.create(found.userId, found.workspaceId, found.role);
+      // Asked only once the password is right, so a guesser learns nothing of the workspace.
+      const opens = await deps.sso.passwordWorkspace(found.userId);
+      if (opens === null) {
+        throw new AppError('sso_required', 'This workspace requires single sign-on: use "Sign in with SSO".');
+      }
+      const { workspaceId, role } = opens;
+      const { token, session } = await deps.sessions.create(found.userId, workspaceId, role);
       setSessionCookie(reply, token, session.expiresAt, secure);
-      return { workspaceId: found.workspaceId, csrfToken: session.csrfToken };
+      return { workspaceId, csrfToken: session.csrfToken };
     },
   );
 

@@ -84,6 +84,8 @@ export const AUDIT_ACTIONS = [
   'ownership_transfer',
   'password_reset_request',
   'password_reset',
+  'sso_update',
+  'sso_sign_in',
   'workspace_delete',
   'retention_change',
 ] as const;

@@ -22,6 +22,7 @@ import { M023CisaSsvc } from './m023-cisa-ssvc.js';
 import { M024RescanResolution } from './m024-rescan-resolution.js';
 import { M025Sla } from './m025-sla.js';
 import { M028MembersAndRoles } from './m028-members-and-roles.js';
+import { M029WorkspaceSso } from './m029-workspace-sso.js';
 import { M030WorkspaceEndOfLife } from './m030-workspace-end-of-life.js';
 
 /**
@@ -52,5 +53,6 @@ export const migrationsList: MigrationObject[] = [
   { name: 'm024-rescan-resolution', class: M024RescanResolution },
   { name: 'm025-sla', class: M025Sla },
   { name: 'm028-members-and-roles', class: M028MembersAndRoles },
+  { name: 'm029-workspace-sso', class: M029WorkspaceSso },
   { name: 'm030-workspace-end-of-life', class: M030WorkspaceEndOfLife },
 ];

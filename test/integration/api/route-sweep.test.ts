@@ -77,6 +77,10 @@ const CONSOLE_ROUTES: { method: 'GET' | 'POST' | 'PUT'; url: string }[] = [
   { method: 'GET', url: `/api/console/workflows/${ID}/deliveries` },
   { method: 'GET', url: '/api/console/sla-policy' },
   { method: 'PUT', url: '/api/console/sla-policy' },
+  { method: 'GET', url: '/api/console/sso' },
+  { method: 'PUT', url: '/api/console/sso' },
+  { method: 'POST', url: '/api/console/sso/start' },
+  { method: 'GET', url: '/api/console/sso/callback' },
 ];
 
 beforeAll(async () => {

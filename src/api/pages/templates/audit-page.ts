@@ -24,6 +24,8 @@ export const ACTION_NAMES: Record<(typeof AUDIT_ACTIONS)[number], string> = {
   ownership_transfer: 'Ownership transferred',
   password_reset_request: 'Password reset asked',
   password_reset: 'Password reset',
+  sso_update: 'Single sign-on changed',
+  sso_sign_in: 'Signed in with SSO',
   workspace_delete: 'Workspace deletion requested',
   retention_change: 'Retention changed',
 };
