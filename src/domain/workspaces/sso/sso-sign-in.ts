@@ -66,7 +66,7 @@ export async function startSsoSignIn(
   by: { slug: string } | { email: string },
 ): Promise<{ authorizationUrl: string; browserSecret: string }> {
   const row = await store.findSsoBy(deps.db, 'slug' in by ? by : { domain: emailDomain(by.email) });
-  if (!row || !row.enabled) throw notFound('workspace with single sign-on');
+  if (!row || !row.enabled || row.deleting) throw notFound('workspace with single sign-on');
   const state = randomToken();
   const nonce = randomToken();
   const codeVerifier = oidc.randomPKCECodeVerifier();
@@ -125,7 +125,7 @@ export async function finishSsoSignIn(
   );
   if (!pending) throw failed('This sign-in link was already used, has expired or is unknown; start again.');
   const row = await store.findSso(deps.db, pending.workspaceId);
-  if (!row || !row.enabled) throw failed('Single sign-on is not enabled for this workspace.');
+  if (!row || !row.enabled || row.deleting) throw failed('Single sign-on is not enabled for this workspace.');
   let claims: oidc.IDToken;
   try {
     claims = await deps.oidc.exchange(settingsOf(deps, row), {

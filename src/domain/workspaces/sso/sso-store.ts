@@ -5,7 +5,8 @@ import type { Role } from '../../../db/entities/index.js';
 /**
  * The single sign-on tables of the workspaces area: `workspace_sso`, `workspace_sso_domains`
  * and `sso_sign_ins` (docs/console.md#single-sign-on). It also reads `console_users` and
- * `memberships` to match a person by email, and writes a membership's role when the groups
+ * `memberships` to match a person by email, `workspace_deletions` (a workspace being deleted
+ * takes no sign-in), and writes a membership's role when the groups
  * claim maps to one. Every function takes the pool or a client of the caller's transaction.
  */
 
@@ -24,6 +25,8 @@ export interface SsoRow {
   groupRoles: Record<string, string>;
   emailDomains: string[];
   updatedAt: Date;
+  /** The workspace's deletion has been asked for: nobody signs in to it any more (read only). */
+  deleting?: boolean;
 }
 
 const SELECT_SSO = sql`
@@ -32,7 +35,8 @@ const SELECT_SSO = sql`
          s.auto_join AS "autoJoin", s.default_role AS "defaultRole", s.groups_claim AS "groupsClaim",
          s.group_roles AS "groupRoles", s.updated_at AS "updatedAt",
          COALESCE((SELECT array_agg(d.domain ORDER BY d.domain) FROM workspace_sso_domains d
-                    WHERE d.workspace_id = s.workspace_id), '{}') AS "emailDomains"
+                    WHERE d.workspace_id = s.workspace_id), '{}') AS "emailDomains",
+         EXISTS (SELECT 1 FROM workspace_deletions x WHERE x.workspace_id = s.workspace_id) AS deleting
     FROM workspace_sso s`;
 
 /** The workspace's settings, or null when it has none. */
