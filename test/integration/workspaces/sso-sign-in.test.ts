@@ -226,8 +226,25 @@ describe('who gets in', () => {
     expect((await signInWithSso()).res.statusCode).toBe(200);
     expect(await roleOf('analyst@acme.test')).toBe('member');
     idp.signInAs('analyst', { email: 'analyst@acme.test', email_verified: true, groups: ['auditors'] });
-    expect((await signInWithSso()).res.statusCode).toBe(200);
+    const again = await signInWithSso();
+    expect(again.res.statusCode).toBe(200);
     expect(await roleOf('analyst@acme.test')).toBe('viewer');
+    // The session holds the mapped role: a viewer neither reads nor changes the SSO settings.
+    const cookie = sessionCookieOf(again.res)!;
+    const session = await t.app.inject({ method: 'GET', url: '/api/console/session', headers: { cookie } });
+    const csrf = (session.json() as { csrfToken: string }).csrfToken;
+    for (const res of [
+      await t.app.inject({ method: 'GET', url: '/api/console/sso', headers: { cookie } }),
+      await t.app.inject({
+        method: 'PUT',
+        url: '/api/console/sso',
+        headers: { cookie, 'x-csrf-token': csrf },
+        payload: settings(),
+      }),
+    ]) {
+      expect(res.statusCode).toBe(403);
+      expect(res.json().code).toBe('insufficient_role');
+    }
   });
 
   it('refuses a person of another domain who is not a member', async () => {

@@ -15,7 +15,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    action?: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "workspace_delete" | "retention_change";
+                    action?: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "sso_update" | "sso_sign_in" | "workspace_delete" | "retention_change";
                     cursor?: string;
                     from?: string;
                     key?: string;
@@ -37,7 +37,7 @@ export interface paths {
                         "application/json": {
                             data: {
                                 /** @enum {string} */
-                                action: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "workspace_delete" | "retention_change";
+                                action: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "sso_update" | "sso_sign_in" | "workspace_delete" | "retention_change";
                                 /** @description `user:<id>`, `key:<id>`, `operator` or `system` */
                                 actor: string;
                                 /** Format: date-time */
@@ -66,7 +66,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -75,7 +75,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -93,7 +93,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -239,7 +239,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -248,7 +248,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -266,7 +266,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -458,7 +458,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -467,7 +467,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -494,7 +494,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -568,7 +568,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -577,7 +577,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -604,7 +604,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -704,7 +704,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -713,7 +713,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -767,7 +767,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -857,7 +857,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -866,7 +866,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -884,7 +884,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -969,7 +969,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -978,7 +978,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1014,7 +1014,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1112,7 +1112,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1121,7 +1121,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1166,7 +1166,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1254,7 +1254,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1263,7 +1263,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1299,7 +1299,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1380,7 +1380,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1389,7 +1389,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1407,7 +1407,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1513,7 +1513,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1522,7 +1522,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1558,7 +1558,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1637,7 +1637,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1646,7 +1646,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1673,7 +1673,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1746,7 +1746,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1755,7 +1755,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1782,7 +1782,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1867,7 +1867,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1876,7 +1876,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1894,7 +1894,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1969,7 +1969,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1978,7 +1978,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2014,7 +2014,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2096,7 +2096,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2105,7 +2105,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2150,7 +2150,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2264,7 +2264,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2273,7 +2273,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2327,7 +2327,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2392,8 +2392,17 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2437,7 +2446,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2489,7 +2498,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2507,7 +2516,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2589,7 +2598,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2598,7 +2607,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2634,7 +2643,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2693,7 +2702,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2702,7 +2711,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2738,7 +2747,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2883,7 +2892,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2892,7 +2901,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2910,7 +2919,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3046,7 +3055,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3055,7 +3064,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3100,7 +3109,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3235,7 +3244,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3244,7 +3253,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3271,7 +3280,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3336,7 +3345,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3345,7 +3354,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3363,7 +3372,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3487,7 +3496,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3562,7 +3571,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3571,7 +3580,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3589,7 +3598,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3675,7 +3684,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3684,7 +3693,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3720,7 +3729,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3732,6 +3741,426 @@ export interface paths {
             };
         };
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/sso": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The workspace's single sign-on settings */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The workspace's single sign-on settings; the client secret is never returned. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            autoJoin: boolean;
+                            clientId: string | null;
+                            clientSecretSet: boolean;
+                            configured: boolean;
+                            defaultRole: string;
+                            emailDomains: string[];
+                            enabled: boolean;
+                            groupRoles: {
+                                [key: string]: string;
+                            };
+                            groupsClaim: string;
+                            issuer: string | null;
+                            /** @enum {string} */
+                            object: "sso_settings";
+                            /** @description Register this as the redirect URI at the provider. */
+                            redirectUri: string;
+                            slug: string | null;
+                            ssoRequired: boolean;
+                            /** Format: date-time */
+                            updatedAt: string | null;
+                        };
+                    };
+                };
+                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `internal_error` (Internal server error). */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        /** Change the workspace's single sign-on settings */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        autoJoin: boolean;
+                        clientId: string;
+                        clientSecret?: string | null;
+                        /** @enum {string} */
+                        defaultRole: "admin" | "member" | "viewer";
+                        emailDomains: string[];
+                        enabled: boolean;
+                        groupRoles: {
+                            [key: string]: "admin" | "member" | "viewer";
+                        };
+                        groupsClaim: string;
+                        issuer: string;
+                        slug: string;
+                        ssoRequired: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description The workspace's single sign-on settings; the client secret is never returned. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            autoJoin: boolean;
+                            clientId: string | null;
+                            clientSecretSet: boolean;
+                            configured: boolean;
+                            defaultRole: string;
+                            emailDomains: string[];
+                            enabled: boolean;
+                            groupRoles: {
+                                [key: string]: string;
+                            };
+                            groupsClaim: string;
+                            issuer: string | null;
+                            /** @enum {string} */
+                            object: "sso_settings";
+                            /** @description Register this as the redirect URI at the provider. */
+                            redirectUri: string;
+                            slug: string | null;
+                            ssoRequired: boolean;
+                            /** Format: date-time */
+                            updatedAt: string | null;
+                        };
+                    };
+                };
+                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `idempotency_conflict` (Idempotency conflict), `conflict` (Conflict). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `payload_too_large` (Payload too large). */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `unsupported_media_type` (Unsupported media type), `unsupported_format` (Unsupported scan format). */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `internal_error` (Internal server error). */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/sso/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The identity provider's redirect back (signs in, then opens the console) */
+        get: {
+            parameters: {
+                query: {
+                    code?: string;
+                    error?: string;
+                    error_description?: string;
+                    iss?: string;
+                    state: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Signed in (session cookie set); an HTML page that opens the console. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `internal_error` (Internal server error). */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/sso/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start signing in with SSO, by workspace slug or email address */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        email?: string;
+                        workspace?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Where to send the browser: the identity provider's authorization URL (cookie set). */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            authorizationUrl: string;
+                        };
+                    };
+                };
+                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `not_found` (Not found). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `payload_too_large` (Payload too large). */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `unsupported_media_type` (Unsupported media type), `unsupported_format` (Unsupported scan format). */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `rate_limited` (Rate limited), `monthly_limit_exceeded` (Monthly AI-call limit exceeded). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `internal_error` (Internal server error). */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -3793,7 +4222,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3802,7 +4231,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3820,7 +4249,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3958,7 +4387,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3967,7 +4396,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3985,7 +4414,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4145,7 +4574,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4154,7 +4583,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4181,7 +4610,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4314,7 +4743,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4323,7 +4752,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4350,7 +4779,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4391,7 +4820,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4400,7 +4829,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4427,7 +4856,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4596,7 +5025,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4605,7 +5034,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4641,7 +5070,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4721,7 +5150,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4730,7 +5159,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4757,7 +5186,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4823,7 +5252,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4832,7 +5261,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4859,7 +5288,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4940,7 +5369,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4949,7 +5378,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4985,7 +5414,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -5058,7 +5487,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5067,7 +5496,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5085,7 +5514,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -5174,7 +5603,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -5254,7 +5683,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5263,7 +5692,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5317,7 +5746,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -5404,7 +5833,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -5469,7 +5898,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5496,7 +5925,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -5559,7 +5988,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5586,7 +6015,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -5684,7 +6113,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5693,7 +6122,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5756,7 +6185,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -5892,7 +6321,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5901,7 +6330,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5937,7 +6366,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -5970,7 +6399,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    action?: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "workspace_delete" | "retention_change";
+                    action?: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "sso_update" | "sso_sign_in" | "workspace_delete" | "retention_change";
                     cursor?: string;
                     from?: string;
                     key?: string;
@@ -5992,7 +6421,7 @@ export interface paths {
                         "application/json": {
                             data: {
                                 /** @enum {string} */
-                                action: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "workspace_delete" | "retention_change";
+                                action: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "sso_update" | "sso_sign_in" | "workspace_delete" | "retention_change";
                                 /** @description `user:<id>`, `key:<id>`, `operator` or `system` */
                                 actor: string;
                                 /** Format: date-time */
@@ -6021,7 +6450,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6030,7 +6459,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6057,7 +6486,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -6206,7 +6635,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6215,7 +6644,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6242,7 +6671,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -6433,7 +6862,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6442,7 +6871,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6478,7 +6907,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -6667,7 +7096,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6676,7 +7105,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6730,7 +7159,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -6801,7 +7230,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6810,7 +7239,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6846,7 +7275,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -6943,7 +7372,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6952,7 +7381,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7006,7 +7435,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -7095,7 +7524,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7104,7 +7533,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7140,7 +7569,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -7252,7 +7681,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7261,7 +7690,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7306,7 +7735,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -7413,7 +7842,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7422,7 +7851,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7467,7 +7896,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -7549,7 +7978,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7558,7 +7987,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7594,7 +8023,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -7670,7 +8099,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7679,7 +8108,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7715,7 +8144,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -7790,7 +8219,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7799,7 +8228,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7826,7 +8255,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -7968,7 +8397,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7977,7 +8406,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8004,7 +8433,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -8124,7 +8553,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8133,7 +8562,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8169,7 +8598,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -8257,7 +8686,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8266,7 +8695,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8293,7 +8722,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -8371,7 +8800,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8380,7 +8809,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8425,7 +8854,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -8510,7 +8939,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8519,7 +8948,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8573,7 +9002,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -8690,7 +9119,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8699,7 +9128,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8762,7 +9191,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -8852,7 +9281,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8861,7 +9290,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8888,7 +9317,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -8967,7 +9396,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8976,7 +9405,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9003,7 +9432,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -9149,7 +9578,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9158,7 +9587,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9185,7 +9614,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -9323,7 +9752,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9332,7 +9761,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9368,7 +9797,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -9448,7 +9877,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9457,7 +9886,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9484,7 +9913,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -9573,7 +10002,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9582,7 +10011,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9627,7 +10056,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -9758,7 +10187,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9767,7 +10196,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9812,7 +10241,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -9930,7 +10359,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9939,7 +10368,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9984,7 +10413,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -10106,7 +10535,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10115,7 +10544,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10151,7 +10580,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -10268,7 +10697,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10277,7 +10706,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10304,7 +10733,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -10445,7 +10874,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10454,7 +10883,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10481,7 +10910,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -10644,7 +11073,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10653,7 +11082,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10689,7 +11118,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -10825,7 +11254,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10834,7 +11263,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10870,7 +11299,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -10914,7 +11343,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10923,7 +11352,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10959,7 +11388,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -11131,7 +11560,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11140,7 +11569,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11185,7 +11614,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -11268,7 +11697,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11277,7 +11706,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11313,7 +11742,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -11382,7 +11811,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11391,7 +11820,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11427,7 +11856,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -11509,7 +11938,7 @@ export interface paths {
                         "text/plain": string;
                     };
                 };
-                /** @description `METRICS_TOKEN` is set and the bearer token is missing or wrong. Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description `METRICS_TOKEN` is set and the bearer token is missing or wrong. Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11557,7 +11986,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A dependency cannot be reached (each is given 2 s). Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description A dependency cannot be reached (each is given 2 s). Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -11583,7 +12012,7 @@ export interface components {
         /** @description An RFC 9457 problem document (`application/problem+json`). `errors` only for validation. */
         Problem: {
             /** @enum {string} */
-            code: "invalid_request" | "missing_api_key" | "invalid_api_key" | "key_expired" | "key_revoked" | "unauthenticated" | "insufficient_scope" | "insufficient_role" | "plan_required" | "workspace_suspended" | "csrf_failed" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_conflict" | "conflict" | "reveal_expired" | "link_expired" | "invitation_expired" | "payload_too_large" | "unsupported_media_type" | "unsupported_format" | "unparseable_scan" | "confirmation_mismatch" | "rate_limited" | "monthly_limit_exceeded" | "header_too_large" | "internal_error" | "triage_unavailable" | "overloaded";
+            code: "invalid_request" | "missing_api_key" | "invalid_api_key" | "key_expired" | "key_revoked" | "unauthenticated" | "sso_failed" | "insufficient_scope" | "insufficient_role" | "plan_required" | "workspace_suspended" | "csrf_failed" | "sso_required" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_conflict" | "conflict" | "reveal_expired" | "link_expired" | "invitation_expired" | "payload_too_large" | "unsupported_media_type" | "unsupported_format" | "unparseable_scan" | "confirmation_mismatch" | "rate_limited" | "monthly_limit_exceeded" | "header_too_large" | "internal_error" | "triage_unavailable" | "overloaded" | "sso_unavailable";
             /** @description A sentence for people; never secrets, SQL or stack traces. */
             detail: string;
             /** @description One entry per failing field (400 `invalid_request` only). */
