@@ -16,7 +16,12 @@ let consoleWrites: { method: string; url: string }[];
 const ID = '00000000-0000-0000-0000-000000000000';
 
 /** Public console routes and the session's own end need no role. */
-const NO_ROLE = new Set(['/api/console/signup', '/api/console/login', '/api/console/logout']);
+const NO_ROLE = new Set([
+  '/api/console/signup',
+  '/api/console/login',
+  '/api/console/logout',
+  '/api/console/sso/start',
+]);
 
 beforeAll(async () => {
   t = await startTestApp();
