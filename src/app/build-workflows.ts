@@ -5,6 +5,7 @@ import type { DeliveryDeps } from '../domain/workflows/deliver.js';
 import type { InboundDeps } from '../domain/workflows/inbound.js';
 import { localPacer, redisPacer } from '../domain/workflows/rate-limit.js';
 import { requeueLostDeliveries } from '../domain/workflows/lost-deliveries.js';
+import { announceSlaBreaches } from '../domain/workflows/sla-breaches.js';
 import { createWorkflowTrigger, type WorkflowTrigger } from '../domain/workflows/trigger.js';
 import { createWorkflowService, type WorkflowService } from '../domain/workflows/workflow-service.js';
 import { enqueueDeliveries } from '../jobs/workflow-delivery.js';
@@ -19,6 +20,8 @@ export interface Workflows {
   delivery: DeliveryDeps;
   /** Queues again pending deliveries whose job was lost (`requeueLostDeliveries`); maintenance runs it. */
   requeueLost(olderThanMs?: number): Promise<number>;
+  /** Tells the workflows of each breach at `now` not yet told (`announceSlaBreaches`); maintenance runs it. */
+  announceSlaBreaches(now: Date): Promise<{ breaches: number; deliveries: number }>;
 }
 
 /**
@@ -51,15 +54,12 @@ export function buildWorkflows(
       : localPacer(),
   };
   const enqueue = (workflowId: string, ids: string[]) => enqueueDeliveries(infra.queues, workflowId, ids);
-  const trigger = createWorkflowTrigger({
-    pool: infra.pool,
-    enqueue,
-    onEnqueueFailed: (err, workflowId, deliveries) =>
-      log?.warn(
-        { err: (err as Error).message, workflowId, deliveries },
-        'workflow deliveries stored but not queued: the maintenance sweep queues them',
-      ),
-  });
+  const onEnqueueFailed = (err: unknown, workflowId: string, deliveries: number) =>
+    log?.warn(
+      { err: (err as Error).message, workflowId, deliveries },
+      'workflow deliveries stored but not queued: the maintenance sweep queues them',
+    );
+  const trigger = createWorkflowTrigger({ pool: infra.pool, enqueue, onEnqueueFailed });
   return {
     service: createWorkflowService({
       pool: infra.pool,
@@ -72,5 +72,6 @@ export function buildWorkflows(
     trigger,
     delivery,
     requeueLost: (olderThanMs) => requeueLostDeliveries(infra.pool, enqueue, olderThanMs),
+    announceSlaBreaches: (now) => announceSlaBreaches({ pool: infra.pool, enqueue, onEnqueueFailed }, now),
   };
 }

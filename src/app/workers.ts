@@ -31,6 +31,7 @@ export function maintenanceRun(
       },
       exports: services.exports,
       deliveries: { requeueLost: () => services.workflows.requeueLost() },
+      slaBreaches: { announce: (now) => services.workflows.announceSlaBreaches(now) },
       deletions: services.workspaceDeletions,
       storage: {
         storage: services.scans.storage,

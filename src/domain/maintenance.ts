@@ -27,6 +27,8 @@ export interface MaintenanceReport {
   deliveriesRequeued: number;
   /** Workspace removals not finished, queued again (docs/operations.md#end-of-life). */
   deletionsRequeued: number;
+  /** Cases past their due date whose breach was told to the workflows (docs/cases.md#due-dates-and-sla). */
+  slaBreaches: number;
 }
 
 /**
@@ -36,8 +38,10 @@ export interface MaintenanceReport {
  * quota reservations of crashed processes are given back, scans no job will ever parse are
  * failed (docs/ingestion.md#scan-status; `failStuckScans`), and batches nothing else would finish are finished
  * (docs/triage.md#batch-triage; `failStuckBatches`), and workflow deliveries whose job a queue lost are queued
- * again (docs/workflows.md#exactly-one-issue-per-case; `requeueLostDeliveries`). Idempotent; safe to run concurrently (each statement
- * is one atomic step, and a scan is failed under its row lock).
+ * again (docs/workflows.md#exactly-one-issue-per-case; `requeueLostDeliveries`), and SLA breaches are
+ * told to the workflows once each (docs/cases.md#due-dates-and-sla; `announceSlaBreaches`). Idempotent;
+ * safe to run concurrently (each statement is one atomic step, a scan is failed under its row lock,
+ * and a breach is claimed under its row lock).
  */
 export async function runMaintenance(deps: {
   db: Db;
@@ -62,6 +66,11 @@ export async function runMaintenance(deps: {
   deliveries?: { requeueLost(): Promise<number> };
   /** Queues again the removals of deleted workspaces not finished; the step is skipped without it. */
   deletions?: { requeueUnfinished(): Promise<number> };
+  /**
+   * Tells the workflows of each SLA breach not yet told (`announceSlaBreaches`, exactly once per
+   * breach across processes); the step is skipped without it.
+   */
+  slaBreaches?: { announce(now: Date): Promise<{ breaches: number }> };
 }): Promise<MaintenanceReport> {
   const now = deps.clock();
   const reservationsReleased = await deps.quota.releaseExpired();
@@ -76,6 +85,7 @@ export async function runMaintenance(deps: {
     ? await failStuckBatches(deps.batches, now)
     : { itemsFailed: 0, batchesFinished: 0, webhooksResent: 0 };
   const exportsExpired = deps.exports ? await deps.exports.sweepExpired() : 0;
+  const slaBreaches = deps.slaBreaches ? (await deps.slaBreaches.announce(now)).breaches : 0;
   const deliveriesRequeued = deps.deliveries ? await deps.deliveries.requeueLost() : 0;
   const deletionsRequeued = deps.deletions ? await deps.deletions.requeueUnfinished() : 0;
   // After the export sweep: files of exports it just expired are already gone with their rows.
@@ -104,5 +114,6 @@ export async function runMaintenance(deps: {
     batches,
     deliveriesRequeued,
     deletionsRequeued,
+    slaBreaches,
   };
 }

@@ -36,14 +36,16 @@ export class M025Sla extends Migration {
     this.addSql(
       `CREATE INDEX cases_ws_due_key_idx ON cases (workspace_id, coalesce(due_at, '9999-12-31T00:00:00Z'::timestamptz), seq DESC)`,
     );
-    // The breach sweep's candidates: open cases past a due date not yet announced.
+    // The breach sweep's candidates (`domain/workflows/sla-breaches.ts`): open cases with a due date
+    // whose breach is not yet announced; an announced one leaves the index.
     this.addSql(
-      `CREATE INDEX cases_sla_open_due_idx ON cases (due_at) WHERE status IN ('open', 'in_progress') AND due_at IS NOT NULL`,
+      `CREATE INDEX cases_sla_unannounced_idx ON cases (due_at)
+         WHERE status IN ('open', 'in_progress') AND due_at IS NOT NULL AND sla_breach_due_at IS DISTINCT FROM due_at`,
     );
   }
 
   override async down(): Promise<void> {
-    this.addSql(`DROP INDEX IF EXISTS cases_sla_open_due_idx`);
+    this.addSql(`DROP INDEX IF EXISTS cases_sla_unannounced_idx`);
     this.addSql(`DROP INDEX IF EXISTS cases_ws_due_key_idx`);
     this.addSql(`ALTER TABLE cases DROP COLUMN IF EXISTS sla_breach_due_at, DROP COLUMN IF EXISTS due_at`);
     this.addSql(`DROP TABLE IF EXISTS sla_policies`);

@@ -28,6 +28,7 @@ interface DeliveryCaseRow {
   environment: string | null;
   first_seen: Date;
   last_seen: Date;
+  due_at: Date | null;
 }
 
 /** The case as a delivery renders it, with its KEV membership, highest EPSS and environment. */
@@ -38,7 +39,7 @@ export async function loadDeliveryCase(
 ): Promise<DeliveryCase | null> {
   const { rows } = await db.query<DeliveryCaseRow>(
     sql`SELECT c.id, c.title, c.severity, c.priority, c.recommended_action, c.reasoning, c.status, c.scanner,
-               c.rule_id, c.cve_ids, c.cvss_score, c.asset, c.host, c.component, c.first_seen, c.last_seen,
+               c.rule_id, c.cve_ids, c.cvss_score, c.asset, c.host, c.component, c.first_seen, c.last_seen, c.due_at,
                EXISTS (SELECT 1 FROM kev_entries k WHERE k.cve_id = ANY(c.cve_ids)) AS kev,
                (SELECT to_char(min(k.due_date), 'YYYY-MM-DD') FROM kev_entries k WHERE k.cve_id = ANY(c.cve_ids))
                  AS kev_due_date,
@@ -72,5 +73,6 @@ export async function loadDeliveryCase(
     url: `${base}/api/v1/cases/${r.id}`,
     consoleUrl: `${base}/cases/${r.id}`,
     kevDueDate: r.kev_due_date,
+    dueAt: r.due_at,
   };
 }

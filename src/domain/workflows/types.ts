@@ -17,6 +17,8 @@ export const WORKFLOW_EVENTS = [
   'case.updated',
   'case.triaged',
   'case.status_changed',
+  /** Once per breach: an open case passed its due date (docs/cases.md#due-dates-and-sla). */
+  'case.sla_breached',
 ] as const;
 export type WorkflowEvent = (typeof WORKFLOW_EVENTS)[number] | 'workflow.test';
 
@@ -84,4 +86,6 @@ export interface DeliveryCase {
   consoleUrl: string;
   /** The earliest CISA KEV due date of the case's CVEs (`YYYY-MM-DD`), when one is listed. */
   kevDueDate: string | null;
+  /** Its due date under the workspace SLA policy (docs/cases.md#due-dates-and-sla), or null. */
+  dueAt: Date | null;
 }

@@ -45,6 +45,7 @@ const c: DeliveryCase = {
   url: 'https://vt.example/api/v1/cases/6f1c',
   consoleUrl: 'https://vt.example/cases/6f1c',
   kevDueDate: '2021-12-24',
+  dueAt: new Date('2026-11-08T00:00:00Z'),
 };
 
 describe('field-mapping templates', () => {

@@ -9,6 +9,7 @@ const HEADLINES: Record<WorkflowEvent, string> = {
   'case.updated': 'Case updated',
   'case.triaged': 'Case triaged',
   'case.status_changed': 'Case status changed',
+  'case.sla_breached': 'Case past its due date',
   'workflow.test': 'Test message',
 };
 

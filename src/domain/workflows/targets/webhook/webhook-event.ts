@@ -58,6 +58,7 @@ export function eventPayload(
       environment: c.environment,
       firstSeen: c.firstSeen.toISOString(),
       lastSeen: c.lastSeen.toISOString(),
+      dueAt: c.dueAt?.toISOString() ?? null,
       url: c.url,
     },
   };

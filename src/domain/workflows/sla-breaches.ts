@@ -1,0 +1,82 @@
+import type { Pool } from '../../db/pool.js';
+import { withTransaction } from '../../db/pool.js';
+import { sql } from '../../db/sql.js';
+import { insertMatchingDeliveries } from './delivery-store.js';
+import { enabledWorkflows } from './workflow-store.js';
+
+/**
+ * `case.sla_breached` (docs/workflows.md#when-deliveries-happen): once per breach, an open or
+ * in-progress case past its due date is told to the workflows whose rule it matches (or that
+ * have an issue of it).
+ *
+ * Exactly once, however many worker processes sweep at the same time: a sweep claims breaches by
+ * setting `sla_breach_due_at` to the due date it announces, under `FOR UPDATE SKIP LOCKED`, and
+ * records the deliveries in the same transaction, so a claim never commits without its deliveries
+ * and a committed claim is never taken again (a concurrent sweep skips the locked rows and, after
+ * the commit, no longer matches them). A due date that moves later and passes again is a new
+ * breach. The deliveries are queued after the commit; a queue that is down leaves them to the
+ * lost-deliveries sweep.
+ */
+
+/** How many breaches one transaction claims. */
+export const SLA_BREACH_BATCH = 500;
+
+export interface SlaBreachSweepDeps {
+  pool: Pool;
+  enqueue: (workflowId: string, deliveryIds: string[]) => Promise<void>;
+  onEnqueueFailed?: (err: unknown, workflowId: string, deliveries: number) => void;
+}
+
+/** Claims up to `limit` breaches at `now` and records their deliveries, in one transaction. */
+async function claimBatch(
+  pool: Pool,
+  now: Date,
+  limit: number,
+): Promise<{ claimed: number; deliveries: Map<string, string[]> }> {
+  return withTransaction(pool, async (tx) => {
+    const { rows } = await tx.query<{ id: string; workspace_id: string }>(sql`
+WITH due AS (
+  SELECT id FROM cases
+  WHERE status IN ('open', 'in_progress') AND due_at IS NOT NULL AND sla_breach_due_at IS DISTINCT FROM due_at
+    AND due_at < ${now.toISOString()}::timestamptz
+  ORDER BY due_at LIMIT ${limit}
+  FOR UPDATE SKIP LOCKED
+)
+UPDATE cases c SET sla_breach_due_at = c.due_at FROM due WHERE c.id = due.id
+RETURNING c.id, c.workspace_id`);
+    const byWorkspace = new Map<string, string[]>();
+    for (const r of rows) byWorkspace.set(r.workspace_id, [...(byWorkspace.get(r.workspace_id) ?? []), r.id]);
+    const deliveries = new Map<string, string[]>();
+    for (const [workspaceId, caseIds] of byWorkspace) {
+      for (const w of await enabledWorkflows(tx, workspaceId)) {
+        const ids = await insertMatchingDeliveries(tx, w, { caseIds }, 'case.sla_breached');
+        if (ids.length > 0) deliveries.set(w.id, ids);
+      }
+    }
+    return { claimed: rows.length, deliveries };
+  });
+}
+
+/**
+ * Announces every breach at `now` not yet announced, a batch per transaction. Returns how many
+ * breaches it claimed and how many deliveries it recorded.
+ */
+export async function announceSlaBreaches(
+  deps: SlaBreachSweepDeps,
+  now: Date,
+  batch = SLA_BREACH_BATCH,
+): Promise<{ breaches: number; deliveries: number }> {
+  let breaches = 0;
+  let deliveries = 0;
+  for (;;) {
+    const claimed = await claimBatch(deps.pool, now, batch);
+    breaches += claimed.claimed;
+    for (const [workflowId, ids] of claimed.deliveries) {
+      deliveries += ids.length;
+      await deps
+        .enqueue(workflowId, ids)
+        .catch((err: unknown) => deps.onEnqueueFailed?.(err, workflowId, ids.length));
+    }
+    if (claimed.claimed < batch) return { breaches, deliveries };
+  }
+}
