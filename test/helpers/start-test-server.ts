@@ -22,7 +22,12 @@ export interface TestServer {
  * fresh database: what the end-to-end tests drive with a real browser and real HTTP.
  * The clock is the real one, because the browser and the server must agree on time.
  */
-export async function startTestServer(options: { env?: Record<string, string> } = {}): Promise<TestServer> {
+export async function startTestServer(
+  options: {
+    env?: Record<string, string>;
+    /** A port chosen beforehand (default: any free one). */ port?: number;
+  } = {},
+): Promise<TestServer> {
   const db = await createTestDatabase();
   try {
     const config = loadConfig({
@@ -36,7 +41,7 @@ export async function startTestServer(options: { env?: Record<string, string> } 
     const { app, services, infra, close } = await assembleApp(config, logger, {
       queueNamespace: `e2e${randomBytes(4).toString('hex')}`,
     });
-    await app.listen({ port: 0, host: '127.0.0.1' });
+    await app.listen({ port: options.port ?? 0, host: '127.0.0.1' });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : 0;
     return {

@@ -40,7 +40,7 @@ export function session() {
 export async function api(path, { method = 'GET', body, csrf } = {}) {
   const headers = { Accept: 'application/json' };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
-  if (method !== 'GET' && !path.startsWith('/signup') && !path.startsWith('/login')) {
+  if (method !== 'GET' && !/^\/(signup|login|sso\/start)/.test(path)) {
     headers['X-CSRF-Token'] = csrf || (await session()).csrfToken;
   }
   let res;
@@ -70,7 +70,7 @@ export async function api(path, { method = 'GET', body, csrf } = {}) {
 export function toLogin() {
   const here = location.pathname;
   const next =
-    /^\/(settings\/(api-keys|audit-log|workflows)|reveal\/[A-Za-z0-9_-]+|scans|cases|cases\/[0-9a-f-]{36})?$/.test(
+    /^\/(settings\/(api-keys|audit-log|workflows|single-sign-on)|reveal\/[A-Za-z0-9_-]+|scans|cases|cases\/[0-9a-f-]{36})?$/.test(
       here,
     )
       ? `&next=${here}`

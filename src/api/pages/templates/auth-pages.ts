@@ -68,6 +68,14 @@ export function loginPage(notice: string | undefined): SafeHtml {
         ${field({ id: 'password', label: 'Password', type: 'password', autocomplete: 'current-password', attrs: html`required maxlength="256"` })}
         <button type="submit" class="btn btn-primary btn-block">Sign in</button>
       </form>
+      <section class="sso-choice" aria-labelledby="sso-title">
+        <h2 id="sso-title" class="h3">Sign in with SSO</h2>
+        <div id="sso-error" class="alert alert-error" role="alert" tabindex="-1" hidden></div>
+        <form id="sso-form" class="stack" method="post">
+          ${field({ id: 'ssoWorkspace', label: 'Work email or workspace slug', autocomplete: 'username', hint: "Your company's identity provider signs you in.", attrs: html`required maxlength="254"` })}
+          <button type="submit" class="btn btn-block">Continue with SSO</button>
+        </form>
+      </section>
       <p class="switch">New here? <a href="/signup">Create a workspace</a></p>
     </section>`,
   });

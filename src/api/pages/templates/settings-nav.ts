@@ -6,6 +6,7 @@ const SETTINGS_PAGES = [
   { path: '/settings/api-keys', label: 'API keys' },
   { path: '/settings/audit-log', label: 'Audit log' },
   { path: '/settings/workflows', label: 'Workflows' },
+  { path: '/settings/single-sign-on', label: 'Single sign-on' },
 ] as const;
 
 export type SettingsPath = (typeof SETTINGS_PAGES)[number]['path'];

@@ -1,0 +1,133 @@
+import { createServer } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { startTestServer, type TestServer } from '../helpers/start-test-server.js';
+import { startOidcProvider, type TestOidcProvider } from '../helpers/oidc-provider.js';
+import {
+  expectStrictPageHeaders,
+  hasChromium,
+  openBrowser,
+  screenshot,
+  SLOW,
+  warnWithoutChromium,
+  type BrowserSession,
+} from './support.js';
+
+warnWithoutChromium('console-sso.test.ts');
+
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}
+
+/**
+ * Settings > Single sign-on and "Sign in with SSO" (docs/console.md#single-sign-on) in real
+ * Chromium against the real service and a real OpenID provider on 127.0.0.1: an owner sets the
+ * provider up, signs out, and comes back through the provider into the console; both pages at
+ * 390 px.
+ */
+describe.skipIf(!hasChromium)('console single sign-on in a real browser', () => {
+  let server: TestServer;
+  let idp: TestOidcProvider;
+  let session: BrowserSession;
+  let page: Page;
+  const email = `owner-${Date.now()}@sso-e2e.test`;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    idp = await startOidcProvider({ redirectUri: `${base}/api/console/sso/callback` });
+    server = await startTestServer({
+      port,
+      env: { PUBLIC_BASE_URL: base, SSO_ALLOW_LOOPBACK_HTTP: 'true' },
+    });
+    session = await openBrowser(server.url);
+    page = session.page;
+    const signup = await page.request.post('/api/console/signup', {
+      data: { email, password: 'correct horse battery staple', workspaceName: 'SSO E2E', plan: 'free' },
+    });
+    expect(signup.status()).toBe(201);
+  });
+
+  afterAll(async () => {
+    await session?.browser.close();
+    await server?.close();
+    await idp?.close();
+  });
+
+  it('an owner sets up the provider; the secret is never shown back', async () => {
+    const res = await page.goto('/settings/single-sign-on');
+    expectStrictPageHeaders(res);
+    await expect
+      .poll(() => page.locator('#redirect-uri').textContent(), SLOW)
+      .toBe(`${server.url}/api/console/sso/callback`);
+    await page.getByLabel('Workspace slug').fill('sso-e2e');
+    await page.getByLabel('Issuer URL').fill(idp.issuer);
+    await page.getByLabel('Client ID').fill(idp.clientId);
+    await page.getByLabel('Client secret').fill(idp.clientSecret);
+    await page.getByLabel('Email domains').fill('sso-e2e.test');
+    await page.getByLabel('Enable single sign-on').check();
+    await page.getByLabel('Group roles').fill('sec-admins = admin');
+    await page.getByRole('button', { name: 'Save single sign-on' }).click();
+    await expect.poll(() => page.locator('#page-notice').textContent(), SLOW).toBe('Single sign-on saved.');
+    expect(await page.getByLabel('Client secret').inputValue()).toBe('');
+    expect(await page.getByLabel('Client secret').getAttribute('placeholder')).toBe('A secret is stored');
+    expect(await page.content()).not.toContain(idp.clientSecret);
+    await screenshot(page, 'console-sso-settings');
+  });
+
+  it('says what is wrong with a bad issuer next to its field', async () => {
+    await page.getByLabel('Issuer URL').fill('https://10.1.2.3');
+    await page.getByRole('button', { name: 'Save single sign-on' }).click();
+    await expect
+      .poll(() => page.locator('#issuer-error').textContent(), SLOW)
+      .toBe('Issuer URL must not point to a private, loopback or internal host.');
+    await page.getByLabel('Issuer URL').fill(idp.issuer);
+  });
+
+  it('signs out, and back in through the provider with the workspace slug', async () => {
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.waitForURL(/\/login/, SLOW);
+    idp.signInAs('owner', { email, email_verified: true });
+    await page.getByLabel('Work email or workspace slug').fill('no-such-co');
+    await page.getByRole('button', { name: 'Continue with SSO' }).click();
+    await expect
+      .poll(() => page.locator('#sso-error').textContent(), SLOW)
+      .toBe('No such workspace with single sign-on.');
+    await page.getByLabel('Work email or workspace slug').fill('sso-e2e');
+    await page.getByRole('button', { name: 'Continue with SSO' }).click();
+    await page.waitForURL(`${server.url}/`, SLOW);
+    await expect.poll(() => page.locator('#nav-workspace').textContent(), SLOW).toBe('SSO E2E');
+    const me = await page.request.get('/api/console/session');
+    expect(me.status()).toBe(200);
+    expect(session.scriptProblems).toEqual([]);
+  });
+
+  it('signs in by email address too', async () => {
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.waitForURL(/\/login/, SLOW);
+    await page.getByLabel('Work email or workspace slug').fill(email);
+    await page.getByRole('button', { name: 'Continue with SSO' }).click();
+    await page.waitForURL(`${server.url}/`, SLOW);
+  });
+
+  it('both pages read at 390 px without sideways scrolling', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    for (const url of ['/settings/single-sign-on', '/login']) {
+      if (url === '/login') {
+        await page.getByRole('button', { name: 'Log out' }).click();
+        await page.waitForURL(/\/login/, SLOW);
+      } else {
+        await page.goto(url);
+        await expect.poll(() => page.getByLabel('Workspace slug').inputValue(), SLOW).toBe('sso-e2e');
+      }
+      const overflow = await page.evaluate('document.documentElement.scrollWidth - window.innerWidth');
+      expect(overflow, url).toBeLessThanOrEqual(0);
+      await screenshot(page, `console-sso${url.replaceAll('/', '-')}-phone`);
+    }
+    expect(session.scriptProblems).toEqual([]);
+  });
+});
