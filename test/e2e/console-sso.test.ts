@@ -92,12 +92,12 @@ describe.skipIf(!hasChromium)('console single sign-on in a real browser', () => 
     await page.getByRole('button', { name: 'Log out' }).click();
     await page.waitForURL(/\/login/, SLOW);
     idp.signInAs('owner', { email, email_verified: true });
-    await page.getByLabel('Work email or workspace slug').fill('no-such-co');
+    await page.getByLabel('Work address or workspace slug').fill('no-such-co');
     await page.getByRole('button', { name: 'Continue with SSO' }).click();
     await expect
       .poll(() => page.locator('#sso-error').textContent(), SLOW)
       .toBe('No such workspace with single sign-on.');
-    await page.getByLabel('Work email or workspace slug').fill('sso-e2e');
+    await page.getByLabel('Work address or workspace slug').fill('sso-e2e');
     await page.getByRole('button', { name: 'Continue with SSO' }).click();
     await page.waitForURL(`${server.url}/`, SLOW);
     await expect.poll(() => page.locator('#nav-workspace').textContent(), SLOW).toBe('SSO E2E');
@@ -109,7 +109,7 @@ describe.skipIf(!hasChromium)('console single sign-on in a real browser', () => 
   it('signs in by email address too', async () => {
     await page.getByRole('button', { name: 'Log out' }).click();
     await page.waitForURL(/\/login/, SLOW);
-    await page.getByLabel('Work email or workspace slug').fill(email);
+    await page.getByLabel('Work address or workspace slug').fill(email);
     await page.getByRole('button', { name: 'Continue with SSO' }).click();
     await page.waitForURL(`${server.url}/`, SLOW);
   });

@@ -72,7 +72,7 @@ export function loginPage(notice: string | undefined): SafeHtml {
         <h2 id="sso-title" class="h3">Sign in with SSO</h2>
         <div id="sso-error" class="alert alert-error" role="alert" tabindex="-1" hidden></div>
         <form id="sso-form" class="stack" method="post">
-          ${field({ id: 'ssoWorkspace', label: 'Work email or workspace slug', autocomplete: 'username', hint: "Your company's identity provider signs you in.", attrs: html`required maxlength="254"` })}
+          ${field({ id: 'ssoWorkspace', label: 'Work address or workspace slug', autocomplete: 'email', hint: "Your work email (you@example.com) or your workspace's slug; your company's identity provider signs you in.", attrs: html`required maxlength="254"` })}
           <button type="submit" class="btn btn-block">Continue with SSO</button>
         </form>
       </section>
