@@ -50,6 +50,7 @@ export function completeFinding(
     format,
     ...partial,
     severity: draft.severity,
+    aliases: draft.aliases ?? [],
     cweIds: draft.cweIds ?? [],
     cvssScore: draft.cvssScore ?? null,
     cvssVector: draft.cvssVector ?? null,

@@ -59,6 +59,22 @@ export function extractCves(text: string | null | undefined): string[] {
   return uniq((text ?? '').match(CVE_RE)?.map((c) => c.toUpperCase()) ?? []);
 }
 
+// Advisory ids other than CVEs that databases and scanners use as a vulnerability's aliases:
+// GitHub (GHSA), OSV's ecosystems (PYSEC, RUSTSEC, GO, GSD, OSV, MAL).
+const ALIAS_RE = /\b(?:GHSA(?:-[23456789cfghjmpqrvwx]{4}){3}|(?:PYSEC|RUSTSEC|GO|GSD|OSV|MAL)-\d{4}-\d+)\b/gi;
+
+/**
+ * Every advisory id other than a CVE mentioned in `text` (docs/cases.md#one-vulnerability-one-case):
+ * GHSA ids lower-cased after their prefix as GitHub writes them, the others upper-cased.
+ */
+export function extractAliases(text: string | null | undefined): string[] {
+  return uniq(
+    (text ?? '')
+      .match(ALIAS_RE)
+      ?.map((a) => (/^ghsa/i.test(a) ? `GHSA${a.slice(4).toLowerCase()}` : a.toUpperCase())) ?? [],
+  );
+}
+
 /** Normalises "CWE-79", "79" or "cwe-79" to "CWE-79"; null when no number. */
 export function normaliseCwe(value: string | number | null | undefined): string | null {
   const m = /(\d+)/.exec(String(value ?? ''));

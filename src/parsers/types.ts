@@ -45,6 +45,12 @@ export interface FindingFields {
   title: string;
   severity: Severity;
   cveIds: string[];
+  /**
+   * The vulnerability's other identifiers (GHSA, OSV, a vendor's id) that the scanner gives as
+   * its id, aliases or references; never a CVE (those are in `cveIds`). Two cases on one asset that
+   * share a CVE or an alias are one vulnerability (docs/cases.md#one-vulnerability-one-case).
+   */
+  aliases: string[];
   cweIds: string[];
   /** Preferred score: CVSS v3 when present, else v2. */
   cvssScore: number | null;

@@ -1,4 +1,4 @@
-import { extractCves, nonEmpty, normaliseCwe, uniq } from '../format-parser.js';
+import { extractAliases, extractCves, nonEmpty, normaliseCwe, uniq } from '../format-parser.js';
 import { SEVERITY_RANK, parseScore, severityFromCvss, severityFromText } from '../severity.js';
 import type { FindingDraft, Severity } from '../types.js';
 
@@ -112,6 +112,15 @@ export function cdxFindings(
   const anyScore = v.ratings.find((r) => r.score !== null)?.score ?? null;
   const v3Vector = v3?.vector ? (v3.vector.startsWith('CVSS:') ? v3.vector : `CVSS:3.0/${v3.vector}`) : null;
   const cveIds = uniq([...extractCves(v.id), ...v.cveRefs.flatMap((r) => extractCves(r))]);
+  // The vulnerability's own id and its references that are not CVEs (GHSA, OSV, Snyk, OSS Index).
+  const aliases = uniq(
+    [v.id, ...v.cveRefs].flatMap((r) => {
+      const id = r?.trim() ?? '';
+      if (id === '' || /^CVE-\d{4}-\d{4,}$/i.test(id)) return [];
+      const known = extractAliases(id);
+      return known.length > 0 ? known : [id.slice(0, 200)];
+    }),
+  );
   // Vendor ids (OSS Index UUIDs, SNYK-...) say less to a reader than the CVE they reference.
   const label = extractCves(v.id)[0] ?? cveIds[0] ?? v.id ?? 'Vulnerability';
   const base: FindingDraft = {
@@ -120,6 +129,7 @@ export function cdxFindings(
     title: label,
     severity: worstSeverity(v.ratings),
     cveIds,
+    aliases,
     cweIds: uniq(v.cwes.map((c) => normaliseCwe(c))),
     // The headline score: v3 (what most tools and policies still speak), else v4, else v2. A v4
     // score is never stored as a v3 one.

@@ -1,4 +1,5 @@
 import {
+  extractAliases,
   extractCves,
   isIpAddress,
   nonEmpty,
@@ -25,6 +26,8 @@ interface ItemState {
   fields: Map<string, string>;
   cves: string[];
   cwes: string[];
+  /** `xref` elements other than CWEs (advisory ids such as `GHSA:…`). */
+  xrefs: string[];
 }
 
 /** Children of ReportItem kept as single values; the rest (cve, cwe, xref) are lists. */
@@ -62,7 +65,7 @@ class NessusHandler implements XmlHandler {
     if (name === 'ReportHost' && path.length === 3) {
       this.host = { name: nonEmpty(attrs.name), ip: null, fqdn: null, os: null };
     } else if (name === 'ReportItem' && this.host) {
-      this.item = { attrs, fields: new Map(), cves: [], cwes: [] };
+      this.item = { attrs, fields: new Map(), cves: [], cwes: [], xrefs: [] };
       walker.beginExcerpt();
     } else if (name === 'tag' && path[path.length - 2] === 'HostProperties') {
       this.tagName = attrs.name ?? null;
@@ -75,6 +78,7 @@ class NessusHandler implements XmlHandler {
       if (name === 'cve') this.item.cves.push(text);
       else if (name === 'cwe') this.item.cwes.push(text);
       else if (name === 'xref' && /^CWE:/i.test(text.trim())) this.item.cwes.push(text);
+      else if (name === 'xref') this.item.xrefs.push(text);
       else if (ITEM_FIELDS.has(name)) this.item.fields.set(name, text);
     } else if (name === 'ReportItem' && this.item && this.host) {
       this.out.push(this.toDraft(this.item, this.host, walker.endExcerpt()));
@@ -113,6 +117,7 @@ class NessusHandler implements XmlHandler {
         `Nessus plugin ${item.attrs.pluginID ?? '?'}`,
       severity: severityFromNessus(item.attrs.severity),
       cveIds: uniq(item.cves.flatMap((c) => extractCves(c))),
+      aliases: uniq(item.xrefs.flatMap((x) => extractAliases(x))),
       cweIds: uniq(item.cwes.map((c) => normaliseCwe(c))),
       cvssScore: v3Score ?? v2Score,
       cvssVector: v3Score !== null ? v3Vector : v2Vector,

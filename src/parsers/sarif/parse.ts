@@ -1,5 +1,6 @@
 import {
   boundExcerpt,
+  extractAliases,
   extractCves,
   nonEmpty,
   normaliseCwe,
@@ -105,6 +106,11 @@ export class SarifHandler implements JsonHandler {
       title: shortText ?? str(rule.name) ?? firstLine(message) ?? ruleId ?? 'SARIF result',
       severity: Number.isFinite(score) ? severityFromSecuritySeverity(score) : severityFromSarifLevel(level),
       cveIds: uniq([ruleId, str(rule.name), shortText, ...tags].flatMap((t) => extractCves(t))),
+      aliases: uniq(
+        [ruleId, str(rule.name), shortText, ...tags, ...ruleAliases(ruleProps)].flatMap((t) =>
+          extractAliases(t),
+        ),
+      ),
       cweIds: uniq(
         [...tags, ...relationships, shortText]
           .flatMap((t) => (t ?? '').match(/cwe[-/_:]?0*\d+/gi) ?? [])
@@ -138,3 +144,16 @@ function firstLine(text: string | null): string | null {
 
 /** Parses a SARIF 2.1.0 log (every run). */
 export const parseSarif: FormatParser = (chunks, ctx) => walkJson(chunks, new SarifHandler(ctx), ctx);
+
+/**
+ * The string values of a rule's properties (`aliases`, `ghsa`, `references`, … as producers name
+ * them), at most 50: where SARIF producers put a vulnerability's advisory ids besides its tags.
+ */
+function ruleAliases(props: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  for (const [key, v] of Object.entries(props)) {
+    if (key === 'tags') continue;
+    for (const x of Array.isArray(v) ? v : [v]) if (typeof x === 'string' && out.length < 50) out.push(x);
+  }
+  return out;
+}
