@@ -213,7 +213,7 @@ export function registerCaseRoutes(app: FastifyInstance, deps: CaseRouteDeps, su
   });
 
   const patchSchema = {
-    summary: "Change a case's status",
+    summary: "Change a case's status, or un-mark a duplicate",
     params: idParams,
     body: patchCaseBody,
     response: responses({ 200: caseDetailSchema }, [...withNotFound, 413, 415]),
@@ -221,15 +221,14 @@ export function registerCaseRoutes(app: FastifyInstance, deps: CaseRouteDeps, su
   const write = surface.needs('cases:write');
   r.patch('/cases/:id', { config: write, bodyLimit: 16 * 1024, schema: patchSchema }, async (req) => {
     const workspaceId = surface.workspaceOf(req);
-    const updated = await deps.cases.changeStatus({
-      workspaceId,
-      caseId: req.params.id,
-      status: req.body.status,
-      note: req.body.note ?? null,
-      actor: surface.actorOf(req),
-    });
+    const { status, note, duplicateOf } = req.body;
+    const change = { workspaceId, caseId: req.params.id, note: note ?? null, actor: surface.actorOf(req) };
+    if (duplicateOf === null && !(await deps.cases.unmarkDuplicate(change))) throw notFound('case');
+    const updated = status
+      ? await deps.cases.changeStatus({ ...change, status })
+      : await deps.cases.get(workspaceId, req.params.id);
     if (!updated) throw notFound('case');
-    await statusChanged(workspaceId, [updated.id]);
+    if (status) await statusChanged(workspaceId, [updated.id]);
     return {
       ...viewCaseDetail(updated, await deps.cases.detailOf(workspaceId, updated)),
       links: await links(updated.id),

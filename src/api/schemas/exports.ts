@@ -64,6 +64,7 @@ export const listFilterBody = {
     scan: listFilterProperties.scan,
     scanner: listFilterProperties.scanner,
     epssMin: listFilterProperties.epssMin,
+    duplicates: listFilterProperties.duplicates,
     kev: { type: 'boolean' },
     sla: {
       type: 'array',

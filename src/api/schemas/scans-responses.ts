@@ -247,6 +247,10 @@ const caseProperties = {
   scanner: { type: 'string' },
   ruleId: nullableString,
   cveIds: stringList,
+  aliases: {
+    ...stringList,
+    description: "Its other identifiers (GHSA, OSV, a vendor's), as the scanner gave them.",
+  },
   cweIds: stringList,
   cvssScore: nullableNumber,
   kev: { type: 'boolean' },
@@ -283,6 +287,11 @@ const caseProperties = {
   },
   createdAt: isoDateTime,
   updatedAt: isoDateTime,
+  duplicateOf: {
+    type: ['string', 'null'],
+    description:
+      'The original case of the same vulnerability on the same asset; a duplicate is hidden from lists unless `duplicates=include`.',
+  },
 } as const;
 
 export const caseView = {

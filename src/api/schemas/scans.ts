@@ -105,6 +105,8 @@ export const listFilterProperties = {
       DUE_BEFORE_MESSAGE,
     ),
   },
+  /** Cases marked a duplicate of another are hidden unless `include`. */
+  duplicates: { type: 'string', enum: ['include', 'exclude'] },
 } as const;
 
 export const listFindingsQuery = {
@@ -142,17 +144,20 @@ export interface ListQuery {
   epssMin?: number;
   sla?: string;
   dueBefore?: string;
+  duplicates?: 'include' | 'exclude';
   sort?: CaseSort;
 }
 
 export const patchCaseBody = {
   type: 'object',
   additionalProperties: false,
-  required: ['status'],
   properties: {
     status: { type: 'string', enum: [...CASE_STATUSES] },
     note: { type: 'string', maxLength: 2000 },
+    /** Only `null`: un-marks a duplicate (docs/cases.md#one-vulnerability-one-case). */
+    duplicateOf: { type: 'null' },
   },
+  anyOf: [{ required: ['status'] }, { required: ['duplicateOf'] }],
 } as const;
 
 /** The list filters of a parsed query string (comma lists split): shared by the list and export routes. */
@@ -175,5 +180,6 @@ export function listFiltersOf(q: ListQuery): ListFilters {
     epssMin: q.epssMin,
     sla: splitList(q.sla),
     dueBefore: q.dueBefore,
+    duplicates: q.duplicates,
   };
 }

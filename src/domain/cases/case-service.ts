@@ -18,6 +18,7 @@ import {
   type Evidence,
 } from './case-store.js';
 import { listCaseTriageHistory, type CaseTriageHistoryEntry } from './case-triage-store.js';
+import { unmarkDuplicate } from './case-duplicates.js';
 import { getFinding, listFindings, type StoredFinding } from './finding-store.js';
 
 /** The input of one status change: who changed which case of which workspace to what, and why. */
@@ -81,6 +82,11 @@ export interface CaseService {
   ): Promise<Page<CaseTriageHistoryEntry> | null>;
   /** Changes one case's status with a history entry; null when the case is not in the workspace. */
   changeStatus(input: CaseStatusChange): Promise<Case | null>;
+  /**
+   * Un-marks a duplicate, for good (`unmarkDuplicate`); false when the case is not in the
+   * workspace.
+   */
+  unmarkDuplicate(input: Omit<CaseStatusChange, 'status'>): Promise<boolean>;
   /** One status change applied to many cases ({@link changeStatusOfCases}). */
   changeStatusOfMany(input: BulkStatusChange): Promise<BulkStatusResult>;
   /** Cases of the filters by severity and by triage priority. */
@@ -122,6 +128,7 @@ export function createCaseService(pool: Pool, clock: () => Date = () => new Date
     },
     changeStatus: (input) => changeCaseStatus(pool, input, clock()),
     changeStatusOfMany: (input) => changeStatusOfCases(pool, input),
+    unmarkDuplicate: (input) => unmarkDuplicate(pool, input),
     counts: (workspaceId, filter) => countCases(pool, workspaceId, { ...filter, now: clock() }),
     dashboard: (workspaceId, now, days) => caseDashboard(pool, workspaceId, now, days),
     findings: (workspaceId, q) => listFindings(pool, workspaceId, { ...q, now: clock() }),

@@ -236,7 +236,7 @@ export async function caseDashboard(
     db.query<{ day: string; n: string }>(
       sql`SELECT to_char(d.day, 'YYYY-MM-DD') AS day, count(c.id) AS n
        FROM generate_series(${today} - (${days}::int - 1) * interval '1 day', ${today}, interval '1 day') AS d(day)
-       LEFT JOIN cases c ON c.workspace_id = ${workspaceId}
+       LEFT JOIN cases c ON c.workspace_id = ${workspaceId} AND c.duplicate_of IS NULL
         AND c.created_at >= d.day AT TIME ZONE 'UTC' AND c.created_at < (d.day + interval '1 day') AT TIME ZONE 'UTC'
        GROUP BY d.day ORDER BY d.day`,
     ),

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/pool.js';
 import { sql } from '../../db/sql.js';
+import { vulnKeysSql } from './case-duplicates.js';
 import { findingScopeSql } from './case-scope.js';
 import { refreshDueDates } from './sla-policy-store.js';
 
@@ -40,18 +41,24 @@ export async function upsertScanCases(
     sql`WITH upserted AS (
      INSERT INTO cases (workspace_id, fingerprint, title, severity, scanner, rule_id, cve_ids, cwe_ids, cvss_score,
                         asset, host, ip, fqdn, component, port, protocol, first_scan_id, last_scan_id,
-                        first_seen, last_seen, sightings, scope)
-     SELECT DISTINCT ON (fingerprint) workspace_id, fingerprint, title, severity, scanner, rule_id, cve_ids, cwe_ids,
-            cvss_score, asset, host, ip, fqdn, component, port, protocol, scan_id, scan_id, now(), now(),
-            count(*) OVER (PARTITION BY fingerprint ORDER BY record_index DESC
-                           ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING),
-            ${findingScopeSql(hostless)}
-     FROM findings WHERE scan_id = ${scanId}
-     ORDER BY fingerprint, record_index DESC
+                        first_seen, last_seen, sightings, scope, aliases, vuln_keys)
+     SELECT d.workspace_id, d.fingerprint, d.title, d.severity, d.scanner, d.rule_id, d.cve_ids, d.cwe_ids,
+            d.cvss_score, d.asset, d.host, d.ip, d.fqdn, d.component, d.port, d.protocol, d.scan_id, d.scan_id,
+            now(), now(), d.sightings, ${findingScopeSql(hostless)}, d.aliases,
+            ${vulnKeysSql(sql`(SELECT asset_name FROM scans WHERE id = ${scanId})`)}
+     FROM (
+       SELECT DISTINCT ON (fingerprint) workspace_id, fingerprint, title, severity, scanner, rule_id, cve_ids, cwe_ids,
+              cvss_score, asset, host, ip, fqdn, component, component_version, purl, port, protocol, scan_id, aliases,
+              count(*) OVER (PARTITION BY fingerprint ORDER BY record_index DESC
+                             ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS sightings
+       FROM findings WHERE scan_id = ${scanId}
+       ORDER BY fingerprint, record_index DESC) d
+     ORDER BY d.fingerprint
      ON CONFLICT (workspace_id, fingerprint) DO UPDATE SET
        title = EXCLUDED.title, severity = EXCLUDED.severity, cve_ids = EXCLUDED.cve_ids, cwe_ids = EXCLUDED.cwe_ids,
        cvss_score = EXCLUDED.cvss_score, last_scan_id = EXCLUDED.last_scan_id, last_seen = EXCLUDED.last_seen,
-       sightings = cases.sightings + EXCLUDED.sightings, scope = EXCLUDED.scope, updated_at = now()
+       sightings = cases.sightings + EXCLUDED.sightings, scope = EXCLUDED.scope, aliases = EXCLUDED.aliases,
+       vuln_keys = EXCLUDED.vuln_keys, updated_at = now()
      RETURNING xmax = 0 AS created)
      SELECT count(*) FILTER (WHERE created)::int AS created FROM upserted`,
   );

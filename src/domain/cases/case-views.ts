@@ -70,6 +70,7 @@ export function viewCaseRecord(c: Case) {
     scanner: c.scanner,
     ruleId: c.ruleId,
     cveIds: c.cveIds,
+    aliases: c.aliases,
     cweIds: c.cweIds,
     cvssScore: c.cvssScore,
     cvssVector: c.cvssVector,
@@ -99,6 +100,7 @@ export function viewCaseRecord(c: Case) {
     triageStale: c.triageStale,
     dueAt: c.dueAt,
     sla: c.sla,
+    duplicateOf: c.duplicateOf,
   };
 }
 

@@ -32,6 +32,8 @@ export interface Case {
   scanner: string;
   ruleId: string | null;
   cveIds: string[];
+  /** Its other identifiers (GHSA, OSV, a vendor's), as the scanner gave them. */
+  aliases: string[];
   cweIds: string[];
   cvssScore: number | null;
   /** The newest sighting's. */
@@ -67,6 +69,8 @@ export interface Case {
   dueAt: string | null;
   /** Its SLA state at the time of the read; null without a due date, or when neither open nor resolved. */
   sla: SlaState | null;
+  /** The original case of the same vulnerability on the same asset, when this one is its duplicate. */
+  duplicateOf: string | null;
 }
 
 /** The location columns a case row and a finding row share (a finding adds `os`). */
@@ -116,9 +120,11 @@ export interface CaseRow extends Pick<Case, SameNamed>, TriageColumnsRow, Locati
   seq: string;
   rule_id: string | null;
   cve_ids: string[];
+  aliases: string[];
   cwe_ids: string[];
   cvss_score: number | null;
   cvss_vector: string | null;
+  duplicate_of: string | null;
   first_seen: string;
   last_seen: string;
   first_scan_id: string;
@@ -149,12 +155,13 @@ export function triageColumns(alias: 'c' | 'fcase'): SqlFragment {
 const caseColumns = (
   now: Date | null,
 ) => sql`c.seq, c.id, c.fingerprint, c.title, c.severity, c.status, c.scanner, c.rule_id,
-  array_to_json(c.cve_ids) AS cve_ids, array_to_json(c.cwe_ids) AS cwe_ids, c.cvss_score::float8 AS cvss_score,
+  array_to_json(c.cve_ids) AS cve_ids, array_to_json(c.aliases) AS aliases, array_to_json(c.cwe_ids) AS cwe_ids,
+  c.cvss_score::float8 AS cvss_score,
   c.asset, c.host, c.ip, c.fqdn, c.component, c.port, c.protocol,
   ${isoText(sql`c.first_seen`)} AS first_seen, ${isoText(sql`c.last_seen`)} AS last_seen,
   c.first_scan_id, c.last_scan_id, c.sightings, ${isoText(sql`c.created_at`)} AS created_at,
-  ${isoText(sql`c.updated_at`)} AS updated_at, ${triageColumns('c')}, c.triage_stale, ${kevColumnSql('c')},
-  ${isoText(sql`c.due_at`)} AS due_at, ${slaStateSql('c', now)} AS sla,
+  ${isoText(sql`c.updated_at`)} AS updated_at, ${triageColumns('c')}, c.triage_stale, c.duplicate_of,
+  ${kevColumnSql('c')}, ${isoText(sql`c.due_at`)} AS due_at, ${slaStateSql('c', now)} AS sla,
   (SELECT max(e.epss) FROM epss_scores e WHERE e.cve_id = ANY(c.cve_ids)) AS epss,
   lf.cvss_vector, lf.component_version, lf.purl, lf.file, lf.line`;
 
@@ -205,6 +212,7 @@ export function toCase(r: CaseRow): Case {
     scanner: r.scanner,
     ruleId: r.rule_id,
     cveIds: r.cve_ids,
+    aliases: r.aliases,
     cweIds: r.cwe_ids,
     cvssScore: r.cvss_score,
     cvssVector: r.cvss_vector,
@@ -232,5 +240,6 @@ export function toCase(r: CaseRow): Case {
     triageStale: r.triage_stale,
     dueAt: r.due_at,
     sla: r.sla,
+    duplicateOf: r.duplicate_of,
   };
 }

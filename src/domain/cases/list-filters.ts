@@ -31,6 +31,12 @@ export interface ListFilters {
   dueBefore?: string;
   /** The clock `sla` is read at; the database's when absent. */
   now?: Date;
+  /**
+   * Whether cases marked a duplicate of another (docs/cases.md#one-vulnerability-one-case) are
+   * selected: hidden unless `include`. Findings are sightings and always listed.
+   * @defaultValue 'exclude'
+   */
+  duplicates?: 'include' | 'exclude';
 }
 
 /** The table aliases the filters are written over: `c` for `cases`, `f` for `findings`. */
@@ -57,6 +63,7 @@ export function filterWhere(alias: FilterAlias, f: ListFilters, table: 'findings
     const at = instantOf(f.dueBefore);
     onCase.push(at === null ? sql`false` : sql`${c}.due_at < ${at.toISOString()}::timestamptz`);
   }
+  if (table === 'cases' && f.duplicates !== 'include') where.push(sql`${t}.duplicate_of IS NULL`);
   if (onCase.length && table === 'cases') where.push(...onCase);
   if (onCase.length && table === 'findings') {
     where.push(

@@ -61,7 +61,7 @@ function arrayField(xs: string[]): string {
 export const FINDING_COPY_COLUMNS = `id, scan_id, workspace_id, record_index, fingerprint, scanner, rule_id, title, severity,
   cve_ids, cwe_ids, cvss_score, cvss_vector, cvss_v3_score, cvss_v3_vector, cvss_v2_score, cvss_v2_vector, description,
   solution, asset, host, ip, fqdn, os, component, component_version, purl, file, line, port, protocol, exploit_available,
-  confidence, suppressed, raw_excerpt, scanner_output`;
+  confidence, suppressed, aliases, raw_excerpt, scanner_output`;
 
 /**
  * The scan a row belongs to, with the asset its upload named (`scans.asset_name`): the label of
@@ -110,6 +110,7 @@ export function findingRow(id: string, scan: RowScan, f: Finding): string {
     field(f.exploitAvailable),
     field(f.confidence),
     field(f.suppressed),
+    arrayField(f.aliases),
     field(bound(f.rawExcerpt) ?? ''),
     field(bound(f.evidence)),
   ].join('\t')}\n`;

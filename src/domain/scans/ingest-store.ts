@@ -2,6 +2,7 @@ import type { Db, Pool } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
 import { sql } from '../../db/sql.js';
 import type { ScanScope } from '../../parsers/index.js';
+import { markScanDuplicates } from '../cases/case-duplicates.js';
 import { lockScanScope, resolveUnseenCases } from '../cases/case-resolution.js';
 import { upsertScanCases } from '../cases/case-upsert.js';
 import { recordScanResolutions } from '../workflows/trigger.js';
@@ -17,7 +18,8 @@ import { EMPTY_SCOPE, NO_SCOPE_NOTE, rescanPlan } from './rescan-scope.js';
  *    record twice (UNIQUE (scan_id, record_index) guards the rest).
  * 2. {@link completeScan} once the file is parsed: in one transaction, upsert the cases by
  *    (workspace, fingerprint) (`upsertScanCases` of `domain/cases`), resolve the cases of its
- *    scope it did not see (`case-resolution.ts`), derive every counter from the stored findings, and mark the scan
+ *    scope it did not see (`case-resolution.ts`), mark its new cases that duplicate an open case
+ *    (`markScanDuplicates`, last: it holds a workspace lock), derive every counter from the stored findings, and mark the scan
  *    completed. Counters are never incremented per batch, so a half-counted scan cannot exist,
  *    and findings are not rewritten (they reach their case through the fingerprint).
  * 3. `failScanForGood` (scan-failure.ts) when the file is broken or the job is given up: the
@@ -59,6 +61,9 @@ export async function completeScan(
     const { created, reopened } = await upsertScanCases(tx, scanId, ws, plan.hostless);
     const resolved = plan.resolve && named ? await resolveUnseenCases(tx, scanId, ws, plan.keys) : 0;
     if (resolved > 0) await recordScanResolutions(tx, ws, scanId);
+    // Only a new case can be a duplicate (docs/cases.md#one-vulnerability-one-case). Last, so that
+    // while it holds the workspace's marking lock this transaction writes only rows it holds.
+    if (created > 0) await markScanDuplicates(tx, scanId, ws);
     const notes = [...result.notes, ...plan.notes, ...(plan.resolve && !named ? [NO_SCOPE_NOTE] : [])];
     await tx.query(
       sql`WITH sev AS (SELECT severity, count(*)::int AS n FROM findings WHERE scan_id = ${scanId} GROUP BY severity),

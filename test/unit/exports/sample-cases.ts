@@ -18,6 +18,7 @@ const base: ExportCase = {
   scanner: 'nessus',
   ruleId: '156032',
   cveIds: ['CVE-2021-44228', 'CVE-2021-45046'],
+  aliases: [],
   cweIds: ['CWE-502', 'CWE-20'],
   cvssScore: 10,
   cvssVector: 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:C/C:H/I:H/A:H',
@@ -39,6 +40,7 @@ const base: ExportCase = {
   firstScanId: '20000000-0000-4000-8000-000000000001',
   lastScanId: '20000000-0000-4000-8000-000000000002',
   sightings: 3,
+  duplicateOf: null,
   createdAt: '2026-11-01T00:00:01.000Z',
   updatedAt: '2026-11-20T00:00:01.000Z',
   triage: {

@@ -4,7 +4,7 @@ import type { Finding } from '../../../src/parsers/index.js';
 import { parseFixture } from '../parsers/fixture-paths.js';
 
 const finding = (rawExcerpt: string, evidence: string | null) =>
-  ({ rawExcerpt, evidence, asset: {}, cveIds: [], cweIds: [] }) as unknown as Finding;
+  ({ rawExcerpt, evidence, asset: {}, cveIds: [], aliases: [], cweIds: [] }) as unknown as Finding;
 const scanOf = { id: 's', workspaceId: 'w' };
 /** A findings row's last two cells: its evidence (m020), raw excerpt then scanner output. */
 const evidenceCells = (row: string) => row.slice(0, -1).split('\t').slice(-2);

@@ -1,0 +1,116 @@
+import type { Db, Pool } from '../../db/pool.js';
+import { withTransaction } from '../../db/pool.js';
+import { sql, type SqlFragment } from '../../db/sql.js';
+import { isUuid } from '../../lib/ids.js';
+
+/**
+ * One vulnerability, one case (docs/cases.md#one-vulnerability-one-case): two cases on one asset
+ * that share a CVE or an alias are one vulnerability, and the later one is marked a duplicate of
+ * the earliest open one.
+ *
+ * Glossary:
+ * - **vulnerability key**: `h|<host>|<id>` for a finding with a host (its IP, FQDN and host name,
+ *   lower-cased, without a trailing dot: one key each), `p|<upload asset>|<package>|<id>` for a
+ *   dependency finding (its package URL without qualifiers, and its name@version), where `<id>`
+ *   is each of its CVEs and aliases, upper-cased. Two cases that share a key are one vulnerability
+ *   on one asset. Findings with neither a host nor a package (code findings) have none.
+ * - **original**: a case that is not a duplicate; a duplicate's `duplicate_of` is always one.
+ *
+ * One scanner's one rule on two ports or locations of a host is two cases by design (the
+ * fingerprint keeps the location), so such a pair is never marked: only two rules, or two
+ * scanners, reporting one vulnerability are.
+ */
+
+/** A `cases` insert's `vuln_keys` from the finding row aliased `d` (see the glossary). */
+export function vulnKeysSql(uploadAsset: SqlFragment): SqlFragment {
+  const host = (col: SqlFragment) => sql`'h|' || nullif(rtrim(lower(btrim(${col})), '.'), '')`;
+  const pkg = sql`'p|' || coalesce(${uploadAsset}, '') || '|'`;
+  return sql`ARRAY(SELECT DISTINCT k.a || '|' || upper(btrim(v.id))
+      FROM unnest(CASE WHEN coalesce(d.ip, d.fqdn, d.host) IS NOT NULL
+             THEN ARRAY[${host(sql`d.ip`)}, ${host(sql`d.fqdn`)}, ${host(sql`d.host`)}]
+             ELSE ARRAY[${pkg} || nullif(lower(split_part(split_part(btrim(d.purl), '?', 1), '#', 1)), ''),
+                        ${pkg} || nullif(lower(btrim(d.component)), '') || '@' || nullif(lower(btrim(d.component_version)), '')]
+           END) AS k(a),
+           unnest(d.cve_ids || d.aliases) AS v(id)
+      WHERE k.a IS NOT NULL AND btrim(v.id) <> '' ORDER BY 1)`;
+}
+
+/** The advisory-lock class of the marking: one lock per workspace within it. */
+const MARKING_LOCK = 27_001;
+
+/**
+ * Marks the cases `scanId` created that share a vulnerability key with an open original: each
+ * becomes a duplicate of the earliest such case (first seen, then created). Runs in the scan's
+ * completion transaction after its cases were upserted.
+ *
+ * Concurrency: completions of one workspace take this step one at a time (a transaction-scoped
+ * advisory lock), and each statement after the lock sees what the one before committed. A case
+ * another completion committed counts as earlier than this scan's cases, whatever its
+ * timestamps, so two scans of one vulnerability completing together make one original and one
+ * duplicate, never two originals. Only this scan's own new cases are written, rows it already
+ * holds, so the step waits on no other row lock while holding the advisory lock.
+ *
+ * Returns how many cases it marked.
+ */
+export async function markScanDuplicates(tx: Db, scanId: string, workspaceId: string): Promise<number> {
+  await tx.query(sql`SELECT pg_advisory_xact_lock(${MARKING_LOCK}::int, hashtext(${workspaceId}::text))`);
+  const { rows } = await tx.query<{ id: string }>(
+    sql`WITH fresh AS (
+       SELECT c.id, c.seq, c.vuln_keys, c.scanner, c.rule_id FROM cases c
+       WHERE c.workspace_id = ${workspaceId}
+         AND c.fingerprint IN (SELECT fingerprint FROM findings
+                               WHERE scan_id = ${scanId} AND (cve_ids <> '{}' OR aliases <> '{}'))
+         AND c.first_scan_id = ${scanId} AND c.vuln_keys <> '{}'
+         AND c.duplicate_of IS NULL AND NOT c.duplicate_kept
+     ), pick AS (
+       SELECT f.id, o.id AS original FROM fresh f
+       CROSS JOIN LATERAL (
+         SELECT y.id FROM cases y
+         WHERE y.vuln_keys && f.vuln_keys AND y.workspace_id = ${workspaceId} AND y.id <> f.id
+           AND y.duplicate_of IS NULL AND y.status IN ('open', 'in_progress')
+           AND (y.first_scan_id <> ${scanId} OR y.seq < f.seq)
+           AND NOT (y.scanner = f.scanner AND y.rule_id IS NOT DISTINCT FROM f.rule_id)
+         ORDER BY y.first_seen, y.seq LIMIT 1) o
+     )
+     UPDATE cases c SET duplicate_of = pick.original, updated_at = now() FROM pick WHERE c.id = pick.id
+     RETURNING c.id`,
+  );
+  if (rows.length === 0) return 0;
+  // Within one scan an original may itself have been marked in the same statement (A ~ B ~ C
+  // but not A ~ C): point its duplicates at its own original, so duplicates stay one level deep.
+  await tx.query(
+    sql`UPDATE cases d SET duplicate_of = o.duplicate_of FROM cases o
+        WHERE d.id = ANY(${rows.map((r) => r.id)}::uuid[]) AND o.id = d.duplicate_of AND o.duplicate_of IS NOT NULL`,
+  );
+  return rows.length;
+}
+
+/**
+ * Un-marks a duplicate (`PATCH … {"duplicateOf": null}`): it shows in lists again, keeps its own
+ * status from now on, and ingestion never marks it again. A history entry records it. Null when
+ * the case is not in the workspace; unchanged when it was no duplicate.
+ */
+export async function unmarkDuplicate(
+  pool: Pool,
+  input: { workspaceId: string; caseId: string; actor: string; note: string | null },
+): Promise<boolean> {
+  if (!isUuid(input.caseId)) return false;
+  return withTransaction(pool, async (tx) => {
+    const { rows } = await tx.query<{ status: string; duplicate_of: string | null }>(
+      sql`SELECT status, duplicate_of FROM cases WHERE id = ${input.caseId} AND workspace_id = ${input.workspaceId}
+          FOR UPDATE`,
+    );
+    const row = rows[0];
+    if (!row) return false;
+    if (row.duplicate_of === null) return true;
+    await tx.query(
+      sql`UPDATE cases SET duplicate_of = NULL, duplicate_kept = true, updated_at = now() WHERE id = ${input.caseId}`,
+    );
+    const note = input.note ?? `No longer a duplicate of case ${row.duplicate_of}.`;
+    await tx.query(
+      sql`INSERT INTO case_status_history (case_id, from_status, to_status, actor, note)
+          VALUES (${input.caseId}, ${row.status}, ${row.status}, ${input.actor}, ${note})`,
+    );
+    return true;
+  });
+}
