@@ -23,7 +23,7 @@ const grypeBom = JSON.parse(
  * The real Grype BOM with its GHSA advisory for Log4Shell naming the CVE in `references`, as
  * producers that relate advisories write it (the file itself lists the two unrelated).
  */
-function grypeWithReference(keep: (id: string) => boolean): Buffer {
+function grypeWithReference(keep: (id: string) => boolean, tool = 'grype'): Buffer {
   const vulnerabilities = grypeBom.vulnerabilities
     .filter((v) => keep(v.id))
     .map((v) =>
@@ -31,7 +31,8 @@ function grypeWithReference(keep: (id: string) => boolean): Buffer {
         ? { ...v, references: [{ id: 'CVE-2021-44228', source: { name: 'NVD' } }] }
         : v,
     );
-  return Buffer.from(JSON.stringify({ ...grypeBom, vulnerabilities }));
+  const metadata = { ...grypeBom.metadata, tools: [{ name: tool }] };
+  return Buffer.from(JSON.stringify({ ...grypeBom, metadata, vulnerabilities }));
 }
 
 interface CaseView {
@@ -271,8 +272,9 @@ describe('aliases from CycloneDX', () => {
       key,
       '?asset=billing',
     );
+    // A second tool on the same application (a rescan by the first would resolve what it no longer lists).
     await upload(
-      grypeWithReference((id) => !isLog4Shell(id) || id === 'GHSA-jfh8-c2jp-5v3q'),
+      grypeWithReference((id) => !isLog4Shell(id) || id === 'GHSA-jfh8-c2jp-5v3q', 'trivy'),
       key,
       '?asset=billing',
     );
