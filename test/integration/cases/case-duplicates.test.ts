@@ -16,6 +16,7 @@ const snykBom = readFileSync(path.join(FIXTURES, 'cyclonedx/valid-vulnerability-
 const grypeBom = JSON.parse(
   readFileSync(path.join(FIXTURES, 'cyclonedx/nested-component-log4j.json'), 'utf8'),
 ) as {
+  metadata: Record<string, unknown>;
   vulnerabilities: { id: string; references?: unknown[] }[];
 };
 
