@@ -128,6 +128,7 @@ export interface paths {
                     cursor?: string;
                     cve?: string;
                     dueBefore?: string;
+                    duplicates?: "include" | "exclude";
                     epssMin?: number;
                     kev?: boolean;
                     limit?: number;
@@ -155,6 +156,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             data: {
+                                /** @description Its other identifiers (GHSA, OSV, a vendor's), as the scanner gave them. */
+                                aliases?: string[];
                                 asset?: {
                                     component?: string | null;
                                     fqdn?: string | null;
@@ -172,6 +175,8 @@ export interface paths {
                                  * @description When it is due under the workspace SLA policy (docs/cases.md#due-dates-and-sla); null without a due date.
                                  */
                                 dueAt?: string | null;
+                                /** @description The original case of the same vulnerability on the same asset; a duplicate is hidden from lists unless `duplicates=include`. */
+                                duplicateOf?: string | null;
                                 /** @description The highest EPSS of its CVEs. */
                                 epss?: number | null;
                                 fingerprint: string;
@@ -311,6 +316,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description Its other identifiers (GHSA, OSV, a vendor's), as the scanner gave them. */
+                            aliases?: string[];
                             asset?: {
                                 component?: string | null;
                                 fqdn?: string | null;
@@ -328,6 +335,8 @@ export interface paths {
                              * @description When it is due under the workspace SLA policy (docs/cases.md#due-dates-and-sla); null without a due date.
                              */
                             dueAt?: string | null;
+                            /** @description The original case of the same vulnerability on the same asset; a duplicate is hidden from lists unless `duplicates=include`. */
+                            duplicateOf?: string | null;
                             /** @description KEV, EPSS and CVSS of its CVEs. */
                             enrichment: Record<string, never>[];
                             /** @description The highest EPSS of its CVEs. */
@@ -800,6 +809,7 @@ export interface paths {
                     cursor?: string;
                     cve?: string;
                     dueBefore?: string;
+                    duplicates?: "include" | "exclude";
                     epssMin?: number;
                     kev?: boolean;
                     limit?: number;
@@ -929,6 +939,8 @@ export interface paths {
                             asset?: string;
                             cve?: string;
                             dueBefore?: string;
+                            /** @enum {string} */
+                            duplicates?: "include" | "exclude";
                             epssMin?: number;
                             kev?: boolean;
                             priority?: ("CRITICAL" | "HIGH" | "MEDIUM" | "LOW" | "INFO")[];
@@ -1057,6 +1069,8 @@ export interface paths {
                             asset?: string;
                             cve?: string;
                             dueBefore?: string;
+                            /** @enum {string} */
+                            duplicates?: "include" | "exclude";
                             epssMin?: number;
                             kev?: boolean;
                             priority?: string;
@@ -1209,6 +1223,8 @@ export interface paths {
                             asset?: string;
                             cve?: string;
                             dueBefore?: string;
+                            /** @enum {string} */
+                            duplicates?: "include" | "exclude";
                             epssMin?: number;
                             kev?: boolean;
                             priority?: string;
@@ -1451,6 +1467,8 @@ export interface paths {
                             asset?: string;
                             cve?: string;
                             dueBefore?: string;
+                            /** @enum {string} */
+                            duplicates?: "include" | "exclude";
                             epssMin?: number;
                             kev?: boolean;
                             priority?: ("CRITICAL" | "HIGH" | "MEDIUM" | "LOW" | "INFO")[];
@@ -1707,6 +1725,7 @@ export interface paths {
                     asset?: string;
                     cve?: string;
                     dueBefore?: string;
+                    duplicates?: "include" | "exclude";
                     epssMin?: number;
                     format: "csv" | "jsonl" | "sarif" | "cyclonedx-vex";
                     kev?: boolean;
@@ -6524,6 +6543,7 @@ export interface paths {
                     cursor?: string;
                     cve?: string;
                     dueBefore?: string;
+                    duplicates?: "include" | "exclude";
                     epssMin?: number;
                     kev?: boolean;
                     limit?: number;
@@ -6551,6 +6571,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             data: {
+                                /** @description Its other identifiers (GHSA, OSV, a vendor's), as the scanner gave them. */
+                                aliases?: string[];
                                 asset?: {
                                     component?: string | null;
                                     fqdn?: string | null;
@@ -6568,6 +6590,8 @@ export interface paths {
                                  * @description When it is due under the workspace SLA policy (docs/cases.md#due-dates-and-sla); null without a due date.
                                  */
                                 dueAt?: string | null;
+                                /** @description The original case of the same vulnerability on the same asset; a duplicate is hidden from lists unless `duplicates=include`. */
+                                duplicateOf?: string | null;
                                 /** @description The highest EPSS of its CVEs. */
                                 epss?: number | null;
                                 fingerprint: string;
@@ -6719,6 +6743,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description Its other identifiers (GHSA, OSV, a vendor's), as the scanner gave them. */
+                            aliases?: string[];
                             asset?: {
                                 component?: string | null;
                                 fqdn?: string | null;
@@ -6736,6 +6762,8 @@ export interface paths {
                              * @description When it is due under the workspace SLA policy (docs/cases.md#due-dates-and-sla); null without a due date.
                              */
                             dueAt?: string | null;
+                            /** @description The original case of the same vulnerability on the same asset; a duplicate is hidden from lists unless `duplicates=include`. */
+                            duplicateOf?: string | null;
                             /** @description The highest EPSS of its CVEs. */
                             epss?: number | null;
                             evidence: {
@@ -6924,7 +6952,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change a case's status
+         * Change a case's status, or un-mark a duplicate
          * @description Needs an API key with the `cases:write` scope.
          */
         patch: {
@@ -6939,10 +6967,11 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        duplicateOf?: null;
                         note?: string;
                         /** @enum {string} */
-                        status: "open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive";
-                    };
+                        status?: "open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive";
+                    } | unknown | unknown;
                 };
             };
             responses: {
@@ -6953,6 +6982,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description Its other identifiers (GHSA, OSV, a vendor's), as the scanner gave them. */
+                            aliases?: string[];
                             asset?: {
                                 component?: string | null;
                                 fqdn?: string | null;
@@ -6970,6 +7001,8 @@ export interface paths {
                              * @description When it is due under the workspace SLA policy (docs/cases.md#due-dates-and-sla); null without a due date.
                              */
                             dueAt?: string | null;
+                            /** @description The original case of the same vulnerability on the same asset; a duplicate is hidden from lists unless `duplicates=include`. */
+                            duplicateOf?: string | null;
                             /** @description The highest EPSS of its CVEs. */
                             epss?: number | null;
                             evidence: {
@@ -7616,6 +7649,8 @@ export interface paths {
                         caseIds?: string[];
                         cve?: string;
                         dueBefore?: string;
+                        /** @enum {string} */
+                        duplicates?: "include" | "exclude";
                         epssMin?: number;
                         kev?: boolean;
                         priority?: string;
@@ -7780,6 +7815,8 @@ export interface paths {
                             asset?: string;
                             cve?: string;
                             dueBefore?: string;
+                            /** @enum {string} */
+                            duplicates?: "include" | "exclude";
                             epssMin?: number;
                             kev?: boolean;
                             priority?: ("CRITICAL" | "HIGH" | "MEDIUM" | "LOW" | "INFO")[];
@@ -8060,6 +8097,7 @@ export interface paths {
                     asset?: string;
                     cve?: string;
                     dueBefore?: string;
+                    duplicates?: "include" | "exclude";
                     epssMin?: number;
                     format: "csv" | "jsonl" | "sarif" | "cyclonedx-vex";
                     kev?: boolean;
@@ -8182,6 +8220,7 @@ export interface paths {
                     case?: string;
                     cve?: string;
                     dueBefore?: string;
+                    duplicates?: "include" | "exclude";
                     epssMin?: number;
                     format: "csv" | "jsonl";
                     kev?: boolean;
@@ -8294,6 +8333,7 @@ export interface paths {
                     cursor?: string;
                     cve?: string;
                     dueBefore?: string;
+                    duplicates?: "include" | "exclude";
                     epssMin?: number;
                     kev?: boolean;
                     limit?: number;
