@@ -14,6 +14,10 @@ import { createBenchDatabase } from '../lib/bench-db.js';
 import { createOrm, migrate } from '../../src/db/orm.js';
 import { createPool } from '../../src/db/pool.js';
 import { completeScan } from '../../src/domain/scans/ingest-store.js';
+import { withTransaction } from '../../src/db/pool.js';
+import { lockScanScope, resolveUnseenCases } from '../../src/domain/cases/case-resolution.js';
+import { upsertScanCases } from '../../src/domain/cases/case-upsert.js';
+import { recordScanResolutions } from '../../src/domain/workflows/trigger.js';
 import type { ScanScope } from '../../src/parsers/index.js';
 
 const args = process.argv.slice(2);
@@ -22,6 +26,8 @@ const N = Number(opt('cases', '1000000'));
 const SCOPE = Number(opt('scope', '100000'));
 const GONE = Number(opt('gone', '0.1'));
 const RUNS = Number(opt('runs', '3'));
+/** Also time the completion's steps (lock, upsert, resolution, deliveries) in one rolled-back run. */
+const STEPS = args.includes('--steps');
 const PER_HOST = 100;
 const HOSTS = Math.ceil(N / PER_HOST);
 const SCOPE_HOSTS = Math.ceil(SCOPE / PER_HOST);
@@ -116,6 +122,43 @@ try {
     return { ms, resolved: rows[0]!.resolved };
   }
 
+  if (STEPS) {
+    await run(false);
+    const scanId = await newScan('parsing');
+    await pool.query(
+      `INSERT INTO findings (scan_id, record_index, workspace_id, fingerprint, scanner, rule_id, title, severity, host, ip)
+       SELECT $1, record_index, workspace_id, fingerprint, scanner, rule_id, title, severity, host, ip
+       FROM findings WHERE scan_id = $2`,
+      [scanId, template],
+    );
+    await pool.query(
+      `UPDATE cases SET status = 'open', last_scan_id = $3
+       WHERE workspace_id = $1 AND scope = ANY($2::text[]) AND (status <> 'open' OR last_scan_id <> $3)`,
+      [ws, keys, seedScan],
+    );
+    await pool.query('VACUUM ANALYZE cases, findings, case_status_history, scans');
+    const k = { scanners: scope.scanners, hosts: scope.hosts, hostless: null };
+    const steps: string[] = [];
+    await withTransaction(pool, async (tx) => {
+      let t = performance.now();
+      const lap = (name: string) => {
+        const now = performance.now();
+        steps.push(`${name} ${(now - t).toFixed(0)} ms`);
+        t = now;
+      };
+      await lockScanScope(tx, ws, k);
+      lap('lock');
+      await upsertScanCases(tx, scanId, ws, null);
+      lap('upsert');
+      await resolveUnseenCases(tx, scanId, ws, k);
+      lap('resolve');
+      await recordScanResolutions(tx, ws, scanId);
+      lap('deliveries');
+      await tx.query('ROLLBACK');
+      await tx.query('BEGIN');
+    });
+    console.log(`steps (one run, rolled back): ${steps.join(', ')}`);
+  }
   const on: number[] = [];
   const off: number[] = [];
   console.log('\nrun | resolveMissing | completeScan ms | resolved | load average');

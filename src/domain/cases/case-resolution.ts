@@ -44,17 +44,16 @@ export async function resolveUnseenCases(
   scope: ScanScopeKeys,
 ): Promise<number> {
   const { rowCount } = await tx.query(
+    // The old status comes from the join's snapshot; the conditions on `c` itself are checked
+    // again on a row another transaction changed meanwhile (a status PATCH), so an accepted or
+    // false-positive case is never resolved. No FOR UPDATE: the UPDATE locks only what it changes.
     sql`WITH keys AS (${scanScopeKeysSql(scope)}),
-     gone AS (
-       SELECT c.id, c.status FROM cases c
-       WHERE c.workspace_id = ${workspaceId} AND c.status IN ('open', 'in_progress') AND c.scope IS NOT NULL
-         AND c.scope IN (SELECT key FROM keys) AND c.last_scan_id <> ${scanId}::uuid
-       FOR UPDATE OF c
-     ),
      resolved AS (
-       UPDATE cases c SET status = 'resolved', updated_at = now() FROM gone
-       WHERE c.id = gone.id
-       RETURNING c.id, gone.status AS from_status
+       UPDATE cases c SET status = 'resolved', updated_at = now()
+       FROM cases old
+       WHERE old.id = c.id AND c.workspace_id = ${workspaceId} AND c.status IN ('open', 'in_progress')
+         AND c.scope IS NOT NULL AND c.scope IN (SELECT key FROM keys) AND c.last_scan_id <> ${scanId}::uuid
+       RETURNING c.id, old.status AS from_status
      )
      INSERT INTO case_status_history (case_id, from_status, to_status, actor, reason, note)
      SELECT id, from_status, 'resolved', 'scan:' || ${scanId}::text, 'not_seen',
