@@ -25,6 +25,8 @@ import type { WorkflowService } from '../domain/workflows/workflow-service.js';
 import type { InboundDeps } from '../domain/workflows/inbound.js';
 import type { WorkflowTrigger } from '../domain/workflows/trigger.js';
 import type { WorkspaceDeletions } from '../domain/workspaces/workspace-deletion.js';
+import type { RetentionSettings } from '../domain/workspaces/retention.js';
+import type { WorkspaceArchive } from '../domain/workspaces/workspace-archive.js';
 
 /**
  * What the HTTP edge may use, declared here so `api/` imports nothing above it: `app/services.ts`
@@ -69,6 +71,10 @@ export interface AppDeps {
   scans: ScanRouteDeps;
   /** A workspace's end of life: the owner's request and its status resource. */
   workspaceDeletions: WorkspaceDeletions;
+  /** How long the workspace keeps raw scan files. */
+  retention: RetentionSettings;
+  /** The workspace's records as one archive, built for an owner. */
+  workspaceArchive: { build(session: { workspaceId: string; userId: string }): Promise<WorkspaceArchive> };
   /** Case and finding exports, their jobs and signed download links. */
   exports: ExportService;
   /** Mapped workflows: their management, and the inbound Jira/GitHub webhooks. */

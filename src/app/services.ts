@@ -38,6 +38,8 @@ import { enqueueExport } from '../jobs/export-job.js';
 import { createProcessMetrics, type ProcessMetrics } from './metrics/process-metrics.js';
 import { buildWorkflows, type Workflows } from './build-workflows.js';
 import { createWorkspaceDeletions } from '../domain/workspaces/workspace-deletion.js';
+import { createRetentionSettings } from '../domain/workspaces/retention.js';
+import { buildWorkspaceArchive } from '../domain/workspaces/workspace-archive.js';
 import { enqueueWorkspaceDeletion } from '../jobs/workspace-deletion.js';
 
 /**
@@ -187,6 +189,8 @@ export async function buildServices(
         return scanQueue();
       },
     },
+    retention: createRetentionSettings(infra.pool),
+    workspaceArchive: { build: (session) => buildWorkspaceArchive({ db: infra.pool, clock }, session) },
     workspaceDeletions: createWorkspaceDeletions({
       db: infra.pool,
       bus: infra.bus,

@@ -33,6 +33,7 @@ export function maintenanceRun(
       deliveries: { requeueLost: () => services.workflows.requeueLost() },
       slaBreaches: { announce: (now) => services.workflows.announceSlaBreaches(now) },
       deletions: services.workspaceDeletions,
+      scanFiles: { storage: services.scans.storage },
       storage: {
         storage: services.scans.storage,
         // A live upload writes at least every idle timeout, and none lasts past the body timeout.

@@ -7,6 +7,7 @@ import { failStuckScans, type StuckScanSweepDeps } from './scans/scan-failure.js
 import { sweepStorage, type StorageSweepReport } from './scans/storage-sweep.js';
 import type { ScanStorage } from './scans/scan-storage.js';
 import { existingScanIds } from './scans/scan-store.js';
+import { removeExpiredScanFiles } from './scans/file-retention.js';
 import { existingExportIds } from './exports/export-store.js';
 import { failStuckBatches, type BatchSweepReport, type StuckBatchSweepDeps } from './triage/batch-sweep.js';
 
@@ -29,6 +30,8 @@ export interface MaintenanceReport {
   deletionsRequeued: number;
   /** Cases past their due date whose breach was told to the workflows (docs/cases.md#due-dates-and-sla). */
   slaBreaches: number;
+  /** Raw scan files past their workspace's retention, removed (docs/operations.md#retention). */
+  scanFilesRemoved: number;
 }
 
 /**
@@ -38,10 +41,12 @@ export interface MaintenanceReport {
  * quota reservations of crashed processes are given back, scans no job will ever parse are
  * failed (docs/ingestion.md#scan-status; `failStuckScans`), and batches nothing else would finish are finished
  * (docs/triage.md#batch-triage; `failStuckBatches`), and workflow deliveries whose job a queue lost are queued
- * again (docs/workflows.md#exactly-one-issue-per-case; `requeueLostDeliveries`), and SLA breaches are
- * told to the workflows once each (docs/cases.md#due-dates-and-sla; `announceSlaBreaches`). Idempotent;
- * safe to run concurrently (each statement is one atomic step, a scan is failed under its row lock,
- * and a breach is claimed under its row lock).
+ * again (docs/workflows.md#exactly-one-issue-per-case; `requeueLostDeliveries`), SLA breaches are
+ * told to the workflows once each (docs/cases.md#due-dates-and-sla; `announceSlaBreaches`), unfinished
+ * workspace removals are queued again (docs/operations.md#end-of-life), and raw scan files past their
+ * workspace's retention are removed (docs/operations.md#retention). Idempotent; safe to run
+ * concurrently (each statement is one atomic step, a scan is failed under its row lock, a breach is
+ * claimed under its row lock, and retention claims its scans with SKIP LOCKED).
  */
 export async function runMaintenance(deps: {
   db: Db;
@@ -71,6 +76,8 @@ export async function runMaintenance(deps: {
    * breach across processes); the step is skipped without it.
    */
   slaBreaches?: { announce(now: Date): Promise<{ breaches: number }> };
+  /** Scan storage for the scan file retention (`removeExpiredScanFiles`); the step is skipped without it. */
+  scanFiles?: { storage: ScanStorage };
 }): Promise<MaintenanceReport> {
   const now = deps.clock();
   const reservationsReleased = await deps.quota.releaseExpired();
@@ -88,6 +95,9 @@ export async function runMaintenance(deps: {
   const slaBreaches = deps.slaBreaches ? (await deps.slaBreaches.announce(now)).breaches : 0;
   const deliveriesRequeued = deps.deliveries ? await deps.deliveries.requeueLost() : 0;
   const deletionsRequeued = deps.deletions ? await deps.deletions.requeueUnfinished() : 0;
+  const scanFilesRemoved = deps.scanFiles
+    ? await removeExpiredScanFiles({ db: deps.db, storage: deps.scanFiles.storage }, now)
+    : 0;
   // After the export sweep: files of exports it just expired are already gone with their rows.
   const storage = deps.storage
     ? await sweepStorage(
@@ -115,5 +125,6 @@ export async function runMaintenance(deps: {
     deliveriesRequeued,
     deletionsRequeued,
     slaBreaches,
+    scanFilesRemoved,
   };
 }

@@ -8,6 +8,9 @@ import {
   deletionBody,
   deletionParams,
   deletionView,
+  archiveFile,
+  retentionBody,
+  retentionView,
   workspaceParams,
 } from '../schemas/workspace-deletion.js';
 import { PUBLIC_ROUTE_ERRORS, SESSION_ROUTE_ERRORS, responses } from '../schemas/responses.js';
@@ -30,6 +33,8 @@ function view(d: DeletionRecord) {
 }
 
 /**
+ * Settings > Data: the workspace archive (docs/operations.md#workspace-archive), streamed.
+ * Settings > Data (docs/operations.md#retention): the scan file retention, read and set.
  * Settings > Delete workspace (docs/operations.md#end-of-life): the owner's request, answered
  * 202 with the deletion's status resource, and that resource. The request ends every session of
  * the workspace, this one's too, so the status resource needs none: its id is a random UUID
@@ -37,9 +42,58 @@ function view(d: DeletionRecord) {
  */
 export function consoleWorkspaceDeletionRoutes(
   untyped: FastifyInstance,
-  deps: Pick<AppDeps, 'config' | 'workspaceDeletions'>,
+  deps: Pick<AppDeps, 'config' | 'retention' | 'workspaceArchive' | 'workspaceDeletions'>,
 ): void {
   const app = typed(untyped);
+  app.get(
+    '/workspace/archive',
+    {
+      schema: {
+        summary: "The workspace's records as one archive (owner only)",
+        querystring: noQuery,
+        response: responses({ 200: archiveFile }, SESSION_ROUTE_ERRORS),
+      },
+    },
+    async (req, reply) => {
+      const archive = await deps.workspaceArchive.build(req.session);
+      return reply
+        .header('content-type', 'application/gzip')
+        .header('content-disposition', `attachment; filename="${archive.fileName}"`)
+        .header('cache-control', 'no-store')
+        .send(archive.body);
+    },
+  );
+
+  app.get(
+    '/workspace/retention',
+    {
+      schema: {
+        summary: "The workspace's retention settings",
+        querystring: noQuery,
+        response: responses({ 200: retentionView }, SESSION_ROUTE_ERRORS),
+      },
+    },
+    async (req) => deps.retention.get(req.session.workspaceId),
+  );
+
+  app.put(
+    '/workspace/retention',
+    {
+      bodyLimit: 4096,
+      schema: {
+        summary: 'Set how long raw scan files are kept (owner only)',
+        body: retentionBody,
+        response: responses({ 200: retentionView }, [...SESSION_ROUTE_ERRORS, 413, 415]),
+      },
+    },
+    async (req) =>
+      deps.retention.set({
+        session: req.session,
+        scanFileRetentionDays: req.body.scanFileRetentionDays,
+        actor: actorFrom(req, `user:${req.session.userId}`),
+      }),
+  );
+
   app.post(
     '/workspaces/:workspaceId/deletion',
     {

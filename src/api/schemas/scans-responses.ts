@@ -102,6 +102,12 @@ export const scanView = {
     createdAt: isoDateTime,
     startedAt: nullableDateTime,
     finishedAt: nullableDateTime,
+    fileDeleted: {
+      type: 'boolean',
+      description:
+        "The raw uploaded file is gone: removed by the workspace's scan file retention, or with a failed scan. Findings and cases stay.",
+    },
+    fileDeletedAt: { ...nullableDateTime, description: 'When the retention removed the raw file.' },
     triage: {
       type: ['object', 'null'],
       description:

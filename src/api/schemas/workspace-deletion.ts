@@ -57,3 +57,30 @@ export const deletionView = {
     statusUrl: { type: 'string', description: 'Poll it (no session needed: the id is the capability).' },
   },
 } as const;
+
+export const retentionBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['scanFileRetentionDays'],
+  properties: {
+    scanFileRetentionDays: {
+      type: ['integer', 'null'],
+      minimum: 1,
+      maximum: 3650,
+      description: "Days a completed scan's raw file is kept after its upload; null keeps it.",
+    },
+  },
+} as const;
+
+export const retentionView = {
+  description: "The workspace's retention settings.",
+  type: 'object',
+  required: ['scanFileRetentionDays'],
+  properties: { scanFileRetentionDays: { type: ['integer', 'null'] } },
+} as const;
+
+export const archiveFile = {
+  description:
+    "The workspace's records as one gzip-compressed tar: manifest.json, cases.jsonl, case-status-history.jsonl, case-triage-history.jsonl, audit-log.jsonl, usage-statement.json.",
+  content: { 'application/gzip': { schema: { type: 'string', format: 'binary' } } },
+} as const;

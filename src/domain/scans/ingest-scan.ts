@@ -93,8 +93,9 @@ export async function ingestScan(
 ): Promise<IngestOutcome> {
   const scan = await startParsing(deps.pool, job.scanId);
   if (!scan) {
-    await deps.storage.remove(`${job.workspaceId}/${job.scanId}`);
-    // Completed by an attempt that may have died before starting its triage.
+    // Completed (its file is kept until the workspace's retention removes it,
+    // docs/operations.md#retention), failed (its file went with it) or gone (the orphan sweep
+    // removes a file no scan owns). Completed by an attempt that may have died before starting its triage.
     await deps.triageScan?.(job.scanId);
     return { kind: 'skipped' };
   }
@@ -145,7 +146,9 @@ export async function ingestScan(
           'workflows not triggered for the scan',
         ),
       );
-  await deps.storage.remove(scan.storagePath);
+  // A completed scan keeps its raw file until the workspace's retention removes it
+  // (docs/operations.md#retention); a failed one keeps nothing.
+  if (!completed) await deps.storage.remove(scan.storagePath);
   // Only a completed scan is triaged (triageScan checks), whichever attempt completed it.
   await deps.triageScan?.(scan.id);
   deps.logger.info(

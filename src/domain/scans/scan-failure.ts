@@ -47,8 +47,8 @@ export const INGEST_ABANDONED: ScanError = {
 /**
  * Ends a scan as `failed` with `error` if it is still `queued` or `parsing`, deleting the rows it
  * staged and removing its stored upload. Resolves true only for the call that made the change;
- * false when the scan is unknown or already completed or failed (its reason is kept; a leftover
- * file is still removed).
+ * false when the scan is unknown or already completed or failed (its reason is kept; a failed
+ * scan's leftover file is still removed, a completed scan's file is kept).
  */
 export async function failScanForGood(
   deps: { pool: Pool; storage: ScanStorage },
@@ -58,6 +58,8 @@ export async function failScanForGood(
   return withTransaction(deps.pool, async (tx) => {
     const scan = await lockScan(tx, scanId);
     if (!scan) return false;
+    // A completed scan's raw file is kept for its retention (docs/operations.md#retention).
+    if (scan.status === 'completed') return false;
     // Removed before the commit, so whoever sees the scan ended also sees its file gone; if the
     // commit fails, the parse of a scan without its file fails and ends it later.
     await deps.storage.remove(scan.storagePath);

@@ -62,6 +62,7 @@ interface ScanRow {
   created_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
+  file_deleted_at: Date | null;
 }
 
 /** A scan as the domain, the routes and the worker see it. */
@@ -99,6 +100,8 @@ export interface Scan {
   createdAt: Date;
   startedAt: Date | null;
   finishedAt: Date | null;
+  /** When the workspace's retention removed the raw file (docs/operations.md#retention). */
+  fileDeletedAt: Date | null;
 }
 
 /** Maps a `scans` row (`RETURNING *` or `SELECT *`) to a {@link Scan}. */
@@ -136,6 +139,7 @@ function toScan(r: ScanRow): Scan {
     createdAt: r.created_at,
     startedAt: r.started_at,
     finishedAt: r.finished_at,
+    fileDeletedAt: r.file_deleted_at ?? null,
   };
 }
 
@@ -266,4 +270,26 @@ export async function unfinishedScanIds(db: Db, before: Date, limit: number): Pr
     SELECT id FROM scans WHERE status IN ('queued', 'parsing') AND created_at < ${before}
      ORDER BY created_at LIMIT ${limit}`);
   return rows.map((r) => r.id);
+}
+
+/**
+ * Marks up to `limit` completed scans whose raw file is past their workspace's retention
+ * (`workspaces.scan_file_retention_days`, read here: the retention is the workspace's setting,
+ * the files the scans') as `file_deleted_at = now`, skipping scans another transaction holds,
+ * and returns their storage paths for the caller to remove before it commits.
+ */
+export async function claimExpiredScanFiles(db: Db, now: Date, limit: number): Promise<string[]> {
+  const { rows } = await db.query<{ storage_path: string }>(
+    sql`UPDATE scans SET file_deleted_at = ${now}
+         WHERE id IN (
+           SELECT s.id FROM scans s JOIN workspaces w ON w.id = s.workspace_id
+            WHERE w.scan_file_retention_days IS NOT NULL
+              AND s.status = 'completed' AND s.file_deleted_at IS NULL
+              AND s.created_at <= ${now}::timestamptz - make_interval(days => w.scan_file_retention_days)
+            ORDER BY s.created_at
+            LIMIT ${limit}
+            FOR UPDATE OF s SKIP LOCKED)
+        RETURNING storage_path`,
+  );
+  return rows.map((r) => r.storage_path);
 }

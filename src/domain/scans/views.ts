@@ -40,5 +40,9 @@ export function viewScan(s: Scan) {
     createdAt: s.createdAt.toISOString(),
     startedAt: s.startedAt?.toISOString() ?? null,
     finishedAt: s.finishedAt?.toISOString() ?? null,
+    // The raw file is gone: removed by the workspace's retention, or with a failed scan
+    // (docs/operations.md#retention). Findings and cases are kept either way.
+    fileDeleted: s.fileDeletedAt !== null || s.status === 'failed',
+    fileDeletedAt: s.fileDeletedAt?.toISOString() ?? null,
   };
 }

@@ -330,13 +330,23 @@ describe.skipIf(!s3Env || !redisUrl)('a deployment with no shared disk', () => {
     90_000,
   );
 
-  it("keeps nothing on any process's own disk, and in the bucket only the export's file", async () => {
-    // Parsed scans' objects are removed (just after the scan shows completed, so allow the last
-    // one a moment); the export's file stays for its 24 hours.
+  it("keeps nothing on any process's own disk, and in the bucket only the export's and the completed scans' files", async () => {
+    // A completed scan keeps its raw object until its workspace's retention removes it
+    // (docs/operations.md#retention); a failed or cut-off one keeps none; the export's file stays
+    // for its 24 hours.
     const keys = async () =>
-      ((await d.s3.send(new ListObjectsV2Command({ Bucket: d.bucket }))).Contents ?? []).map((o) => o.Key);
-    await eventually(async () => (await keys()).length === 1, 20_000);
-    expect(await keys()).toEqual([`${user.workspaceId}/${exportId}.scan`]);
+      ((await d.s3.send(new ListObjectsV2Command({ Bucket: d.bucket }))).Contents ?? [])
+        .map((o) => o.Key!)
+        .sort();
+    const completed = await d.db.query<{ id: string }>(
+      `SELECT id FROM scans WHERE workspace_id = $1 AND status = 'completed'`,
+      [user.workspaceId],
+    );
+    const expected = [exportId, ...completed.rows.map((r) => r.id)]
+      .map((id) => `${user.workspaceId}/${id}.scan`)
+      .sort();
+    await eventually(async () => JSON.stringify(await keys()) === JSON.stringify(expected), 20_000);
+    expect(await keys()).toEqual(expected);
     const written = d.dirs
       .filter((dir) => !path.basename(dir).startsWith('noshare-big-'))
       .flatMap((dir) => readdirSync(dir, { recursive: true }).map((f) => path.join(dir, String(f))));

@@ -79,14 +79,15 @@ async function scanRow(id: string) {
 }
 
 describe('ingestScan', () => {
-  it('completes a stored scan through the parse it is given, and removes its file', async () => {
+  it('completes a stored scan through the parse it is given, and keeps its file for the retention', async () => {
     const scanId = await storedScan();
     const outcome = await ingestScan(deps(inProcess), { scanId, workspaceId });
     expect(outcome).toEqual({ kind: 'completed', scanId, findings: expect.any(Number) });
     const findings = (outcome as { findings: number }).findings;
     expect(findings).toBeGreaterThan(7);
     expect(await scanRow(scanId)).toMatchObject({ status: 'completed', findings_count: findings });
-    expect(await t.storage.size(`${workspaceId}/${scanId}`)).toBeNull();
+    // Kept until the workspace's retention removes it (docs/operations.md#retention).
+    expect(await t.storage.size(`${workspaceId}/${scanId}`)).toBeGreaterThan(0);
     // Run again (a retried job): the scan has ended, nothing is written twice.
     expect(await ingestScan(deps(inProcess), { scanId, workspaceId })).toEqual({ kind: 'skipped' });
   });

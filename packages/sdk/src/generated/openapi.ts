@@ -2848,6 +2848,13 @@ export interface paths {
                                     line?: number | null;
                                     message?: string;
                                 } | null;
+                                /** @description The raw uploaded file is gone: removed by the workspace's scan file retention, or with a failed scan. Findings and cases stay. */
+                                fileDeleted?: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description When the retention removed the raw file.
+                                 */
+                                fileDeletedAt?: string | null;
                                 /** Format: date-time */
                                 finishedAt?: string | null;
                                 /** @enum {string|null} */
@@ -3016,6 +3023,13 @@ export interface paths {
                                 line?: number | null;
                                 message?: string;
                             } | null;
+                            /** @description The raw uploaded file is gone: removed by the workspace's scan file retention, or with a failed scan. Findings and cases stay. */
+                            fileDeleted?: boolean;
+                            /**
+                             * Format: date-time
+                             * @description When the retention removed the raw file.
+                             */
+                            fileDeletedAt?: string | null;
                             /** Format: date-time */
                             finishedAt?: string | null;
                             /** @enum {string|null} */
@@ -3205,6 +3219,13 @@ export interface paths {
                                 line?: number | null;
                                 message?: string;
                             } | null;
+                            /** @description The raw uploaded file is gone: removed by the workspace's scan file retention, or with a failed scan. Findings and cases stay. */
+                            fileDeleted?: boolean;
+                            /**
+                             * Format: date-time
+                             * @description When the retention removed the raw file.
+                             */
+                            fileDeletedAt?: string | null;
                             /** Format: date-time */
                             finishedAt?: string | null;
                             /** @enum {string|null} */
@@ -5641,6 +5662,262 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/console/workspace/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The workspace's records as one archive (owner only) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The workspace's records as one gzip-compressed tar: manifest.json, cases.jsonl, case-status-history.jsonl, case-triage-history.jsonl, audit-log.jsonl, usage-statement.json. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/gzip": string;
+                    };
+                };
+                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `internal_error` (Internal server error). */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/workspace/retention": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The workspace's retention settings */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The workspace's retention settings. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            scanFileRetentionDays: number | null;
+                        };
+                    };
+                };
+                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `internal_error` (Internal server error). */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        /** Set how long raw scan files are kept (owner only) */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Days a completed scan's raw file is kept after its upload; null keeps it. */
+                        scanFileRetentionDays: number | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description The workspace's retention settings. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            scanFileRetentionDays: number | null;
+                        };
+                    };
+                };
+                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `payload_too_large` (Payload too large). */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `unsupported_media_type` (Unsupported media type), `unsupported_format` (Unsupported scan format). */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `internal_error` (Internal server error). */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/console/workspaces/{workspaceId}/deletion": {
         parameters: {
             query?: never;
@@ -6284,6 +6561,13 @@ export interface paths {
                                 line?: number | null;
                                 message?: string;
                             } | null;
+                            /** @description The raw uploaded file is gone: removed by the workspace's scan file retention, or with a failed scan. Findings and cases stay. */
+                            fileDeleted?: boolean;
+                            /**
+                             * Format: date-time
+                             * @description When the retention removed the raw file.
+                             */
+                            fileDeletedAt?: string | null;
                             /** Format: date-time */
                             finishedAt?: string | null;
                             /** @enum {string|null} */
@@ -9557,6 +9841,13 @@ export interface paths {
                                     line?: number | null;
                                     message?: string;
                                 } | null;
+                                /** @description The raw uploaded file is gone: removed by the workspace's scan file retention, or with a failed scan. Findings and cases stay. */
+                                fileDeleted?: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description When the retention removed the raw file.
+                                 */
+                                fileDeletedAt?: string | null;
                                 /** Format: date-time */
                                 finishedAt?: string | null;
                                 /** @enum {string|null} */
@@ -9736,6 +10027,13 @@ export interface paths {
                                 line?: number | null;
                                 message?: string;
                             } | null;
+                            /** @description The raw uploaded file is gone: removed by the workspace's scan file retention, or with a failed scan. Findings and cases stay. */
+                            fileDeleted?: boolean;
+                            /**
+                             * Format: date-time
+                             * @description When the retention removed the raw file.
+                             */
+                            fileDeletedAt?: string | null;
                             /** Format: date-time */
                             finishedAt?: string | null;
                             /** @enum {string|null} */
