@@ -15,7 +15,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    action?: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "sso_update" | "sso_sign_in" | "workspace_delete" | "retention_change";
+                    action?: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "workspace_delete" | "retention_change";
                     cursor?: string;
                     from?: string;
                     key?: string;
@@ -37,7 +37,7 @@ export interface paths {
                         "application/json": {
                             data: {
                                 /** @enum {string} */
-                                action: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "sso_update" | "sso_sign_in" | "workspace_delete" | "retention_change";
+                                action: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "workspace_delete" | "retention_change";
                                 /** @description `user:<id>`, `key:<id>`, `operator` or `system` */
                                 actor: string;
                                 /** Format: date-time */
@@ -66,7 +66,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -75,7 +75,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -93,7 +93,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -244,7 +244,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -253,7 +253,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -271,7 +271,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -467,7 +467,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -476,7 +476,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -503,7 +503,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -577,7 +577,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -586,7 +586,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -613,7 +613,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -713,7 +713,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -722,7 +722,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -776,7 +776,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -867,7 +867,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -876,7 +876,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -894,7 +894,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -981,7 +981,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -990,7 +990,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1026,7 +1026,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1126,7 +1126,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1135,7 +1135,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1180,7 +1180,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1270,7 +1270,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1279,7 +1279,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1315,7 +1315,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1396,7 +1396,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1405,7 +1405,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1423,7 +1423,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1531,7 +1531,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1540,7 +1540,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1576,7 +1576,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1655,7 +1655,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1664,7 +1664,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1691,7 +1691,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1765,7 +1765,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1774,7 +1774,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1801,7 +1801,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1886,7 +1886,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1895,7 +1895,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1913,7 +1913,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1988,7 +1988,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1997,7 +1997,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2033,7 +2033,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2115,7 +2115,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2124,7 +2124,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2169,7 +2169,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2283,7 +2283,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2292,7 +2292,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2346,7 +2346,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2411,17 +2411,8 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
-                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2465,7 +2456,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2517,7 +2508,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2535,7 +2526,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2617,7 +2608,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2626,7 +2617,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2662,7 +2653,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2721,7 +2712,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2730,7 +2721,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2766,7 +2757,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2918,7 +2909,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2927,7 +2918,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2945,7 +2936,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3088,7 +3079,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3097,7 +3088,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3142,7 +3133,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3284,7 +3275,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3293,7 +3284,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3320,7 +3311,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3385,7 +3376,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3394,7 +3385,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3412,7 +3403,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3536,7 +3527,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3611,7 +3602,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3620,7 +3611,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3638,7 +3629,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3724,7 +3715,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3733,7 +3724,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3769,7 +3760,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3781,426 +3772,6 @@ export interface paths {
             };
         };
         post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/console/sso": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The workspace's single sign-on settings */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The workspace's single sign-on settings; the client secret is never returned. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            autoJoin: boolean;
-                            clientId: string | null;
-                            clientSecretSet: boolean;
-                            configured: boolean;
-                            defaultRole: string;
-                            emailDomains: string[];
-                            enabled: boolean;
-                            groupRoles: {
-                                [key: string]: string;
-                            };
-                            groupsClaim: string;
-                            issuer: string | null;
-                            /** @enum {string} */
-                            object: "sso_settings";
-                            /** @description Register this as the redirect URI at the provider. */
-                            redirectUri: string;
-                            slug: string | null;
-                            ssoRequired: boolean;
-                            /** Format: date-time */
-                            updatedAt: string | null;
-                        };
-                    };
-                };
-                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem document; `code`: `internal_error` (Internal server error). */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        /** Change the workspace's single sign-on settings */
-        put: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        autoJoin: boolean;
-                        clientId: string;
-                        clientSecret?: string | null;
-                        /** @enum {string} */
-                        defaultRole: "admin" | "member" | "viewer";
-                        emailDomains: string[];
-                        enabled: boolean;
-                        groupRoles: {
-                            [key: string]: "admin" | "member" | "viewer";
-                        };
-                        groupsClaim: string;
-                        issuer: string;
-                        slug: string;
-                        ssoRequired: boolean;
-                    };
-                };
-            };
-            responses: {
-                /** @description The workspace's single sign-on settings; the client secret is never returned. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            autoJoin: boolean;
-                            clientId: string | null;
-                            clientSecretSet: boolean;
-                            configured: boolean;
-                            defaultRole: string;
-                            emailDomains: string[];
-                            enabled: boolean;
-                            groupRoles: {
-                                [key: string]: string;
-                            };
-                            groupsClaim: string;
-                            issuer: string | null;
-                            /** @enum {string} */
-                            object: "sso_settings";
-                            /** @description Register this as the redirect URI at the provider. */
-                            redirectUri: string;
-                            slug: string | null;
-                            ssoRequired: boolean;
-                            /** Format: date-time */
-                            updatedAt: string | null;
-                        };
-                    };
-                };
-                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem document; `code`: `idempotency_conflict` (Idempotency conflict), `conflict` (Conflict). */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem document; `code`: `payload_too_large` (Payload too large). */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem document; `code`: `unsupported_media_type` (Unsupported media type), `unsupported_format` (Unsupported scan format). */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem document; `code`: `internal_error` (Internal server error). */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/console/sso/callback": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The identity provider's redirect back (signs in, then opens the console) */
-        get: {
-            parameters: {
-                query: {
-                    code?: string;
-                    error?: string;
-                    error_description?: string;
-                    iss?: string;
-                    state: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Signed in (session cookie set); an HTML page that opens the console. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": unknown;
-                    };
-                };
-                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem document; `code`: `internal_error` (Internal server error). */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/console/sso/start": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Start signing in with SSO, by workspace slug or email address */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        email?: string;
-                        workspace?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Where to send the browser: the identity provider's authorization URL (cookie set). */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            authorizationUrl: string;
-                        };
-                    };
-                };
-                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem document; `code`: `not_found` (Not found). */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem document; `code`: `payload_too_large` (Payload too large). */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem document; `code`: `unsupported_media_type` (Unsupported media type), `unsupported_format` (Unsupported scan format). */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem document; `code`: `rate_limited` (Rate limited), `monthly_limit_exceeded` (Monthly AI-call limit exceeded). */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem document; `code`: `internal_error` (Internal server error). */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
         delete?: never;
         options?: never;
         head?: never;
@@ -4262,7 +3833,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4271,7 +3842,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4289,7 +3860,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4427,7 +3998,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4436,7 +4007,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4454,7 +4025,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4614,7 +4185,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4623,7 +4194,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4650,7 +4221,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4783,7 +4354,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4792,7 +4363,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4819,7 +4390,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4860,7 +4431,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4869,7 +4440,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4896,7 +4467,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -5065,7 +4636,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5074,7 +4645,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5110,7 +4681,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -5190,7 +4761,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5199,7 +4770,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5226,7 +4797,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -5292,7 +4863,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5301,7 +4872,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5328,7 +4899,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -5409,7 +4980,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5418,7 +4989,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5454,7 +5025,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -5527,7 +5098,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5536,7 +5107,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5554,7 +5125,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -5643,7 +5214,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -5979,7 +5550,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5988,7 +5559,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6042,7 +5613,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -6129,7 +5700,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -6194,7 +5765,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6221,7 +5792,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -6284,7 +5855,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6311,7 +5882,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -6409,7 +5980,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6418,7 +5989,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6481,7 +6052,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -6624,7 +6195,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6633,7 +6204,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6669,7 +6240,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -6702,7 +6273,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    action?: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "sso_update" | "sso_sign_in" | "workspace_delete" | "retention_change";
+                    action?: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "workspace_delete" | "retention_change";
                     cursor?: string;
                     from?: string;
                     key?: string;
@@ -6724,7 +6295,7 @@ export interface paths {
                         "application/json": {
                             data: {
                                 /** @enum {string} */
-                                action: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "sso_update" | "sso_sign_in" | "workspace_delete" | "retention_change";
+                                action: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "workspace_delete" | "retention_change";
                                 /** @description `user:<id>`, `key:<id>`, `operator` or `system` */
                                 actor: string;
                                 /** Format: date-time */
@@ -6753,7 +6324,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6762,7 +6333,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6789,7 +6360,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -6943,7 +6514,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6952,7 +6523,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6979,7 +6550,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -7174,7 +6745,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7183,7 +6754,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7219,7 +6790,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -7413,7 +6984,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7422,7 +6993,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7476,7 +7047,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -7547,7 +7118,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7556,7 +7127,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7592,7 +7163,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -7689,7 +7260,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7698,7 +7269,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7752,7 +7323,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -7841,7 +7412,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7850,7 +7421,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7886,7 +7457,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -8000,7 +7571,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8009,7 +7580,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8054,7 +7625,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -8163,7 +7734,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8172,7 +7743,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8217,7 +7788,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -8299,7 +7870,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8308,7 +7879,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8344,7 +7915,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -8421,7 +7992,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8430,7 +8001,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8466,7 +8037,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -8542,7 +8113,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8551,7 +8122,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8578,7 +8149,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -8721,7 +8292,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8730,7 +8301,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8757,7 +8328,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -8877,7 +8448,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8886,7 +8457,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8922,7 +8493,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -9010,7 +8581,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9019,7 +8590,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9046,7 +8617,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -9124,7 +8695,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9133,7 +8704,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9178,7 +8749,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -9263,7 +8834,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9272,7 +8843,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9326,7 +8897,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -9443,7 +9014,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9452,7 +9023,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9515,7 +9086,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -9605,7 +9176,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9614,7 +9185,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9641,7 +9212,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -9720,7 +9291,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9729,7 +9300,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9756,7 +9327,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -9909,7 +9480,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9918,7 +9489,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9945,7 +9516,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -10090,7 +9661,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10099,7 +9670,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10135,7 +9706,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -10215,7 +9786,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10224,7 +9795,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10251,7 +9822,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -10340,7 +9911,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10349,7 +9920,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10394,7 +9965,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -10525,7 +10096,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10534,7 +10105,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10579,7 +10150,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -10697,7 +10268,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10706,7 +10277,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10751,7 +10322,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -10873,7 +10444,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10882,7 +10453,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10918,7 +10489,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -11035,7 +10606,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11044,7 +10615,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11071,7 +10642,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -11212,7 +10783,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11221,7 +10792,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11248,7 +10819,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -11411,7 +10982,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11420,7 +10991,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11456,7 +11027,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -11592,7 +11163,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11601,7 +11172,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11637,7 +11208,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -11681,7 +11252,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11690,7 +11261,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11726,7 +11297,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -11898,7 +11469,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11907,7 +11478,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11952,7 +11523,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -12035,7 +11606,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -12044,7 +11615,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -12080,7 +11651,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -12149,7 +11720,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -12158,7 +11729,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -12194,7 +11765,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -12276,7 +11847,7 @@ export interface paths {
                         "text/plain": string;
                     };
                 };
-                /** @description `METRICS_TOKEN` is set and the bearer token is missing or wrong. Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                /** @description `METRICS_TOKEN` is set and the bearer token is missing or wrong. Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -12324,7 +11895,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A dependency cannot be reached (each is given 2 s). Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                /** @description A dependency cannot be reached (each is given 2 s). Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -12350,7 +11921,7 @@ export interface components {
         /** @description An RFC 9457 problem document (`application/problem+json`). `errors` only for validation. */
         Problem: {
             /** @enum {string} */
-            code: "invalid_request" | "missing_api_key" | "invalid_api_key" | "key_expired" | "key_revoked" | "unauthenticated" | "sso_failed" | "insufficient_scope" | "insufficient_role" | "plan_required" | "workspace_suspended" | "csrf_failed" | "sso_required" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_conflict" | "conflict" | "reveal_expired" | "link_expired" | "invitation_expired" | "payload_too_large" | "unsupported_media_type" | "unsupported_format" | "unparseable_scan" | "confirmation_mismatch" | "rate_limited" | "monthly_limit_exceeded" | "header_too_large" | "internal_error" | "triage_unavailable" | "overloaded" | "sso_unavailable";
+            code: "invalid_request" | "missing_api_key" | "invalid_api_key" | "key_expired" | "key_revoked" | "unauthenticated" | "insufficient_scope" | "insufficient_role" | "plan_required" | "workspace_suspended" | "csrf_failed" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_conflict" | "conflict" | "reveal_expired" | "link_expired" | "invitation_expired" | "payload_too_large" | "unsupported_media_type" | "unsupported_format" | "unparseable_scan" | "confirmation_mismatch" | "rate_limited" | "monthly_limit_exceeded" | "header_too_large" | "internal_error" | "triage_unavailable" | "overloaded";
             /** @description A sentence for people; never secrets, SQL or stack traces. */
             detail: string;
             /** @description One entry per failing field (400 `invalid_request` only). */
