@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../app-deps.js';
 import { AppError } from '../../lib/errors.js';
 import type { DeletionRecord } from '../../domain/workspaces/workspace-deletion.js';
-import { clearSessionCookie } from '../plugins/console-session.js';
+import { clearSessionCookie, requireRole } from '../plugins/console-session.js';
 import { noQuery } from '../schemas/common.js';
 import {
   deletionBody,
@@ -48,6 +48,7 @@ export function consoleWorkspaceDeletionRoutes(
   app.get(
     '/workspace/archive',
     {
+      config: requireRole('owner'),
       schema: {
         summary: "The workspace's records as one archive (owner only)",
         querystring: noQuery,
@@ -79,6 +80,7 @@ export function consoleWorkspaceDeletionRoutes(
   app.put(
     '/workspace/retention',
     {
+      config: requireRole('owner'),
       bodyLimit: 4096,
       schema: {
         summary: 'Set how long raw scan files are kept (owner only)',
@@ -97,6 +99,7 @@ export function consoleWorkspaceDeletionRoutes(
   app.post(
     '/workspaces/:workspaceId/deletion',
     {
+      config: requireRole('owner'),
       bodyLimit: 4096,
       schema: {
         summary: 'Delete the workspace (owner only, after typing its name)',

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
@@ -7,6 +6,7 @@ import { testS3Env } from '../../helpers/db.js';
 import { DAY } from '../../helpers/clock.js';
 import { startScanApp, uploadScan, waitForScan, type ScanTestApp } from '../../helpers/scan-app.js';
 import { signUp } from '../../helpers/test-app.js';
+import { seedMember } from '../../helpers/members.js';
 import { maintenanceRun } from '../../../src/app/workers.js';
 
 /*
@@ -153,7 +153,7 @@ describe('the retention setting refused', () => {
     await t?.close();
   });
 
-  it('answers 400 for days out of range or of the wrong type, 401 without a session, 403 for a non-owner', async () => {
+  it('answers 400 for days out of range or of the wrong type, 401 without a session, 403 for an admin (owners only)', async () => {
     const owner = await signUp(t.app, { workspaceName: 'Strict' });
     for (const days of [0, 3651, -1, 1.5, '30', true, {}]) {
       const res = await setRetention(t, owner, days);
@@ -181,17 +181,8 @@ describe('the retention setting refused', () => {
     });
     expect(anonymous.statusCode).toBe(401);
 
-    const userId = randomUUID();
-    await db.query(`INSERT INTO console_users (id, email, password_hash) VALUES ($1, $2, 'x')`, [
-      userId,
-      `viewer-${userId}@example.com`,
-    ]);
-    await db.query(`INSERT INTO memberships (user_id, workspace_id, role) VALUES ($1, $2, 'member')`, [
-      userId,
-      owner.workspaceId,
-    ]);
-    const { token, session } = await t.deps.sessions.create(userId, owner.workspaceId);
-    const member = { ...owner, cookie: `svc_session=${token}`, csrf: session.csrfToken };
+    const seeded = await seedMember(t.app, t.databaseUrl, owner.workspaceId, 'admin');
+    const member = { ...owner, cookie: seeded.cookie, csrf: seeded.csrf };
     const refused = await setRetention(t, member, 30);
     expect(refused.statusCode).toBe(403);
     expect(refused.json()).toMatchObject({ status: 403, code: 'insufficient_role' });

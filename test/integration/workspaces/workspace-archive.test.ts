@@ -1,5 +1,4 @@
 import { execFileSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -7,6 +6,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScanApp, uploadScan, waitForScan, type ScanTestApp } from '../../helpers/scan-app.js';
 import { signUp } from '../../helpers/test-app.js';
+import { seedMember } from '../../helpers/members.js';
 
 /*
  * The workspace archive (docs/operations.md#workspace-archive): one .tar.gz of the workspace's
@@ -125,20 +125,11 @@ describe('the workspace archive', () => {
     expect(manifest.files).toContainEqual({ name: 'audit-log.jsonl', records: audit.length });
   }, 60_000);
 
-  it('is refused without a session (401) and to a member who is not an owner (403)', async () => {
+  it('is refused without a session (401) and to an admin (403: owners only)', async () => {
     const owner = await signUp(t.app, { workspaceName: 'Private' });
     expect((await archive({ cookie: '' })).statusCode).toBe(401);
-    const userId = randomUUID();
-    await db.query(`INSERT INTO console_users (id, email, password_hash) VALUES ($1, $2, 'x')`, [
-      userId,
-      `m-${userId}@example.com`,
-    ]);
-    await db.query(`INSERT INTO memberships (user_id, workspace_id, role) VALUES ($1, $2, 'viewer')`, [
-      userId,
-      owner.workspaceId,
-    ]);
-    const { token } = await t.deps.sessions.create(userId, owner.workspaceId);
-    const refused = await archive({ cookie: `svc_session=${token}` });
+    const viewer = await seedMember(t.app, t.databaseUrl, owner.workspaceId, 'admin');
+    const refused = await archive(viewer);
     expect(refused.statusCode).toBe(403);
     expect(refused.json()).toMatchObject({ status: 403, code: 'insufficient_role' });
     const query = await t.app.inject({
