@@ -15,7 +15,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    action?: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "workspace_delete" | "retention_change";
+                    action?: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "sso_update" | "sso_sign_in" | "workspace_delete" | "retention_change";
                     cursor?: string;
                     from?: string;
                     key?: string;
@@ -37,7 +37,7 @@ export interface paths {
                         "application/json": {
                             data: {
                                 /** @enum {string} */
-                                action: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "workspace_delete" | "retention_change";
+                                action: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "sso_update" | "sso_sign_in" | "workspace_delete" | "retention_change";
                                 /** @description `user:<id>`, `key:<id>`, `operator` or `system` */
                                 actor: string;
                                 /** Format: date-time */
@@ -66,7 +66,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -75,7 +75,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -93,7 +93,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -244,7 +244,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -253,7 +253,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -271,7 +271,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -467,7 +467,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -476,7 +476,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -503,7 +503,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -577,7 +577,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -586,7 +586,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -613,7 +613,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -713,7 +713,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -722,7 +722,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -776,7 +776,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -867,7 +867,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -876,7 +876,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -894,7 +894,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -981,7 +981,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -990,7 +990,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1026,7 +1026,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1126,7 +1126,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1135,7 +1135,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1180,7 +1180,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1270,7 +1270,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1279,7 +1279,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1315,7 +1315,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1396,7 +1396,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1405,7 +1405,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1423,7 +1423,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1531,7 +1531,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1540,7 +1540,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1576,7 +1576,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1655,7 +1655,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1664,7 +1664,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1691,7 +1691,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1765,7 +1765,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1774,7 +1774,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1801,7 +1801,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1886,7 +1886,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1895,7 +1895,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1913,7 +1913,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -1988,7 +1988,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1997,7 +1997,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2033,7 +2033,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2115,7 +2115,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2124,7 +2124,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2169,7 +2169,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2283,7 +2283,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2292,7 +2292,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2346,7 +2346,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2411,8 +2411,17 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2456,7 +2465,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2508,7 +2517,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2526,7 +2535,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2608,7 +2617,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2617,7 +2626,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2653,7 +2662,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2712,7 +2721,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2721,7 +2730,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2757,7 +2766,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2909,7 +2918,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2918,7 +2927,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2936,7 +2945,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3079,7 +3088,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3088,7 +3097,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3133,7 +3142,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3275,7 +3284,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3284,7 +3293,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3311,7 +3320,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3376,7 +3385,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3385,7 +3394,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3403,7 +3412,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3527,7 +3536,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3602,7 +3611,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3611,7 +3620,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3629,7 +3638,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3715,7 +3724,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3724,7 +3733,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3760,7 +3769,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3772,6 +3781,426 @@ export interface paths {
             };
         };
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/sso": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The workspace's single sign-on settings */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The workspace's single sign-on settings; the client secret is never returned. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            autoJoin: boolean;
+                            clientId: string | null;
+                            clientSecretSet: boolean;
+                            configured: boolean;
+                            defaultRole: string;
+                            emailDomains: string[];
+                            enabled: boolean;
+                            groupRoles: {
+                                [key: string]: string;
+                            };
+                            groupsClaim: string;
+                            issuer: string | null;
+                            /** @enum {string} */
+                            object: "sso_settings";
+                            /** @description Register this as the redirect URI at the provider. */
+                            redirectUri: string;
+                            slug: string | null;
+                            ssoRequired: boolean;
+                            /** Format: date-time */
+                            updatedAt: string | null;
+                        };
+                    };
+                };
+                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `internal_error` (Internal server error). */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        /** Change the workspace's single sign-on settings */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        autoJoin: boolean;
+                        clientId: string;
+                        clientSecret?: string | null;
+                        /** @enum {string} */
+                        defaultRole: "admin" | "member" | "viewer";
+                        emailDomains: string[];
+                        enabled: boolean;
+                        groupRoles: {
+                            [key: string]: "admin" | "member" | "viewer";
+                        };
+                        groupsClaim: string;
+                        issuer: string;
+                        slug: string;
+                        ssoRequired: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description The workspace's single sign-on settings; the client secret is never returned. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            autoJoin: boolean;
+                            clientId: string | null;
+                            clientSecretSet: boolean;
+                            configured: boolean;
+                            defaultRole: string;
+                            emailDomains: string[];
+                            enabled: boolean;
+                            groupRoles: {
+                                [key: string]: string;
+                            };
+                            groupsClaim: string;
+                            issuer: string | null;
+                            /** @enum {string} */
+                            object: "sso_settings";
+                            /** @description Register this as the redirect URI at the provider. */
+                            redirectUri: string;
+                            slug: string | null;
+                            ssoRequired: boolean;
+                            /** Format: date-time */
+                            updatedAt: string | null;
+                        };
+                    };
+                };
+                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `idempotency_conflict` (Idempotency conflict), `conflict` (Conflict). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `payload_too_large` (Payload too large). */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `unsupported_media_type` (Unsupported media type), `unsupported_format` (Unsupported scan format). */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `internal_error` (Internal server error). */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/sso/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The identity provider's redirect back (signs in, then opens the console) */
+        get: {
+            parameters: {
+                query: {
+                    code?: string;
+                    error?: string;
+                    error_description?: string;
+                    iss?: string;
+                    state: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Signed in (session cookie set); an HTML page that opens the console. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `internal_error` (Internal server error). */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/sso/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start signing in with SSO, by workspace slug or email address */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        email?: string;
+                        workspace?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Where to send the browser: the identity provider's authorization URL (cookie set). */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            authorizationUrl: string;
+                        };
+                    };
+                };
+                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `not_found` (Not found). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `payload_too_large` (Payload too large). */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `unsupported_media_type` (Unsupported media type), `unsupported_format` (Unsupported scan format). */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `rate_limited` (Rate limited), `monthly_limit_exceeded` (Monthly AI-call limit exceeded). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `internal_error` (Internal server error). */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -3833,7 +4262,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3842,7 +4271,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3860,7 +4289,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3998,7 +4427,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4007,7 +4436,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4025,7 +4454,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4185,7 +4614,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4194,7 +4623,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4221,7 +4650,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4354,7 +4783,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4363,7 +4792,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4390,7 +4819,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4431,7 +4860,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4440,7 +4869,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4467,7 +4896,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4636,7 +5065,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4645,7 +5074,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4681,7 +5110,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4761,7 +5190,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4770,7 +5199,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4797,7 +5226,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4863,7 +5292,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4872,7 +5301,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4899,7 +5328,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -4980,7 +5409,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4989,7 +5418,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5025,7 +5454,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -5098,7 +5527,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5107,7 +5536,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5125,7 +5554,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -5214,7 +5643,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -5268,7 +5697,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5277,7 +5706,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5295,7 +5724,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -5351,7 +5780,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5360,7 +5789,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5378,7 +5807,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -5426,7 +5855,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5435,7 +5864,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5471,7 +5900,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -5550,7 +5979,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5559,7 +5988,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5613,7 +6042,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -5700,7 +6129,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -5765,7 +6194,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5792,7 +6221,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -5855,7 +6284,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5882,7 +6311,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -5980,7 +6409,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5989,7 +6418,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6052,7 +6481,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -6195,7 +6624,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6204,7 +6633,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6240,7 +6669,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -6273,7 +6702,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    action?: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "workspace_delete" | "retention_change";
+                    action?: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "sso_update" | "sso_sign_in" | "workspace_delete" | "retention_change";
                     cursor?: string;
                     from?: string;
                     key?: string;
@@ -6295,7 +6724,7 @@ export interface paths {
                         "application/json": {
                             data: {
                                 /** @enum {string} */
-                                action: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "workspace_delete" | "retention_change";
+                                action: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "sso_update" | "sso_sign_in" | "workspace_delete" | "retention_change";
                                 /** @description `user:<id>`, `key:<id>`, `operator` or `system` */
                                 actor: string;
                                 /** Format: date-time */
@@ -6324,7 +6753,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6333,7 +6762,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6360,7 +6789,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -6514,7 +6943,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6523,7 +6952,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6550,7 +6979,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -6745,7 +7174,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6754,7 +7183,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6790,7 +7219,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -6984,7 +7413,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6993,7 +7422,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7047,7 +7476,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -7118,7 +7547,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7127,7 +7556,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7163,7 +7592,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -7260,7 +7689,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7269,7 +7698,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7323,7 +7752,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -7412,7 +7841,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7421,7 +7850,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7457,7 +7886,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -7571,7 +8000,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7580,7 +8009,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7625,7 +8054,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -7734,7 +8163,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7743,7 +8172,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7788,7 +8217,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -7870,7 +8299,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7879,7 +8308,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7915,7 +8344,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -7992,7 +8421,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8001,7 +8430,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8037,7 +8466,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -8113,7 +8542,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8122,7 +8551,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8149,7 +8578,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -8292,7 +8721,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8301,7 +8730,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8328,7 +8757,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -8448,7 +8877,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8457,7 +8886,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8493,7 +8922,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -8581,7 +9010,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8590,7 +9019,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8617,7 +9046,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -8695,7 +9124,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8704,7 +9133,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8749,7 +9178,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -8834,7 +9263,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8843,7 +9272,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8897,7 +9326,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -9014,7 +9443,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9023,7 +9452,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9086,7 +9515,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -9176,7 +9605,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9185,7 +9614,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9212,7 +9641,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -9291,7 +9720,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9300,7 +9729,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9327,7 +9756,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -9480,7 +9909,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9489,7 +9918,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9516,7 +9945,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -9661,7 +10090,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9670,7 +10099,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9706,7 +10135,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -9786,7 +10215,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9795,7 +10224,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9822,7 +10251,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -9911,7 +10340,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9920,7 +10349,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9965,7 +10394,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -10096,7 +10525,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10105,7 +10534,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10150,7 +10579,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -10268,7 +10697,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10277,7 +10706,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10322,7 +10751,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -10444,7 +10873,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10453,7 +10882,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10489,7 +10918,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -10606,7 +11035,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10615,7 +11044,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10642,7 +11071,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -10783,7 +11212,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10792,7 +11221,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10819,7 +11248,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -10982,7 +11411,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10991,7 +11420,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11027,7 +11456,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -11163,7 +11592,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11172,7 +11601,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11208,7 +11637,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -11252,7 +11681,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11261,7 +11690,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11297,7 +11726,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -11469,7 +11898,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11478,7 +11907,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11523,7 +11952,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -11606,7 +12035,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11615,7 +12044,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11651,7 +12080,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -11720,7 +12149,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11729,7 +12158,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11765,7 +12194,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -11847,7 +12276,7 @@ export interface paths {
                         "text/plain": string;
                     };
                 };
-                /** @description `METRICS_TOKEN` is set and the bearer token is missing or wrong. Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in). */
+                /** @description `METRICS_TOKEN` is set and the bearer token is missing or wrong. Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11895,7 +12324,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A dependency cannot be reached (each is given 2 s). Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded). */
+                /** @description A dependency cannot be reached (each is given 2 s). Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -11921,7 +12350,7 @@ export interface components {
         /** @description An RFC 9457 problem document (`application/problem+json`). `errors` only for validation. */
         Problem: {
             /** @enum {string} */
-            code: "invalid_request" | "missing_api_key" | "invalid_api_key" | "key_expired" | "key_revoked" | "unauthenticated" | "insufficient_scope" | "insufficient_role" | "plan_required" | "workspace_suspended" | "csrf_failed" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_conflict" | "conflict" | "reveal_expired" | "link_expired" | "invitation_expired" | "payload_too_large" | "unsupported_media_type" | "unsupported_format" | "unparseable_scan" | "confirmation_mismatch" | "rate_limited" | "monthly_limit_exceeded" | "header_too_large" | "internal_error" | "triage_unavailable" | "overloaded";
+            code: "invalid_request" | "missing_api_key" | "invalid_api_key" | "key_expired" | "key_revoked" | "unauthenticated" | "sso_failed" | "insufficient_scope" | "insufficient_role" | "plan_required" | "workspace_suspended" | "csrf_failed" | "sso_required" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_conflict" | "conflict" | "reveal_expired" | "link_expired" | "invitation_expired" | "payload_too_large" | "unsupported_media_type" | "unsupported_format" | "unparseable_scan" | "confirmation_mismatch" | "rate_limited" | "monthly_limit_exceeded" | "header_too_large" | "internal_error" | "triage_unavailable" | "overloaded" | "sso_unavailable";
             /** @description A sentence for people; never secrets, SQL or stack traces. */
             detail: string;
             /** @description One entry per failing field (400 `invalid_request` only). */
