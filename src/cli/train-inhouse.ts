@@ -4,10 +4,12 @@
  *   npx tsx src/cli/train-inhouse.ts --dataset FILE [--out FILE] [--report FILE]
  *     [--epochs N] [--l2 X] [--learning-rate X] [--min-df N] [--max-vocab N]
  *     [--stack-folds N] [--gbt-rounds N] [--gbt-depth N] [--gbt-shrinkage X] [--elevated-weight X]
- *     [--validation-percent N] [--dry-run]
+ *     [--validation-percent N] [--select 0|1] [--dry-run]
  *
  * --out defaults to config/inhouse-model.json under the project root; --report writes the
  * train/validation metrics as JSON. Training data is only ever read from --dataset.
+ * --gbt-rounds and --elevated-weight are chosen by cross-validation on the training rows unless
+ * --select 0 (src/domain/inhouse/README.md#model-selection).
  *
  * Deterministic: same dataset and options give a byte-identical model file and version.
  * Exit codes: 0 written, 2 bad input.
@@ -22,6 +24,7 @@ import type { EvaluationMetrics } from '../domain/inhouse/evaluate.js';
 import { INHOUSE_MODEL_PATH } from '../domain/inhouse/model-file.js';
 import { DEFAULT_TRAIN_OPTIONS, trainInhouseModel } from '../domain/inhouse/train.js';
 import type { TrainOptions } from '../domain/inhouse/train.js';
+import type { Selection } from '../domain/inhouse/selection.js';
 
 function fail(message: string): never {
   console.error(`train-inhouse: ${message}`);
@@ -64,6 +67,7 @@ function main(): void {
         'gbt-depth': { type: 'string' },
         'gbt-shrinkage': { type: 'string' },
         'elevated-weight': { type: 'string' },
+        select: { type: 'string' },
         'dry-run': { type: 'boolean', default: false },
       },
       strict: true,
@@ -99,6 +103,7 @@ function main(): void {
     gbtDepth: numberOption(values['gbt-depth'], 'gbt-depth', d.gbtDepth),
     gbtShrinkage: numberOption(values['gbt-shrinkage'], 'gbt-shrinkage', d.gbtShrinkage),
     elevatedWeight: numberOption(values['elevated-weight'], 'elevated-weight', d.elevatedWeight),
+    select: numberOption(values.select, 'select', d.select),
   };
   const started = Date.now();
   let trained;
@@ -112,6 +117,24 @@ function main(): void {
   console.log(`trained in ${((Date.now() - started) / 1000).toFixed(1)}s, ${report.features} features`);
   console.log(summary('train     ', report.train));
   console.log(summary('validation', report.validation));
+  const selection = file.body.training.selection as Selection | undefined;
+  if (selection) {
+    const pct = (x: number | null): string =>
+      x === null ? '   n/a' : `${(x * 100).toFixed(2)}%`.padStart(7);
+    console.log(`selection by ${selection.split}, ${selection.rows} rows:`);
+    console.log('  rounds  weight  agreement  baseline  elevated  non-Track   margin');
+    for (const c of selection.candidates) {
+      const mark =
+        c.gbtRounds === selection.chosen.gbtRounds && c.elevatedWeight === selection.chosen.elevatedWeight
+          ? '  <- chosen'
+          : '';
+      console.log(
+        `  ${String(c.gbtRounds).padStart(6)}  ${c.elevatedWeight.toFixed(2).padStart(6)}  ${pct(c.agreement).padStart(9)}  ` +
+          `${pct(c.majorityBaseline).padStart(8)}  ${pct(c.elevatedRecall).padStart(8)}  ${pct(c.nonTrackPrecision).padStart(9)}  ` +
+          `${c.margin === null ? '    n/a' : (c.margin * 100).toFixed(2).padStart(7)}${mark}`,
+      );
+    }
+  }
   if (values.report)
     writeFileSync(values.report, `${JSON.stringify({ version: file.version, ...report }, null, 2)}\n`);
   if (values['dry-run']) return;

@@ -1,6 +1,7 @@
 import { ssvcDecide } from '../triage-engine/ssvc.js';
 import type { MissionWellbeing, SsvcDecision } from '../triage-engine/ssvc.js';
 import type { LabelledRow } from './dataset.js';
+import { rowFeatureInput } from './features.js';
 import { HEAD_CLASSES, HEAD_NAMES, inhouseTriage } from './model.js';
 import type { HeadName, InhouseModel } from './model.js';
 import { priorityBelow } from './outcome.js';
@@ -90,14 +91,7 @@ export function evaluateModel(model: InhouseModel, rows: readonly LabelledRow[])
   let kevRows = 0;
   const violations: string[] = [];
   for (const row of rows) {
-    const answer = inhouseTriage(model, {
-      kev: row.kev,
-      cvssScore: row.cvssScore,
-      cvssVector: row.cvssVector,
-      text: row.description,
-      cve: row.cve,
-      mission: EVALUATION_MISSION,
-    });
+    const answer = inhouseTriage(model, { ...rowFeatureInput(row), mission: EVALUATION_MISSION });
     const labelled = ssvcDecide({
       exploitation: row.exploitation,
       automatable: row.automatable,

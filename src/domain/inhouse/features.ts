@@ -1,3 +1,5 @@
+import type { LabelledRow } from './dataset.js';
+
 /**
  * Feature extraction of the in-house model. Only signals the service has at triage
  * time are used (docs/triage.md#enrichment): the KEV flag, the CVSS base score and vector (the
@@ -18,7 +20,7 @@ export interface FeatureInput {
   cvssScore: number | null;
   /** CVSS v3.x or v4.0 vector string, or null. */
   cvssVector: string | null;
-  /** Description (and title at triage time); only the first `TEXT_LIMIT` characters count. */
+  /** `modelText` of the description; only the first `TEXT_LIMIT` characters count. */
   text: string;
   /** The CVE id, when the finding has one (the stacked stage uses its year and number). */
   cve?: string | null;
@@ -32,6 +34,32 @@ export interface NamedFeatures {
 
 /** The training descriptions are cut at 500 characters; cut triage text the same way. */
 export const TEXT_LIMIT = 500;
+
+/**
+ * The text the model reads, the same transformation at training and at triage time
+ * (src/domain/inhouse/README.md#model): the description (the title only when there is no
+ * description), white space collapsed to single spaces and trimmed, then its first `TEXT_LIMIT`
+ * characters. This is how the labelled file's descriptions were made (none has a line break or two
+ * spaces in a row; 7,107 are cut at exactly 500 characters), so a record's text is the same whether
+ * it comes from the file or from a scanner's finding with the full description.
+ */
+export function modelText(description: string | null | undefined, title = ''): string {
+  const text = (description?.trim() ? description : title).replace(/\s+/g, ' ').trimStart();
+  // A text of the limit or longer is cut as the file's were (a cut may end in a space, and a file
+  // row of 500 characters must stay as it is); a shorter one was trimmed whole.
+  return text.length >= TEXT_LIMIT ? text.slice(0, TEXT_LIMIT) : text.trimEnd();
+}
+
+/** The model's input for a labelled row: the same fields a triage request gives it. */
+export function rowFeatureInput(row: LabelledRow): FeatureInput {
+  return {
+    kev: row.kev,
+    cvssScore: row.cvssScore,
+    cvssVector: row.cvssVector,
+    text: modelText(row.description),
+    cve: row.cve,
+  };
+}
 
 /** Words dropped before n-grams are formed (`tokenize`); the compiled predictor drops the same. */
 export const STOPWORDS: ReadonlySet<string> = new Set(

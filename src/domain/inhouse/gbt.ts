@@ -16,7 +16,11 @@ export interface Tree {
   v: number[];
 }
 
-/** One booster per decision point: `trees[round][class]`, scores start at `base[class]`. */
+/**
+ * One booster per decision point: `trees[round][class]`, scores start at `base[class]`. A booster
+ * of two classes fits one tree a round, the score of class 1 (class 0 stays at its base): softmax
+ * over two scores depends only on their difference, so a second tree would only double the walks.
+ */
 export interface Booster {
   base: number[];
   trees: Tree[][];
@@ -64,7 +68,10 @@ export function treeValue(tree: Tree, x: readonly number[]): number {
 export function boosterScores(b: Booster, x: readonly number[]): number[] {
   const z = b.base.slice();
   for (const round of b.trees) {
-    for (let c = 0; c < round.length; c++) z[c] = (z[c] as number) + treeValue(round[c] as Tree, x);
+    // Two classes, one tree: it scores class 1.
+    const first = z.length - round.length;
+    for (let c = 0; c < round.length; c++)
+      z[first + c] = (z[first + c] as number) + treeValue(round[c] as Tree, x);
   }
   return z;
 }
@@ -137,7 +144,7 @@ export function trainBooster(
       return p;
     });
     const roundTrees: Tree[] = [];
-    for (let c = 0; c < classes; c++) {
+    for (let c = classes === 2 ? 1 : 0; c < classes; c++) {
       for (let i = 0; i < n; i++) {
         const p = (probs[i] as number[])[c] as number;
         g[i] = p - (y[i] === c ? 1 : 0);

@@ -188,11 +188,14 @@ function checkStack(stack: InhouseStack): void {
       Array.isArray(b.trees) &&
       b.trees.every(
         (round) =>
-          Array.isArray(round) && round.length === k && round.every((t) => isTree(t, STACK_FEATURES.length)),
+          Array.isArray(round) &&
+          round.length === b.trees[0]?.length &&
+          (round.length === k || (k === 2 && round.length === 1)) &&
+          round.every((t) => isTree(t, STACK_FEATURES.length)),
       );
     if (!ok)
       throw new InhouseModelError(
-        `stack booster "${name}" must have ${k} base scores and ${k} valid trees a round`,
+        `stack booster "${name}" must have ${k} base scores and ${k} valid trees a round${k === 2 ? ' (or 1 in every round)' : ''}`,
       );
   }
 }
@@ -225,8 +228,11 @@ function toRecord<T extends string>(classes: readonly T[], p: number[]): Record<
  * rule in force the exploitation distribution is all on `active`.
  */
 export function predictDecisionPoints(model: InhouseModel, input: FeatureInput): DecisionPointPrediction {
-  const p = compiledProbabilities(model, input);
-  const exploitationFromKev = model.body.rules.kevImpliesActive && input.kev;
+  return pointsFrom(compiledProbabilities(model, input), model.body.rules.kevImpliesActive && input.kev);
+}
+
+/** Decision points from per-point probabilities (`HEAD_CLASSES` order), with the KEV ⇒ active rule when it applies. */
+function pointsFrom(p: Record<HeadName, number[]>, exploitationFromKev: boolean): DecisionPointPrediction {
   const pe = exploitationFromKev ? [0, 0, 1] : p.exploitation;
   const pa = p.automatable;
   const pt = p.technicalImpact;
@@ -241,6 +247,25 @@ export function predictDecisionPoints(model: InhouseModel, input: FeatureInput):
       technicalImpact: { partial: pt[0] as number, total: pt[1] as number },
     },
   };
+}
+
+/**
+ * The SSVC outcome a stacked model answers for these stacked probabilities (the KEV ⇒ active rule
+ * on, no CISA points, before the KEV floor): what `inhouseTriage` decides, for model selection.
+ */
+export function stackedOutcome(
+  p: Record<HeadName, number[]>,
+  kev: boolean,
+  mission: MissionWellbeing,
+  elevatedWeight: number,
+): SsvcDecision {
+  const points = weightedOutcomeChoice(pointsFrom(p, kev), mission, elevatedWeight);
+  return ssvcDecide({
+    exploitation: points.exploitation,
+    automatable: points.automatable,
+    technicalImpact: points.technicalImpact,
+    missionWellbeing: mission,
+  });
 }
 
 /** Class probabilities (in `HEAD_CLASSES` order) of each logistic-regression head, before any rule. */

@@ -39,9 +39,11 @@ export interface CompilableModel {
  */
 interface FlatBooster {
   classes: number;
+  /** Trees a round: `classes`, or 1 for two classes (the tree scores class 1). */
+  perRound: number;
   depth: number;
   base: Float64Array;
-  /** Per tree (`round * classes + class`): `2^depth - 1` nodes, then `2^depth` leaves. */
+  /** Per tree (`round * perRound + tree`): `2^depth - 1` nodes, then `2^depth` leaves. */
   feature: Int32Array;
   threshold: Float64Array;
   leaf: Float64Array;
@@ -179,9 +181,11 @@ function flatten(b: Booster): FlatBooster {
   for (const round of b.trees) for (const t of round) depth = Math.max(depth, depthOf(t));
   const inner = 2 ** depth - 1;
   const leaves = 2 ** depth;
-  const trees = b.trees.length * classes;
+  const perRound = b.trees[0]?.length ?? classes;
+  const trees = b.trees.length * perRound;
   const out: FlatBooster = {
     classes,
+    perRound,
     depth,
     base: Float64Array.from(b.base),
     feature: new Int32Array(trees * inner),
@@ -190,7 +194,7 @@ function flatten(b: Booster): FlatBooster {
   };
   b.trees.forEach((round, r) =>
     round.forEach((t, c) => {
-      const k = r * classes + c;
+      const k = r * perRound + c;
       const fill = (node: number, heap: number, level: number): void => {
         if (level === depth) {
           out.leaf[k * leaves + heap - inner] = t.v[node] as number;
@@ -215,15 +219,16 @@ function flatten(b: Booster): FlatBooster {
  * overlaps them); their leaves are still added one round after the other.
  */
 function flatScores(b: FlatBooster, x: Float64Array): number[] {
-  const k = b.classes;
+  const k = b.perRound;
+  const first = b.classes - k;
   const depth = b.depth;
   const inner = 2 ** depth - 1;
   const leaves = inner + 1;
   const rounds = b.leaf.length / leaves / k;
   const { feature, threshold, leaf } = b;
-  const z: number[] = new Array<number>(k);
+  const z: number[] = Array.from(b.base);
   for (let c = 0; c < k; c++) {
-    let s = b.base[c] as number;
+    let s = b.base[first + c] as number;
     let r = 0;
     for (; r + 4 <= rounds; r += 4) {
       const t0 = r * k + c;
@@ -259,7 +264,7 @@ function flatScores(b: FlatBooster, x: Float64Array): number[] {
       }
       s += leaf[t * leaves + n - inner] as number;
     }
-    z[c] = s;
+    z[first + c] = s;
   }
   return z;
 }

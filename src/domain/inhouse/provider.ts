@@ -6,6 +6,7 @@ import type {
   TriageRequest,
   EnrichmentMap,
 } from '../triage-engine/types.js';
+import { modelText } from './features.js';
 import { inhouseTriage } from './model.js';
 import type { InhouseAnswer, InhouseModel, InhouseTriageInput } from './model.js';
 
@@ -15,7 +16,8 @@ export const INHOUSE_PROVIDER = 'inhouse';
 /**
  * The model's input for a request: KEV, CVSS score and vector, and mission & well-being
  * come from the same `deriveSignals` the router, policy and local engine use (the
- * request's own CVSS wins over stored scores); text is title and description.
+ * request's own CVSS wins over stored scores); text is `modelText` of the description (the title
+ * when there is none), the transformation training applied to the labelled descriptions.
  */
 export function inhouseInputFromRequest(
   request: TriageRequest,
@@ -26,7 +28,7 @@ export function inhouseInputFromRequest(
     kev: s.kev,
     cvssScore: s.cvssScore,
     cvssVector: s.cvssVector,
-    text: [request.title, request.description ?? ''].join('. '),
+    text: modelText(request.description, request.title),
     cve: request.cveIds?.[0] ?? null,
     mission: s.ssvc.missionWellbeing,
     ...(s.cisa !== null

@@ -2,8 +2,13 @@ import { InhouseDatasetError } from './dataset.js';
 import type { LabelledRow } from './dataset.js';
 import { evaluateModel } from './evaluate.js';
 import type { EvaluationMetrics } from './evaluate.js';
-import { extractFeatures, FEATURE_SCHEMA, structuredFeatures, textTerms } from './features.js';
-import type { FeatureInput } from './features.js';
+import {
+  extractFeatures,
+  FEATURE_SCHEMA,
+  rowFeatureInput,
+  structuredFeatures,
+  textTerms,
+} from './features.js';
 import { trainSoftmax } from './logreg.js';
 import type { LogregOptions, SparseRow } from './logreg.js';
 import { sha256Hex } from './canonical-json.js';
@@ -27,6 +32,8 @@ import type {
   InhouseStack,
 } from './model.js';
 import { STACK_FEATURE_SCHEMA, STACK_FEATURES } from './stack-features.js';
+import { selectByCrossValidation } from './selection.js';
+import type { Selection } from './selection.js';
 import { splitByCve } from './split.js';
 
 export interface TrainOptions extends LogregOptions {
@@ -46,8 +53,17 @@ export interface TrainOptions extends LogregOptions {
   gbtDepth: number;
   /** Shrinkage of every tree. @defaultValue 0.1 */
   gbtShrinkage: number;
-  /** Weight of the outcomes above Track when the stacked model chooses one (`stack.elevatedWeight`). @defaultValue 2 */
+  /** Weight of the outcomes above Track when the stacked model chooses one (`stack.elevatedWeight`), when not selected. @defaultValue 2 */
   elevatedWeight: number;
+  /**
+   * 1: choose `gbtRounds` and `elevatedWeight` by cross-validating the stacked stage over the
+   * trained-on rows (`selection.ts`); 0: use the two options as given. @defaultValue 1
+   */
+  select: number;
+  /** The gate's lines the selection aims to clear (`selection.ts`). @defaultValue 0.02, 0.6, 0.65 */
+  selectAgreementGain: number;
+  selectElevatedRecall: number;
+  selectNonTrackPrecision: number;
 }
 
 export const DEFAULT_TRAIN_OPTIONS: Readonly<TrainOptions> = Object.freeze({
@@ -65,6 +81,10 @@ export const DEFAULT_TRAIN_OPTIONS: Readonly<TrainOptions> = Object.freeze({
   gbtDepth: DEFAULT_GBT_OPTIONS.depth,
   gbtShrinkage: DEFAULT_GBT_OPTIONS.shrinkage,
   elevatedWeight: 2,
+  select: 1,
+  selectAgreementGain: 0.02,
+  selectElevatedRecall: 0.6,
+  selectNonTrackPrecision: 0.65,
 });
 
 export interface TrainReport {
@@ -75,15 +95,7 @@ export interface TrainReport {
   validation: EvaluationMetrics;
 }
 
-export function rowFeatureInput(row: LabelledRow): FeatureInput {
-  return {
-    kev: row.kev,
-    cvssScore: row.cvssScore,
-    cvssVector: row.cvssVector,
-    text: row.description,
-    cve: row.cve,
-  };
-}
+export { rowFeatureInput };
 
 /**
  * Feature names in a fixed order: every structured feature seen in training (sorted),
@@ -93,8 +105,9 @@ export function buildFeatureNames(train: readonly LabelledRow[], minDf: number, 
   const structured = new Set<string>();
   const df = new Map<string, number>();
   for (const row of train) {
-    for (const name of structuredFeatures(rowFeatureInput(row)).names) structured.add(name);
-    for (const term of textTerms(row.description)) df.set(term, (df.get(term) ?? 0) + 1);
+    const input = rowFeatureInput(row);
+    for (const name of structuredFeatures(input).names) structured.add(name);
+    for (const term of textTerms(input.text)) df.set(term, (df.get(term) ?? 0) + 1);
   }
   const vocab = [...df.entries()]
     .filter(([, n]) => n >= minDf)
@@ -137,29 +150,42 @@ export function fitInhouseModel(
       'no training rows left after the validation split (try --validation-percent 0)',
     );
   }
-  const features = buildFeatureNames(train, options.minDf, options.maxVocab);
-  const heads = fitHeads(train, features, options);
-  const body: InhouseModelBody = {
-    schema: MODEL_SCHEMA,
-    featureSchema: FEATURE_SCHEMA,
-    features,
-    heads,
-    rules: { kevImpliesActive: true, kevPriorityFloor: true },
-    ...(options.stackFolds > 0 ? { stack: fitStack(train, features, options) } : {}),
-    training: {
-      datasetSha256: provenance.datasetSha256,
-      datasetRows: provenance.datasetRows,
-      trainRows: train.length,
-      validationRows: provenance.validationRows,
-      validationSplit: provenance.validationSplit,
-      options: { ...options },
-    },
+  const { body, selection } = fitBody(train, options);
+  body.training = {
+    datasetSha256: provenance.datasetSha256,
+    datasetRows: provenance.datasetRows,
+    trainRows: train.length,
+    validationRows: provenance.validationRows,
+    validationSplit: provenance.validationSplit,
+    options: { ...options },
+    ...(selection ? { selection } : {}),
   };
   return {
     $comment:
       'In-house SSVC triage model (src/domain/inhouse/README.md). Written by src/cli/train-inhouse.ts; never edit by hand: version is the sha256 of the canonical JSON of body.',
     version: modelVersionOf(body),
     body,
+  };
+}
+
+/** Vocabulary, heads and (with `stackFolds`) the stacked stage on exactly `train`, with these options. */
+function fitBody(
+  train: readonly LabelledRow[],
+  options: TrainOptions,
+): { body: InhouseModelBody; selection: Selection | null } {
+  const features = buildFeatureNames(train, options.minDf, options.maxVocab);
+  const stacked = options.stackFolds > 0 ? fitStack(train, options) : null;
+  return {
+    body: {
+      schema: MODEL_SCHEMA,
+      featureSchema: FEATURE_SCHEMA,
+      features,
+      heads: fitHeads(train, features, options),
+      rules: { kevImpliesActive: true, kevPriorityFloor: true },
+      ...(stacked ? { stack: stacked.stack } : {}),
+      training: {},
+    },
+    selection: stacked?.selection ?? null,
   };
 }
 
@@ -186,34 +212,72 @@ function headsOnly(features: string[], heads: Record<HeadName, HeadWeights>): In
  * fold (out of fold), so the trees learn how far to trust the heads on rows they did not see, as
  * at triage time; then one booster per decision point on those and the dense features.
  */
-function fitStack(train: readonly LabelledRow[], features: string[], options: TrainOptions): InhouseStack {
+/**
+ * The stacked stage's input of every training row, its heads' probabilities out of fold: from a
+ * vocabulary and heads fitted without the row's fold, so no term is in the vocabulary, and no
+ * weight was learned, because of the row's own text or label.
+ */
+export function outOfFoldStackInputs(train: readonly LabelledRow[], options: TrainOptions): number[][] {
   const x: number[][] = new Array<number[]>(train.length);
   const fold = train.map((row) => stackFold(row.cve, options.stackFolds));
   for (let k = 0; k < options.stackFolds; k++) {
     const inFold = train.filter((_, i) => fold[i] !== k);
-    const model = headsOnly(features, fitHeads(inFold, features, options));
+    const foldFeatures = buildFeatureNames(inFold, options.minDf, options.maxVocab);
+    const model = headsOnly(foldFeatures, fitHeads(inFold, foldFeatures, options));
     train.forEach((row, i) => {
       if (fold[i] !== k) return;
       const input = rowFeatureInput(row);
       x[i] = stackInput(input, textHeadProbabilities(model, input));
     });
   }
+  return x;
+}
+
+function fitStack(
+  train: readonly LabelledRow[],
+  options: TrainOptions,
+): { stack: InhouseStack; selection: Selection | null } {
+  const fold = train.map((row) => stackFold(row.cve, options.stackFolds));
+  const x = outOfFoldStackInputs(train, options);
+  const labels = Object.fromEntries(
+    HEAD_NAMES.map((head) => [head, train.map((row) => labelOf(row, head))]),
+  ) as Record<HeadName, number[]>;
   const gbt: GbtOptions = {
     ...DEFAULT_GBT_OPTIONS,
     rounds: options.gbtRounds,
     depth: options.gbtDepth,
     shrinkage: options.gbtShrinkage,
   };
+  const selection =
+    options.select > 0 && options.stackFolds > 1
+      ? selectByCrossValidation({
+          rows: train,
+          x,
+          labels,
+          fold,
+          folds: options.stackFolds,
+          foldRule: `folds sha256(cve)[8:16] mod ${options.stackFolds}, as the heads' out-of-fold probabilities`,
+          gbt,
+          targets: {
+            agreementGain: options.selectAgreementGain,
+            elevatedRecall: options.selectElevatedRecall,
+            nonTrackPrecision: options.selectNonTrackPrecision,
+          },
+        })
+      : null;
+  const rounds = selection?.chosen.gbtRounds ?? options.gbtRounds;
   const boosters = {} as Record<HeadName, Booster>;
   for (const head of HEAD_NAMES) {
-    const labels = train.map((row) => labelOf(row, head));
-    boosters[head] = trainBooster(x, labels, HEAD_CLASSES[head].length, gbt);
+    boosters[head] = trainBooster(x, labels[head], HEAD_CLASSES[head].length, { ...gbt, rounds });
   }
   return {
-    featureSchema: STACK_FEATURE_SCHEMA,
-    features: [...STACK_FEATURES],
-    boosters,
-    elevatedWeight: options.elevatedWeight,
+    stack: {
+      featureSchema: STACK_FEATURE_SCHEMA,
+      features: [...STACK_FEATURES],
+      boosters,
+      elevatedWeight: selection?.chosen.elevatedWeight ?? options.elevatedWeight,
+    },
+    selection,
   };
 }
 

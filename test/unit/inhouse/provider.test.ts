@@ -34,7 +34,7 @@ describe('in-house provider', () => {
       kev: true,
       cvssScore: 10,
       cvssVector: kevRecord.cvssVector,
-      text: 'Log4Shell. JNDI lookup allows remote code execution.',
+      text: 'JNDI lookup allows remote code execution.',
       cve: kevRecord.cveId,
       mission: 'high',
     });

@@ -44,7 +44,9 @@ function treeValue(tree: Tree, x: readonly number[]): number {
 function boosterScores(b: Booster, x: readonly number[]): number[] {
   const z = b.base.slice();
   for (const round of b.trees) {
-    for (let c = 0; c < round.length; c++) z[c] = (z[c] as number) + treeValue(round[c] as Tree, x);
+    const first = z.length - round.length;
+    for (let c = 0; c < round.length; c++)
+      z[first + c] = (z[first + c] as number) + treeValue(round[c] as Tree, x);
   }
   return z;
 }
