@@ -145,11 +145,18 @@ export const bulkStatusResult = {
   },
 } as const;
 
+const meanDays = {
+  type: 'object',
+  properties: Object.fromEntries(
+    ['CRITICAL', 'HIGH', 'MEDIUM', 'LOW', 'INFO'].map((s) => [s, { type: ['number', 'null'] }]),
+  ),
+} as const;
+
 export const dashboardView = {
   description:
     'The dashboard: open cases by priority and severity, KEV, new cases per day, AI calls this month.',
   type: 'object',
-  required: ['open', 'kevOpen', 'newPerDay', 'aiCallsThisMonth', 'month'],
+  required: ['open', 'kevOpen', 'newPerDay', 'aiCallsThisMonth', 'month', 'remediation'],
   properties: {
     open: { type: 'object', properties: { total: { type: 'integer' }, bySeverity, byPriority } },
     kevOpen: { type: 'integer' },
@@ -163,6 +170,33 @@ export const dashboardView = {
     },
     aiCallsThisMonth: { type: 'integer' },
     month: { type: 'string', pattern: '^\\d{4}-\\d{2}$' },
+    remediation: {
+      type: 'object',
+      description: 'Due dates and remediation (docs/console.md#dashboard).',
+      required: ['pastDue', 'meanDaysToRemediate', 'slaCompliance', 'resolvedByRescans'],
+      properties: {
+        pastDue: { type: 'integer', description: 'Open or in-progress cases past their due date.' },
+        meanDaysToRemediate: {
+          type: 'object',
+          description: 'Mean days from first sighting to resolution by severity, over 30 and 90 days.',
+          properties: { days30: meanDays, days90: meanDays },
+        },
+        slaCompliance: {
+          type: 'object',
+          description: 'Resolutions of the last 90 days with a due date: by it (met) or after (missed).',
+          properties: {
+            met: { type: 'integer' },
+            missed: { type: 'integer' },
+            rate: { type: ['number', 'null'] },
+          },
+        },
+        resolvedByRescans: {
+          type: 'object',
+          description: 'Cases a rescan resolved because it no longer saw them.',
+          properties: { days30: { type: 'integer' }, days90: { type: 'integer' } },
+        },
+      },
+    },
   },
 } as const;
 

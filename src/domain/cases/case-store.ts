@@ -7,6 +7,7 @@ import { selectCases, toCase, type Case, type CaseRow } from './case.js';
 import { caseOrder, type CaseSort } from './case-sort.js';
 import { listCaseTriageHistory, type CaseTriageHistoryEntry } from './case-triage-store.js';
 import { refreshDueDates } from './sla-policy-store.js';
+import { remediationStats, type RemediationStats } from './remediation-stats.js';
 import { filterWhere, type ListFilters, VISIBLE_FINDINGS_SQL } from './list-filters.js';
 
 /**
@@ -59,6 +60,8 @@ export interface CaseDashboard {
   kevOpen: number;
   /** New cases per UTC day, oldest first, `days` entries ending today (zeros included). */
   newPerDay: { day: string; count: number }[];
+  /** Past due, time to remediate, SLA compliance and rescans' resolutions (`remediation-stats.ts`). */
+  remediation: RemediationStats;
 }
 
 /** Statuses in which a case still needs someone's attention (the dashboard's "open"). */
@@ -230,7 +233,7 @@ export async function caseDashboard(
 ): Promise<CaseDashboard> {
   const open = { status: [...OPEN_STATUSES] };
   const today = sql`date_trunc('day', ${now.toISOString()}::timestamptz AT TIME ZONE 'UTC')`;
-  const [byOpen, kev, perDay] = await Promise.all([
+  const [byOpen, kev, perDay, remediation] = await Promise.all([
     countCases(db, workspaceId, open),
     countCases(db, workspaceId, { ...open, kev: true }),
     db.query<{ day: string; n: string }>(
@@ -240,10 +243,12 @@ export async function caseDashboard(
         AND c.created_at >= d.day AT TIME ZONE 'UTC' AND c.created_at < (d.day + interval '1 day') AT TIME ZONE 'UTC'
        GROUP BY d.day ORDER BY d.day`,
     ),
+    remediationStats(db, workspaceId, now),
   ]);
   return {
     open: byOpen,
     kevOpen: kev.total,
     newPerDay: perDay.rows.map((r) => ({ day: r.day, count: Number(r.n) })),
+    remediation,
   };
 }

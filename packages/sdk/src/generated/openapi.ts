@@ -1384,6 +1384,39 @@ export interface paths {
                                 };
                                 total?: number;
                             };
+                            /** @description Due dates and remediation (docs/console.md#dashboard). */
+                            remediation: {
+                                /** @description Mean days from first sighting to resolution by severity, over 30 and 90 days. */
+                                meanDaysToRemediate: {
+                                    days30?: {
+                                        CRITICAL?: number | null;
+                                        HIGH?: number | null;
+                                        INFO?: number | null;
+                                        LOW?: number | null;
+                                        MEDIUM?: number | null;
+                                    };
+                                    days90?: {
+                                        CRITICAL?: number | null;
+                                        HIGH?: number | null;
+                                        INFO?: number | null;
+                                        LOW?: number | null;
+                                        MEDIUM?: number | null;
+                                    };
+                                };
+                                /** @description Open or in-progress cases past their due date. */
+                                pastDue: number;
+                                /** @description Cases a rescan resolved because it no longer saw them. */
+                                resolvedByRescans: {
+                                    days30?: number;
+                                    days90?: number;
+                                };
+                                /** @description Resolutions of the last 90 days with a due date: by it (met) or after (missed). */
+                                slaCompliance: {
+                                    met?: number;
+                                    missed?: number;
+                                    rate?: number | null;
+                                };
+                            };
                         };
                     };
                 };

@@ -1,4 +1,5 @@
 import type { CaseDashboard } from '../../../domain/cases/case-store.js';
+import type { RemediationStats } from '../../../domain/cases/remediation-stats.js';
 import { html, type SafeHtml } from '../html.js';
 import { layout } from './layout.js';
 import { accountNav } from './settings-nav.js';
@@ -57,6 +58,63 @@ export function newCasesChart(days: { day: string; count: number }[]): SafeHtml 
   </svg>`;
 }
 
+const oneDecimal = new Intl.NumberFormat('en-US', { maximumFractionDigits: 1 });
+const meanDays = (n: number | null): string => (n === null ? '–' : oneDecimal.format(n));
+
+/**
+ * Due dates and remediation (docs/cases.md#due-dates-and-sla): open cases past due, SLA
+ * compliance, cases resolved by rescans, and mean time to remediate by severity over 30 and 90 days.
+ */
+export function remediationCard(r: RemediationStats): SafeHtml {
+  const rate = r.slaCompliance.rate === null ? '–' : `${oneDecimal.format(r.slaCompliance.rate * 100)}%`;
+  return html`<section class="card" aria-labelledby="remediation-title">
+    <h2 id="remediation-title">Due dates and remediation</h2>
+    <dl class="stats tiles" id="remediation">
+      <div class="tile">
+        <dt>Open past due</dt>
+        <dd><a href="/cases?sla=breached" id="past-due">${number.format(r.pastDue)}</a></dd>
+      </div>
+      <div class="tile">
+        <dt>SLA met, last 90 days</dt>
+        <dd id="sla-compliance">${rate}</dd>
+      </div>
+      <div class="tile">
+        <dt>Resolved by rescans, last 30 days</dt>
+        <dd id="resolved-by-rescans">${number.format(r.resolvedByRescans.days30)}</dd>
+      </div>
+    </dl>
+    <p class="hint">
+      ${number.format(r.slaCompliance.met)} resolved by their due date,
+      ${number.format(r.slaCompliance.missed)} after it in the last 90 days;
+      ${number.format(r.resolvedByRescans.days90)} resolved by rescans in the last 90 days.
+    </p>
+    <div class="table-wrap">
+      <table class="data" id="mttr-table">
+        <caption>
+          Mean days to remediate (first sighting to resolution)
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">Severity</th>
+            <th scope="col" class="num">Last 30 days</th>
+            <th scope="col" class="num">Last 90 days</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${SEVERITIES.map(
+            (s) =>
+              html`<tr>
+                <th scope="row">${title(s)}</th>
+                <td class="num">${meanDays(r.meanDaysToRemediate.days30[s])}</td>
+                <td class="num">${meanDays(r.meanDaysToRemediate.days90[s])}</td>
+              </tr>`,
+          )}
+        </tbody>
+      </table>
+    </div>
+  </section>`;
+}
+
 /** The landing page after sign-in (docs/console.md#dashboard): open cases by triage priority, KEV cases open, new cases per day, AI calls this month. */
 export function dashboardPage(d: CaseDashboard & { aiCallsThisMonth: number }): SafeHtml {
   const totalNew = d.newPerDay.reduce((n, x) => n + x.count, 0);
@@ -109,6 +167,7 @@ export function dashboardPage(d: CaseDashboard & { aiCallsThisMonth: number }): 
           ${SEVERITIES.map((s) => html`${title(s)} ${number.format(d.open.bySeverity[s] ?? 0)}${s === 'INFO' ? '' : ' · '}`)}
         </p>
       </section>
+      ${remediationCard(d.remediation)}
       <section class="card" aria-labelledby="new-title">
         <h2 id="new-title">New cases per day</h2>
         <p class="hint">${number.format(totalNew)} new cases in the last ${d.newPerDay.length} days (UTC).</p>
