@@ -81,6 +81,7 @@ export function buildProgram(
       new Option('--criticality <level>', 'asset criticality').choices(['CRITICAL', 'HIGH', 'MEDIUM', 'LOW']),
     )
     .option('--internet-exposed', 'the asset is reachable from the internet')
+    .option('--no-resolve-missing', "do not resolve the cases of the scan's scope it no longer sees")
     .addOption(
       new Option('--triage <mode>', 'triage cases after parsing (server feature)').choices([
         'none',

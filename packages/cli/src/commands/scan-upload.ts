@@ -18,6 +18,8 @@ export interface ScanUploadOptions {
   environment?: string;
   criticality?: string;
   internetExposed?: boolean;
+  /** `false` with `--no-resolve-missing` (docs/ingestion.md#rescans). */
+  resolveMissing?: boolean;
   triage?: string;
   wait?: boolean;
   failOn?: string;
@@ -97,6 +99,8 @@ export async function scanUpload(ctx: Context, files: string[], o: ScanUploadOpt
       environment: o.environment?.toUpperCase(),
       criticality: o.criticality?.toUpperCase(),
       internetExposed: o.internetExposed,
+      // Sent only when turned off, so the default upload's query (and Idempotency-Key) is unchanged.
+      ...(o.resolveMissing === false ? { resolveMissing: false } : {}),
       triage: o.triage,
     };
     const bar = uploadBar(ctx.bars, label, sizes[i]!);

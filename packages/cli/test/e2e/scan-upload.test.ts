@@ -288,6 +288,27 @@ describe('vuln-triage scan upload', () => {
     expect(await scanCount(t, workspaceId)).toBe(before + 1);
   });
 
+  it('--no-resolve-missing uploads with resolveMissing=false (docs/ingestion.md#rescans)', async () => {
+    const file = await cliFile('no-resolve.json', [['kept open', 'high']]);
+    const run = await runCli(['scan', 'upload', file, '--json', '--no-resolve-missing'], { env });
+    expect(run.code).toBe(0);
+    const scanId = (JSON.parse(run.stdout) as JsonResult).scans[0]!.scanId;
+    const { rows } = await t.infra.pool.query<{ resolve_missing: boolean }>(
+      `SELECT resolve_missing FROM scans WHERE id = $1`,
+      [scanId],
+    );
+    expect(rows[0]!.resolve_missing).toBe(false);
+    const plain = await runCli(['scan', 'upload', await cliFile('resolve.json', [['x', 'high']]), '--json'], {
+      env,
+    });
+    const plainId = (JSON.parse(plain.stdout) as JsonResult).scans[0]!.scanId;
+    const { rows: on } = await t.infra.pool.query<{ resolve_missing: boolean }>(
+      `SELECT resolve_missing FROM scans WHERE id = $1`,
+      [plainId],
+    );
+    expect(on[0]!.resolve_missing).toBe(true);
+  });
+
   it('exits 3 with the line and column when the file is broken', async () => {
     const text = await readFile(path.join(FIXTURES, 'nessus-edge.nessus'), 'utf8');
     const broken = path.join(dir, 'broken.nessus');
