@@ -7,9 +7,14 @@ import pretty from 'pino-pretty';
  */
 const KEY_IN_TEXT = /svc_[0-9A-Za-z]{38}/g;
 const REVEAL_IN_URL = /(\/reveal\/)[^/?#]+/g;
+/** An OpenID provider's redirect back carries the authorization code and the state (docs/console.md#the-sign-in). */
+const OAUTH_IN_QUERY = /([?&](?:code|state)=)[^&#]*/g;
 
 export function scrubUrl(url: string): string {
-  return url.replace(KEY_IN_TEXT, 'svc_[redacted]').replace(REVEAL_IN_URL, '$1[redacted]');
+  return url
+    .replace(KEY_IN_TEXT, 'svc_[redacted]')
+    .replace(REVEAL_IN_URL, '$1[redacted]')
+    .replace(OAUTH_IN_QUERY, '$1[redacted]');
 }
 
 export const REDACT_PATHS = [
@@ -20,6 +25,7 @@ export const REDACT_PATHS = [
   '*.password',
   '*.key',
   '*.secret',
+  '*.clientSecret',
 ];
 
 /**

@@ -105,6 +105,11 @@ describe('signing in with SSO', () => {
     expect(res.body).toContain('url=/');
     const cookie = sessionCookieOf(res);
     expect(cookie).not.toBeNull();
+    // The code and the state of the redirect back are masked in the request log.
+    const logged = t.logs.join('');
+    expect(logged).toContain('/api/console/sso/callback?');
+    expect(logged).not.toContain(back.searchParams.get('code')!);
+    expect(logged).not.toContain(back.searchParams.get('state')!);
     const session = await t.app.inject({
       method: 'GET',
       url: '/api/console/session',
