@@ -19,6 +19,7 @@ import { casePage, caseNotFoundPage } from './templates/case-page.js';
 import { dashboardPage } from './templates/dashboard-page.js';
 import { workflowsPage } from './templates/workflows-page.js';
 import { ssoPage } from './templates/sso-page.js';
+import { dataPage } from './templates/data-page.js';
 import type { Session } from '../../domain/workspaces/sessions.js';
 import { monthOf, nextMonthStart } from '../../domain/plans/plans.js';
 import { typed } from '../typed-app.js';
@@ -27,7 +28,7 @@ import { typed } from '../typed-app.js';
 const TOKEN = /^[A-Za-z0-9_-]{16,100}$/;
 /** Where `?next=` may send a person after sign-in: our own pages, spelled without `//` or encoding. */
 const LOCAL_NEXT =
-  /^\/(?:settings\/(?:api-keys|audit-log|workflows|single-sign-on)|reveal\/[A-Za-z0-9_-]{16,100}|scans|cases|cases\/[0-9a-f-]{36})?$/;
+  /^\/(?:settings\/(?:api-keys|audit-log|workflows|single-sign-on|data)|reveal\/[A-Za-z0-9_-]{16,100}|scans|cases|cases\/[0-9a-f-]{36})?$/;
 
 /** The pages' path parameters: any text (a page answers an unknown one itself, never 400). */
 const caseParams = { type: 'object', required: ['id'], properties: { id: { type: 'string' } } } as const;
@@ -178,6 +179,11 @@ function pageRoutes(untyped: FastifyInstance, deps: PageDeps): void {
   app.get('/settings/single-sign-on', async (req, reply) => {
     if (!(await signedIn(req))) return toLogin(reply, '/settings/single-sign-on');
     return page(reply, ssoPage());
+  });
+
+  app.get('/settings/data', async (req, reply) => {
+    if (!(await signedIn(req))) return toLogin(reply, '/settings/data');
+    return page(reply, dataPage());
   });
 
   app.get('/settings/audit-log', async (req, reply) => {

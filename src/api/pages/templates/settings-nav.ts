@@ -7,6 +7,7 @@ const SETTINGS_PAGES = [
   { path: '/settings/audit-log', label: 'Audit log' },
   { path: '/settings/workflows', label: 'Workflows' },
   { path: '/settings/single-sign-on', label: 'Single sign-on' },
+  { path: '/settings/data', label: 'Data' },
 ] as const;
 
 export type SettingsPath = (typeof SETTINGS_PAGES)[number]['path'];
