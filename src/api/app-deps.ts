@@ -27,6 +27,9 @@ import type { WorkflowTrigger } from '../domain/workflows/trigger.js';
 import type { WorkspaceDeletions } from '../domain/workspaces/workspace-deletion.js';
 import type { RetentionSettings } from '../domain/workspaces/retention.js';
 import type { WorkspaceArchive } from '../domain/workspaces/workspace-archive.js';
+import type { MemberService } from '../domain/workspaces/members.js';
+import type { InvitationService } from '../domain/workspaces/invitations.js';
+import type { PasswordResetService } from '../domain/workspaces/password-reset.js';
 
 /**
  * What the HTTP edge may use, declared here so `api/` imports nothing above it: `app/services.ts`
@@ -44,6 +47,12 @@ export interface AppDeps {
   sessions: SessionStore;
   /** Single sign-on: per-workspace OpenID Connect settings and sign-ins. */
   sso: SsoService;
+  /** A workspace's members: list, roles, removal, ownership, and a person's workspaces. */
+  members: MemberService;
+  /** Invitations to a workspace: create, list, revoke, describe, accept. */
+  invitations: InvitationService;
+  /** Password reset links: asked for, issued by the operator, used. */
+  passwordResets: PasswordResetService;
   meter: RequestMeter;
   rateLimiter: RateLimiter;
   quota: QuotaService;

@@ -41,6 +41,10 @@ import { createWorkspaceDeletions } from '../domain/workspaces/workspace-deletio
 import { createRetentionSettings } from '../domain/workspaces/retention.js';
 import { buildWorkspaceArchive } from '../domain/workspaces/workspace-archive.js';
 import { enqueueWorkspaceDeletion } from '../jobs/workspace-deletion.js';
+import { createMailer } from '../lib/mailer.js';
+import { createMemberService } from '../domain/workspaces/members.js';
+import { createInvitationService } from '../domain/workspaces/invitations.js';
+import { createPasswordResetService } from '../domain/workspaces/password-reset.js';
 
 /**
  * The services of a process: everything the HTTP edge needs (`AppDeps`, of which each route
@@ -125,6 +129,16 @@ export async function buildServices(
     clock,
     trialDays: config.trialDays,
   });
+  // One SMTP transport per process, or none without SMTP_URL (docs/configuration.md#email).
+  const mailer = config.mail ? createMailer(config.mail) : null;
+  const linkDeps = {
+    db: infra.pool,
+    pepper: infra.pepper,
+    clock,
+    publicBaseUrl: config.publicBaseUrl,
+    mailer,
+    logger,
+  };
   // The scan-ingest queue is opened on the first upload (the kit keeps it): processes that never
   // take one skip it.
   const scanQueue = () => infra.queues.queue<ScanIngestPayload>(SCAN_INGEST_QUEUE);
@@ -135,6 +149,9 @@ export async function buildServices(
     verifier,
     keys,
     workspaces,
+    members: createMemberService({ db: infra.pool, clock }),
+    invitations: createInvitationService(linkDeps),
+    passwordResets: createPasswordResetService(linkDeps),
     workspaceSummary: createWorkspaceSummaries({
       db: infra.pool,
       workspaces,
@@ -221,6 +238,7 @@ export async function buildServices(
       await meter.stop();
       await triage.close();
       opened.close();
+      mailer?.close();
     },
   };
 }

@@ -191,6 +191,11 @@ export interface Config {
   metricsPort: number | null;
   /** Password of the operators' queue dashboard at `/admin/queues` (ADMIN_TOKEN); absent: not mounted. */
   adminToken: string | null;
+  /**
+   * Outgoing email for invitations and password resets (SMTP_URL, MAIL_FROM: both or neither);
+   * null: nothing is emailed and the links are shown to the inviter or printed by the admin CLI.
+   */
+  mail: { smtpUrl: string; from: string } | null;
 }
 
 export class ConfigError extends Error {
@@ -366,9 +371,25 @@ export function loadConfig(
     metricsToken: read.optional('METRICS_TOKEN'),
     metricsPort: read.optional('METRICS_PORT') === null ? null : read.int('METRICS_PORT', 0, 0, 65535),
     adminToken: read.optional('ADMIN_TOKEN'),
+    mail: readMail(read, problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
+}
+
+/** SMTP_URL and MAIL_FROM, both or neither (docs/configuration.md#email). */
+function readMail(read: Reader, problems: string[]): Config['mail'] {
+  const smtpUrl = read.url('SMTP_URL', ['smtp:', 'smtps:']);
+  const from = read.optional('MAIL_FROM');
+  if (smtpUrl === null && from === null) return null;
+  if (smtpUrl === null || from === null) {
+    problems.push(`${smtpUrl === null ? 'SMTP_URL' : 'MAIL_FROM'}: required when the other is set`);
+    return null;
+  }
+  if (!/^[^\s@<>]+@[^\s@<>]+$|<[^\s@<>]+@[^\s@<>]+>$/.test(from)) {
+    problems.push('MAIL_FROM: must be an address (ops@example.com or "Name <ops@example.com>")');
+  }
+  return { smtpUrl, from };
 }
 
 function readS3(read: Reader, problems: string[]): S3Config | null {

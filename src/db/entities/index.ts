@@ -284,7 +284,7 @@ export const PlanChangeSchema = new EntitySchema<PlanChange>({
   },
 });
 
-/** An invitation to a workspace (docs/console.md#members-and-roles): only the HMAC of its token is kept. */
+/** An invitation to a workspace (docs/console.md#invitations): only the HMAC of its token is kept. */
 export interface Invitation {
   id: string;
   workspaceId: string;
@@ -326,7 +326,7 @@ export const InvitationSchema = new EntitySchema<Invitation>({
   ],
 });
 
-/** A password reset (docs/console.md#members-and-roles): only the HMAC of its token is kept. */
+/** A password reset (docs/console.md#password-reset): only the HMAC of its token is kept. */
 export interface PasswordReset {
   id: string;
   userId: string;
