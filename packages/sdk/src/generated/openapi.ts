@@ -1853,6 +1853,563 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/console/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Invitations not yet accepted, revoked or expired */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Invitations not yet accepted, revoked or expired. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** Format: date-time */
+                                createdAt: string;
+                                email: string;
+                                /** Format: date-time */
+                                expiresAt: string;
+                                id: string;
+                                /** @description `user:<id>` or `operator` */
+                                invitedBy: string;
+                                /** @enum {string} */
+                                role: "viewer" | "member" | "admin" | "owner";
+                            }[];
+                            /** @enum {string} */
+                            object: "list";
+                        };
+                    };
+                };
+                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `internal_error` (Internal server error). */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Invite a person by email with a role (the link is shown once) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        email: string;
+                        /** @enum {string} */
+                        role: "viewer" | "member" | "admin" | "owner";
+                    };
+                };
+            };
+            responses: {
+                /** @description The invitation; `invitationUrl` is shown this once (it is also emailed when SMTP is set). */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            createdAt: string;
+                            email: string;
+                            /** @description Whether the link was emailed to the address. */
+                            emailed: boolean;
+                            /** Format: date-time */
+                            expiresAt: string;
+                            id: string;
+                            invitationUrl: string;
+                            /** @description `user:<id>` or `operator` */
+                            invitedBy: string;
+                            /** @enum {string} */
+                            role: "viewer" | "member" | "admin" | "owner";
+                        };
+                    };
+                };
+                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `idempotency_conflict` (Idempotency conflict), `conflict` (Conflict). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `payload_too_large` (Payload too large). */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `unsupported_media_type` (Unsupported media type), `unsupported_format` (Unsupported scan format). */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `rate_limited` (Rate limited), `monthly_limit_exceeded` (Monthly AI-call limit exceeded). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `internal_error` (Internal server error). */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/invitations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke an invitation */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Done. */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `not_found` (Not found). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `internal_error` (Internal server error). */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/invitations/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Who invites, to which workspace, as what */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Who invites, to which workspace, as what. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            email: string;
+                            /** Format: date-time */
+                            expiresAt: string;
+                            /** @description The address has an account: accept with its password. */
+                            hasAccount: boolean;
+                            invitedBy: string;
+                            /** @enum {string} */
+                            role: "viewer" | "member" | "admin" | "owner";
+                            workspaceName: string;
+                        };
+                    };
+                };
+                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `not_found` (Not found). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Used, revoked, or older than 7 days. Problem document; `code`: `reveal_expired` (Reveal link expired), `link_expired` (Download link expired), `invitation_expired` (Invitation expired), `reset_expired` (Reset link expired). */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `rate_limited` (Rate limited), `monthly_limit_exceeded` (Monthly AI-call limit exceeded). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `internal_error` (Internal server error). */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/invitations/{token}/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Accept: a new person with a password, or a person signed in or with their password */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        password?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description The workspace joined or switched to, and the new session (cookie). */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            csrfToken: string;
+                            workspaceId: string;
+                        };
+                    };
+                };
+                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `not_found` (Not found). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `idempotency_conflict` (Idempotency conflict), `conflict` (Conflict). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Used, revoked, or older than 7 days. Problem document; `code`: `reveal_expired` (Reveal link expired), `link_expired` (Download link expired), `invitation_expired` (Invitation expired), `reset_expired` (Reset link expired). */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `payload_too_large` (Payload too large). */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `unsupported_media_type` (Unsupported media type), `unsupported_format` (Unsupported scan format). */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `rate_limited` (Rate limited), `monthly_limit_exceeded` (Monthly AI-call limit exceeded). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `internal_error` (Internal server error). */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/console/keys": {
         parameters: {
             query?: never;
@@ -2585,6 +3142,652 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/console/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The workspace's members */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The workspace's members. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                email: string;
+                                /** Format: date-time */
+                                joinedAt: string;
+                                /** @enum {string} */
+                                role: "viewer" | "member" | "admin" | "owner";
+                                userId: string;
+                            }[];
+                            /** @enum {string} */
+                            object: "list";
+                        };
+                    };
+                };
+                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `internal_error` (Internal server error). */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/members/{userId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove a member, or leave the workspace */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    userId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Done. */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `not_found` (Not found). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `idempotency_conflict` (Idempotency conflict), `conflict` (Conflict). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `payload_too_large` (Payload too large). */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `unsupported_media_type` (Unsupported media type), `unsupported_format` (Unsupported scan format). */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `internal_error` (Internal server error). */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /** Change a member's role */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    userId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        role: "viewer" | "member" | "admin" | "owner";
+                    };
+                };
+            };
+            responses: {
+                /** @description A member of the workspace. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            email: string;
+                            /** Format: date-time */
+                            joinedAt: string;
+                            /** @enum {string} */
+                            role: "viewer" | "member" | "admin" | "owner";
+                            userId: string;
+                        };
+                    };
+                };
+                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `not_found` (Not found). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `idempotency_conflict` (Idempotency conflict), `conflict` (Conflict). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `payload_too_large` (Payload too large). */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `unsupported_media_type` (Unsupported media type), `unsupported_format` (Unsupported scan format). */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `internal_error` (Internal server error). */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/api/console/ownership": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Hand ownership to another member (you stay an admin) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        userId: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Done. */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `not_found` (Not found). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `idempotency_conflict` (Idempotency conflict), `conflict` (Conflict). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `payload_too_large` (Payload too large). */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `unsupported_media_type` (Unsupported media type), `unsupported_format` (Unsupported scan format). */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `internal_error` (Internal server error). */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/password-reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Ask for a password reset link by email (202 whether or not the address has an account) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        email: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Accepted: a link is emailed if the address has an account. */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `payload_too_large` (Payload too large). */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `unsupported_media_type` (Unsupported media type), `unsupported_format` (Unsupported scan format). */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `rate_limited` (Rate limited), `monthly_limit_exceeded` (Monthly AI-call limit exceeded). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `internal_error` (Internal server error). */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/console/password-reset/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Set a new password with a reset link (every session of the account ends) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        password: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Done. */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unknown, used, or older than 30 minutes. Problem document; `code`: `reveal_expired` (Reveal link expired), `link_expired` (Download link expired), `invitation_expired` (Invitation expired), `reset_expired` (Reset link expired). */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `payload_too_large` (Payload too large). */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `unsupported_media_type` (Unsupported media type), `unsupported_format` (Unsupported scan format). */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `rate_limited` (Rate limited), `monthly_limit_exceeded` (Monthly AI-call limit exceeded). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `internal_error` (Internal server error). */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/console/plan": {
         parameters: {
             query?: never;
@@ -2781,7 +3984,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Already revealed, or older than 15 minutes. Problem document; `code`: `reveal_expired` (Reveal link expired), `link_expired` (Download link expired), `invitation_expired` (Invitation expired). */
+                /** @description Already revealed, or older than 15 minutes. Problem document; `code`: `reveal_expired` (Reveal link expired), `link_expired` (Download link expired), `invitation_expired` (Invitation expired), `reset_expired` (Reset link expired). */
                 410: {
                     headers: {
                         [name: string]: unknown;
@@ -5599,7 +6802,108 @@ export interface paths {
             };
         };
         put?: never;
-        post?: never;
+        /** Switch to another of your workspaces (a new session) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        workspaceId: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description The workspace joined or switched to, and the new session (cookie). */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            csrfToken: string;
+                            workspaceId: string;
+                        };
+                    };
+                };
+                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `not_found` (Not found). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `payload_too_large` (Payload too large). */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `unsupported_media_type` (Unsupported media type), `unsupported_format` (Unsupported scan format). */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `internal_error` (Internal server error). */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -5951,6 +7255,97 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/console/workspaces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your workspaces */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The signed-in person's workspaces. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                current: boolean;
+                                id: string;
+                                name: string;
+                                /** @enum {string} */
+                                role: "viewer" | "member" | "admin" | "owner";
+                            }[];
+                            /** @enum {string} */
+                            object: "list";
+                        };
+                    };
+                };
+                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `internal_error` (Internal server error). */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/console/workspaces/{workspaceId}/deletion": {
         parameters: {
             query?: never;
@@ -6144,7 +7539,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description The link has expired. Problem document; `code`: `reveal_expired` (Reveal link expired), `link_expired` (Download link expired), `invitation_expired` (Invitation expired). */
+                /** @description The link has expired. Problem document; `code`: `reveal_expired` (Reveal link expired), `link_expired` (Download link expired), `invitation_expired` (Invitation expired), `reset_expired` (Reset link expired). */
                 410: {
                     headers: {
                         [name: string]: unknown;
@@ -12383,7 +13778,7 @@ export interface components {
         /** @description An RFC 9457 problem document (`application/problem+json`). `errors` only for validation. */
         Problem: {
             /** @enum {string} */
-            code: "invalid_request" | "missing_api_key" | "invalid_api_key" | "key_expired" | "key_revoked" | "unauthenticated" | "sso_failed" | "insufficient_scope" | "insufficient_role" | "plan_required" | "workspace_suspended" | "csrf_failed" | "sso_required" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_conflict" | "conflict" | "reveal_expired" | "link_expired" | "invitation_expired" | "payload_too_large" | "unsupported_media_type" | "unsupported_format" | "unparseable_scan" | "confirmation_mismatch" | "rate_limited" | "monthly_limit_exceeded" | "header_too_large" | "internal_error" | "triage_unavailable" | "overloaded" | "sso_unavailable";
+            code: "invalid_request" | "missing_api_key" | "invalid_api_key" | "key_expired" | "key_revoked" | "unauthenticated" | "sso_failed" | "insufficient_scope" | "insufficient_role" | "plan_required" | "workspace_suspended" | "csrf_failed" | "sso_required" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_conflict" | "conflict" | "reveal_expired" | "link_expired" | "invitation_expired" | "reset_expired" | "payload_too_large" | "unsupported_media_type" | "unsupported_format" | "unparseable_scan" | "confirmation_mismatch" | "rate_limited" | "monthly_limit_exceeded" | "header_too_large" | "internal_error" | "triage_unavailable" | "overloaded" | "sso_unavailable";
             /** @description A sentence for people; never secrets, SQL or stack traces. */
             detail: string;
             /** @description One entry per failing field (400 `invalid_request` only). */
