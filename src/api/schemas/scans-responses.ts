@@ -293,6 +293,11 @@ const caseProperties = {
   },
   createdAt: isoDateTime,
   updatedAt: isoDateTime,
+  leadCveId: {
+    ...nullableString,
+    description:
+      "In lists: the most important of its CVEs (in KEV first, then the highest EPSS, then the scanner's order); null without CVEs.",
+  },
   duplicateOf: {
     type: ['string', 'null'],
     description:

@@ -3,7 +3,7 @@ import { withTransaction } from '../../db/pool.js';
 import { seqCursor, seqPage, sortedPage, type Page } from '../../lib/cursor.js';
 import { isUuid } from '../../lib/ids.js';
 import { sql } from '../../db/sql.js';
-import { selectCases, toCase, type Case, type CaseRow } from './case.js';
+import { LEAD_CVE_SQL, selectCases, toCase, type Case, type CaseRow } from './case.js';
 import { caseOrder, type CaseSort } from './case-sort.js';
 import { listCaseTriageHistory, type CaseTriageHistoryEntry } from './case-triage-store.js';
 import { refreshDueDates } from './sla-policy-store.js';
@@ -79,17 +79,20 @@ export async function listCases(
   const order = caseOrder(q.sort, q.cursor);
   const where = [sql`c.workspace_id = ${workspaceId}`, ...filterWhere('c', q, 'cases')];
   if (order.after) where.push(order.after);
-  const { rows } = await db.query<CaseRow & { sort_v: string | number }>(
+  const { rows } = await db.query<CaseRow & { sort_v: string | number; lead_cve_id: string | null }>(
     selectCases(
       sql`SELECT c.*, ${order.column} FROM cases c ${order.join} WHERE ${sql.join(where, sql` AND `)}
            ORDER BY ${order.orderBy} LIMIT ${q.limit + 1}`,
       order.reorderBy,
-      sql`, c.sort_v`,
+      sql`, c.sort_v, ${LEAD_CVE_SQL}`,
       q.now ?? null,
     ),
   );
   const page = q.sort ? sortedPage(rows, q.limit, q.sort) : seqPage(rows, q.limit);
-  return { data: page.data.map(toCase), nextCursor: page.nextCursor };
+  return {
+    data: page.data.map((r) => ({ ...toCase(r), leadCveId: r.lead_cve_id })),
+    nextCursor: page.nextCursor,
+  };
 }
 
 /** One case of the workspace, its SLA state read at `now` (the database's clock when null). */

@@ -101,6 +101,7 @@ export function viewCaseRecord(c: Case) {
     dueAt: c.dueAt,
     sla: c.sla,
     duplicateOf: c.duplicateOf,
+    leadCveId: c.leadCveId,
   };
 }
 

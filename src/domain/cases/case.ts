@@ -71,6 +71,12 @@ export interface Case {
   sla: SlaState | null;
   /** The original case of the same vulnerability on the same asset, when this one is its duplicate. */
   duplicateOf: string | null;
+  /**
+   * The most important of its CVEs (docs/cases.md#lists-and-filters): one in CISA's KEV catalog
+   * first, then the highest EPSS, then the scanner's order; null without CVEs. Read by the case
+   * list only (undefined elsewhere).
+   */
+  leadCveId?: string | null;
 }
 
 /** The location columns a case row and a finding row share (a finding adds `os`). */
@@ -185,6 +191,12 @@ export function selectCases(
 ): SqlFragment {
   return sql`SELECT ${caseColumns(now)}${extra} FROM (${page}) c ${NEWEST_SIGHTING} ORDER BY ${orderBy}`;
 }
+
+/** The `lead_cve_id` column over the `cases` row aliased `c` (see {@link Case.leadCveId}). */
+export const LEAD_CVE_SQL = sql`(SELECT x.id FROM unnest(c.cve_ids) WITH ORDINALITY AS x(id, n)
+    ORDER BY EXISTS (SELECT 1 FROM kev_entries k WHERE k.cve_id = x.id) DESC,
+             (SELECT e.epss FROM epss_scores e WHERE e.cve_id = x.id) DESC NULLS LAST, x.n
+    LIMIT 1) AS lead_cve_id`;
 
 /** A row's current triage, or null when the case is untriaged. */
 export function toCaseTriage(r: TriageColumnsRow): CaseTriage | null {

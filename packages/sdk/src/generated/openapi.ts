@@ -189,6 +189,8 @@ export interface paths {
                                 lastScanId?: string | null;
                                 /** Format: date-time */
                                 lastSeen?: string;
+                                /** @description In lists: the most important of its CVEs (in KEV first, then the highest EPSS, then the scanner's order); null without CVEs. */
+                                leadCveId?: string | null;
                                 /** @enum {string} */
                                 object: "case";
                                 port?: number | null;
@@ -375,6 +377,8 @@ export interface paths {
                             lastScanId?: string | null;
                             /** Format: date-time */
                             lastSeen?: string;
+                            /** @description In lists: the most important of its CVEs (in KEV first, then the highest EPSS, then the scanner's order); null without CVEs. */
+                            leadCveId?: string | null;
                             /** @description The case's external issues through mapped workflows (docs/workflows.md). */
                             links?: {
                                 externalId: string | null;
@@ -8316,6 +8320,8 @@ export interface paths {
                                 lastScanId?: string | null;
                                 /** Format: date-time */
                                 lastSeen?: string;
+                                /** @description In lists: the most important of its CVEs (in KEV first, then the highest EPSS, then the scanner's order); null without CVEs. */
+                                leadCveId?: string | null;
                                 /** @enum {string} */
                                 object: "case";
                                 port?: number | null;
@@ -8510,6 +8516,8 @@ export interface paths {
                             lastScanId?: string | null;
                             /** Format: date-time */
                             lastSeen?: string;
+                            /** @description In lists: the most important of its CVEs (in KEV first, then the highest EPSS, then the scanner's order); null without CVEs. */
+                            leadCveId?: string | null;
                             /** @description The case's external issues through mapped workflows (docs/workflows.md). */
                             links?: {
                                 externalId: string | null;
@@ -8749,6 +8757,8 @@ export interface paths {
                             lastScanId?: string | null;
                             /** Format: date-time */
                             lastSeen?: string;
+                            /** @description In lists: the most important of its CVEs (in KEV first, then the highest EPSS, then the scanner's order); null without CVEs. */
+                            leadCveId?: string | null;
                             /** @description The case's external issues through mapped workflows (docs/workflows.md). */
                             links?: {
                                 externalId: string | null;

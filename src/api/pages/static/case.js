@@ -51,12 +51,28 @@ function facts(c) {
   ];
 }
 
+/** CVEs shown before the rest are folded away: a Windows update names a hundred. */
+const CVES_SHOWN = 10;
+
+/**
+ * A case's CVEs, most important first (docs/console.md#cases): those in KEV, then by EPSS (highest
+ * first, unscored last), then the scanner's order.
+ */
+function rankCves(cveIds, byCve) {
+  const info = (cve) => byCve.get(cve.toUpperCase()) || {};
+  return cveIds
+    .map((cve, i) => ({ cve, i, kev: info(cve).kev ? 1 : 0, epss: info(cve).epss ?? -1 }))
+    .sort((a, b) => b.kev - a.kev || b.epss - a.epss || a.i - b.i)
+    .map((x) => x.cve);
+}
+
 /** A CVE's KEV cell: listed, "Not listed" when a catalog is loaded, else "Unknown". */
 function cveRow(cve, e, kevCatalogLoaded) {
   const nvd = h(
     'a',
     {
       href: `https://nvd.nist.gov/vuln/detail/${encodeURIComponent(cve)}`,
+      class: 'cve-id',
       rel: 'noopener noreferrer',
       target: '_blank',
     },
@@ -262,9 +278,14 @@ function draw(c) {
   $('case-facts').replaceChildren(...facts(c));
   $('case-status').value = c.status;
   const byCve = new Map(c.enrichment.map((e) => [e.cveId, e]));
-  $('cves-body').replaceChildren(
-    ...c.cveIds.map((cve) => cveRow(cve, byCve.get(cve.toUpperCase()), c.kevCatalogLoaded)),
-  );
+  const ranked = rankCves(c.cveIds, byCve);
+  const shown = ranked.length > CVES_SHOWN + 2 ? ranked.slice(0, CVES_SHOWN) : ranked;
+  const folded = ranked.slice(shown.length);
+  const rowOf = (cve) => cveRow(cve, byCve.get(cve.toUpperCase()), c.kevCatalogLoaded);
+  $('cves-body').replaceChildren(...shown.map(rowOf));
+  $('cves-more-body').replaceChildren(...folded.map(rowOf));
+  $('cves-more-summary').textContent = `${count(folded.length)} more CVEs (lower EPSS, not in KEV)`;
+  show($('cves-more'), folded.length > 0);
   show($('cves-table'), c.cveIds.length > 0);
   show($('cves-empty'), c.cveIds.length === 0);
   $('history').replaceChildren(...c.history.slice().reverse().map(historyItem));

@@ -93,6 +93,22 @@ function priorityCell(c) {
 
 const epssText = (e) => (e === null || e === undefined ? '—' : `${(e * 100).toFixed(e < 0.001 ? 3 : 1)}%`);
 
+/**
+ * The most important CVE (in KEV first, then the highest EPSS: the list's `leadCveId`) and how
+ * many more, so a case of 100 CVEs keeps a one-line cell (docs/console.md#cases).
+ */
+function cveCell(c) {
+  if (!c.cveIds.length) return h('span', { class: 'muted' }, '—');
+  const lead = c.leadCveId || c.cveIds[0];
+  const rest = c.cveIds.length - 1;
+  return h(
+    'span',
+    { class: 'cves', title: rest ? c.cveIds.join(', ') : null },
+    h('span', { class: 'lead-cve' }, lead),
+    rest ? h('span', { class: 'hint more-cves' }, ` +${count(rest)} more`) : null,
+  );
+}
+
 function row(c) {
   const cell = (label, content, cls) => h('td', { 'data-label': label, class: cls }, content);
   const box = h('input', {
@@ -120,12 +136,7 @@ function row(c) {
       h('div', { class: 'hint' }, c.scanner, c.kev ? h('span', { class: 'kev-badge' }, ' KEV') : null),
     ),
     cell('Asset', h('span', { class: 'asset' }, assetText(c.asset))),
-    cell(
-      'CVEs',
-      c.cveIds.length
-        ? h('span', { class: 'cves' }, c.cveIds.join(', '))
-        : h('span', { class: 'muted' }, '—'),
-    ),
+    cell('CVEs', cveCell(c)),
     cell('EPSS', epssText(c.epss), 'num'),
     cell('Status', h('span', { class: `case-status status-${c.status}` }, STATUS[c.status] || c.status)),
     cell('Last seen', time(c.lastSeen, '—', true)),

@@ -45,6 +45,22 @@ export function casePage(id: string): SafeHtml {
               <tbody id="cves-body"></tbody>
             </table>
           </div>
+          <details id="cves-more" class="cves-more" hidden>
+            <summary id="cves-more-summary"></summary>
+            <div class="table-wrap">
+              <table class="data stack-on-phone">
+                <thead>
+                  <tr>
+                    <th scope="col">CVE</th>
+                    <th scope="col">CISA KEV</th>
+                    <th scope="col">EPSS</th>
+                    <th scope="col">CVSS</th>
+                  </tr>
+                </thead>
+                <tbody id="cves-more-body"></tbody>
+              </table>
+            </div>
+          </details>
         </section>
 
         <section class="card" aria-labelledby="triage-title" id="triage-card">
