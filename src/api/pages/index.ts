@@ -12,6 +12,7 @@ import { helmetOptions, NO_STORE } from './security.js';
 import { loginPage, signupPage } from './templates/auth-pages.js';
 import { revealPage } from './templates/reveal-page.js';
 import { settingsPage } from './templates/settings-page.js';
+import { slaPage } from './templates/sla-page.js';
 import { auditPage } from './templates/audit-page.js';
 import { scansPage } from './templates/scans-page.js';
 import { casesPage } from './templates/cases-page.js';
@@ -28,7 +29,7 @@ import { typed } from '../typed-app.js';
 const TOKEN = /^[A-Za-z0-9_-]{16,100}$/;
 /** Where `?next=` may send a person after sign-in: our own pages, spelled without `//` or encoding. */
 const LOCAL_NEXT =
-  /^\/(?:settings\/(?:api-keys|audit-log|workflows|single-sign-on|data)|reveal\/[A-Za-z0-9_-]{16,100}|scans|cases|cases\/[0-9a-f-]{36})?$/;
+  /^\/(?:settings\/(?:api-keys|audit-log|workflows|single-sign-on|data|sla)|reveal\/[A-Za-z0-9_-]{16,100}|scans|cases|cases\/[0-9a-f-]{36})?$/;
 
 /** The pages' path parameters: any text (a page answers an unknown one itself, never 400). */
 const caseParams = { type: 'object', required: ['id'], properties: { id: { type: 'string' } } } as const;
@@ -184,6 +185,11 @@ function pageRoutes(untyped: FastifyInstance, deps: PageDeps): void {
   app.get('/settings/data', async (req, reply) => {
     if (!(await signedIn(req))) return toLogin(reply, '/settings/data');
     return page(reply, dataPage());
+  });
+
+  app.get('/settings/sla', async (req, reply) => {
+    if (!(await signedIn(req))) return toLogin(reply, '/settings/sla');
+    return page(reply, slaPage());
   });
 
   app.get('/settings/audit-log', async (req, reply) => {

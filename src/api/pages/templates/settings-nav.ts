@@ -8,6 +8,7 @@ const SETTINGS_PAGES = [
   { path: '/settings/workflows', label: 'Workflows' },
   { path: '/settings/single-sign-on', label: 'Single sign-on' },
   { path: '/settings/data', label: 'Data' },
+  { path: '/settings/sla', label: 'SLA' },
 ] as const;
 
 export type SettingsPath = (typeof SETTINGS_PAGES)[number]['path'];
