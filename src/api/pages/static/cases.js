@@ -13,7 +13,7 @@ const form = $('case-filters');
 const CASE_PARAMS = form.dataset.params.split(',');
 const FILTERS = CASE_PARAMS.filter((p) => p !== 'limit' && p !== 'cursor' && p !== 'sort');
 /** Parameters that take comma-separated lists in the API and arrays in an export job's filter. */
-const LISTS = new Set(['severity', 'status', 'priority', 'action']);
+const LISTS = new Set(['severity', 'status', 'priority', 'action', 'sla']);
 const BOOLEANS = new Set(['kev', 'triaged', 'stale']);
 const NUMBERS = new Set(['epss', 'epssMin']);
 const STATUS = {
@@ -139,8 +139,29 @@ function row(c) {
     cell('CVEs', cveCell(c)),
     cell('EPSS', epssText(c.epss), 'num'),
     cell('Status', h('span', { class: `case-status status-${c.status}` }, STATUS[c.status] || c.status)),
+    cell('Due', dueCell(c)),
     cell('Last seen', time(c.lastSeen, '—', true)),
     cell('Sightings', count(c.sightings), 'num'),
+  );
+}
+
+/** SLA states as the list says them (docs/cases.md#due-dates-and-sla). */
+const SLA = {
+  on_track: 'On track',
+  due_soon: 'Due soon',
+  breached: 'Past due',
+  met: 'Met',
+  missed: 'Missed',
+};
+
+/** The due day and the SLA state; a dash without a due date. */
+function dueCell(c) {
+  if (!c.dueAt) return '—';
+  return h(
+    'span',
+    { class: `sla sla-${c.sla || 'none'}` },
+    c.dueAt.slice(0, 10),
+    c.sla ? h('div', { class: 'hint' }, SLA[c.sla] || c.sla) : null,
   );
 }
 

@@ -38,6 +38,7 @@ const SORT_NAMES: Record<string, string> = {
   lastSeen: 'Last seen (newest first)',
   firstSeen: 'First seen (newest first)',
   epss: 'EPSS (highest first)',
+  dueAt: 'Due date (soonest first)',
 };
 
 /** A yes/no/any filter (`triaged`, `stale`, `kev`). */
@@ -261,6 +262,7 @@ export function casesPage(): SafeHtml {
                 <th scope="col">CVEs</th>
                 <th scope="col" class="num">EPSS</th>
                 <th scope="col">Status</th>
+                <th scope="col">Due <span class="th-sub">UTC</span></th>
                 <th scope="col">Last seen <span class="th-sub">UTC</span></th>
                 <th scope="col" class="num">Sightings</th>
               </tr>
