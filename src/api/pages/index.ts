@@ -11,6 +11,12 @@ import type { SafeHtml } from './html.js';
 import { helmetOptions, NO_STORE } from './security.js';
 import { loginPage, signupPage } from './templates/auth-pages.js';
 import { revealPage } from './templates/reveal-page.js';
+import {
+  forgotPasswordPage,
+  invitationPage,
+  membersPage,
+  resetPasswordPage,
+} from './templates/member-pages.js';
 import { settingsPage } from './templates/settings-page.js';
 import { slaPage } from './templates/sla-page.js';
 import { auditPage } from './templates/audit-page.js';
@@ -29,7 +35,7 @@ import { typed } from '../typed-app.js';
 const TOKEN = /^[A-Za-z0-9_-]{16,100}$/;
 /** Where `?next=` may send a person after sign-in: our own pages, spelled without `//` or encoding. */
 const LOCAL_NEXT =
-  /^\/(?:settings\/(?:api-keys|audit-log|workflows|single-sign-on|data|sla)|reveal\/[A-Za-z0-9_-]{16,100}|scans|cases|cases\/[0-9a-f-]{36})?$/;
+  /^\/(?:settings\/(?:api-keys|members|audit-log|workflows|single-sign-on|data|sla)|reveal\/[A-Za-z0-9_-]{16,100}|scans|cases|cases\/[0-9a-f-]{36})?$/;
 
 /** The pages' path parameters: any text (a page answers an unknown one itself, never 400). */
 const caseParams = { type: 'object', required: ['id'], properties: { id: { type: 'string' } } } as const;
@@ -191,6 +197,20 @@ function pageRoutes(untyped: FastifyInstance, deps: PageDeps): void {
     if (!(await signedIn(req))) return toLogin(reply, '/settings/sla');
     return page(reply, slaPage());
   });
+
+  app.get('/settings/members', async (req, reply) => {
+    if (!(await signedIn(req))) return toLogin(reply, '/settings/members');
+    return page(reply, membersPage());
+  });
+
+  // Invitation and reset links work signed out: their pages ask the API about the token.
+  app.get('/invitations/:token', { schema: { params: revealParams } }, async (_req, reply) =>
+    page(reply, invitationPage()),
+  );
+  app.get('/forgot-password', async (_req, reply) => page(reply, forgotPasswordPage()));
+  app.get('/reset-password/:token', { schema: { params: revealParams } }, async (_req, reply) =>
+    page(reply, resetPasswordPage()),
+  );
 
   app.get('/settings/audit-log', async (req, reply) => {
     if (!(await signedIn(req))) return toLogin(reply, '/settings/audit-log');

@@ -40,7 +40,9 @@ export function session() {
 export async function api(path, { method = 'GET', body, csrf } = {}) {
   const headers = { Accept: 'application/json' };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
-  if (method !== 'GET' && !/^\/(signup|login|sso\/start)/.test(path)) {
+  // Public calls (no session to take a token from) send one only when given.
+  const open = /^\/(signup|login|sso\/start|password-reset|invitations\/[^/]+\/accept)/.test(path);
+  if (method !== 'GET' && (csrf || !open)) {
     headers['X-CSRF-Token'] = csrf || (await session()).csrfToken;
   }
   let res;

@@ -50,6 +50,7 @@ export function signupPage(config: Pick<Config, 'plans' | 'trialDays'>): SafeHtm
 const NOTICES: Record<string, string> = {
   expired: 'Your session has ended. Sign in again to continue.',
   'signed-out': 'You have signed out.',
+  'password-reset': 'Your password is set, and every session of the account has ended. Sign in with it.',
 };
 
 /** Sign-in; `notice` explains why the person landed here (session expired, signed out). */
@@ -68,6 +69,7 @@ export function loginPage(notice: string | undefined): SafeHtml {
         ${field({ id: 'password', label: 'Password', type: 'password', autocomplete: 'current-password', attrs: html`required maxlength="256"` })}
         <button type="submit" class="btn btn-primary btn-block">Sign in</button>
       </form>
+      <p class="switch"><a href="/forgot-password">Forgot your password?</a></p>
       <section class="sso-choice" aria-labelledby="sso-title">
         <h2 id="sso-title" class="h3">Sign in with SSO</h2>
         <div id="sso-error" class="alert alert-error" role="alert" tabindex="-1" hidden></div>

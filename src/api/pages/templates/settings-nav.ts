@@ -4,6 +4,7 @@ import { layout } from './layout.js';
 /** The pages under Settings, in the order the navigation lists them. */
 const SETTINGS_PAGES = [
   { path: '/settings/api-keys', label: 'API keys' },
+  { path: '/settings/members', label: 'Members' },
   { path: '/settings/audit-log', label: 'Audit log' },
   { path: '/settings/workflows', label: 'Workflows' },
   { path: '/settings/single-sign-on', label: 'Single sign-on' },
