@@ -47,9 +47,29 @@ function facts(c) {
     ...fact('CVSS (scanner)', c.cvssScore === null ? '—' : String(c.cvssScore)),
     ...fact('First seen', time(c.firstSeen, '—', true)),
     ...fact('Last seen', time(c.lastSeen, '—', true)),
+    ...fact(
+      'Due',
+      c.dueAt
+        ? h(
+            'span',
+            { id: 'case-due' },
+            time(c.dueAt, '—', true),
+            c.sla ? ` · ${SLA_STATES[c.sla] || c.sla}` : '',
+          )
+        : '—',
+    ),
     ...fact('Sightings', count(c.sightings)),
   ];
 }
+
+/** SLA states as the case page says them (docs/cases.md#due-dates-and-sla). */
+const SLA_STATES = {
+  on_track: 'on track',
+  due_soon: 'due soon',
+  breached: 'past due',
+  met: 'met',
+  missed: 'missed',
+};
 
 /** CVEs shown before the rest are folded away: a Windows update names a hundred. */
 const CVES_SHOWN = 10;
