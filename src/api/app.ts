@@ -31,6 +31,7 @@ import { registerPipelineScanRoute, registerScanRoutes } from './routes/scans.js
 import { registerConsoleUploadRoute, registerPipelineUploadRoute } from './routes/scan-upload.js';
 import { registerCaseRoutes } from './routes/cases.js';
 import { registerSlaPolicyRoutes } from './routes/sla-policy.js';
+import { registerCaseBulkRoutes } from './routes/case-bulk.js';
 import { registerDashboardRoute } from './routes/dashboard.js';
 import { apiSurface, consoleSurface } from './routes/surface.js';
 import { registerCaseTriageRoutes } from './routes/case-triage.js';
@@ -155,6 +156,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
       registerConsoleUploadRoute(scope, deps, consoleSurface);
       registerCaseRoutes(scope, deps, consoleSurface);
       registerSlaPolicyRoutes(scope, deps, consoleSurface);
+      registerCaseBulkRoutes(scope, deps, consoleSurface);
       registerExportRoutes(scope, deps, consoleSurface);
       registerDashboardRoute(scope, deps);
       consoleTriageRoutes(scope, deps);
@@ -185,6 +187,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
       registerScanRoutes(scope, deps.scans, apiSurface);
       registerCaseRoutes(scope, deps, apiSurface);
       registerSlaPolicyRoutes(scope, deps, apiSurface);
+      registerCaseBulkRoutes(scope, deps, apiSurface);
       registerCaseTriageRoutes(scope, deps);
       registerExportRoutes(scope, deps, apiSurface);
       registerKeyManagement(scope, deps, {

@@ -34,6 +34,10 @@ export function maintenanceRun(
       slaBreaches: { announce: (now) => services.workflows.announceSlaBreaches(now) },
       deletions: services.workspaceDeletions,
       scanFiles: { storage: services.scans.storage },
+      acceptances: {
+        casesReopened: (workspaceId, caseIds) =>
+          services.workflows.trigger.casesChanged(workspaceId, caseIds, 'case.status_changed'),
+      },
       storage: {
         storage: services.scans.storage,
         // A live upload writes at least every idle timeout, and none lasts past the body timeout.

@@ -9,6 +9,7 @@ import type { ScanStorage } from './scans/scan-storage.js';
 import { existingScanIds } from './scans/scan-store.js';
 import { removeExpiredScanFiles } from './scans/file-retention.js';
 import { existingExportIds } from './exports/export-store.js';
+import { expireAcceptances } from './cases/acceptance-expiry.js';
 import { failStuckBatches, type BatchSweepReport, type StuckBatchSweepDeps } from './triage/batch-sweep.js';
 
 export interface MaintenanceReport {
@@ -32,6 +33,8 @@ export interface MaintenanceReport {
   slaBreaches: number;
   /** Raw scan files past their workspace's retention, removed (docs/operations.md#retention). */
   scanFilesRemoved: number;
+  /** Risk acceptances past their expiry, their cases reopened (docs/cases.md#risk-acceptance). */
+  acceptancesExpired: number;
 }
 
 /**
@@ -46,7 +49,8 @@ export interface MaintenanceReport {
  * workspace removals are queued again (docs/operations.md#end-of-life), and raw scan files past their
  * workspace's retention are removed (docs/operations.md#retention). Idempotent; safe to run
  * concurrently (each statement is one atomic step, a scan is failed under its row lock, a breach is
- * claimed under its row lock, and retention claims its scans with SKIP LOCKED).
+ * claimed under its row lock, and retention claims its scans with SKIP LOCKED); risk acceptances past
+ * their expiry reopen their cases (docs/cases.md#risk-acceptance; `expireAcceptances`, SKIP LOCKED).
  */
 export async function runMaintenance(deps: {
   db: Db;
@@ -78,6 +82,11 @@ export async function runMaintenance(deps: {
   slaBreaches?: { announce(now: Date): Promise<{ breaches: number }> };
   /** Scan storage for the scan file retention (`removeExpiredScanFiles`); the step is skipped without it. */
   scanFiles?: { storage: ScanStorage };
+  /**
+   * Tells the workflows of cases whose risk acceptance expired (`case.status_changed`); the
+   * expiry step is skipped without it.
+   */
+  acceptances?: { casesReopened(workspaceId: string, caseIds: string[]): Promise<unknown> };
 }): Promise<MaintenanceReport> {
   const now = deps.clock();
   const reservationsReleased = await deps.quota.releaseExpired();
@@ -95,6 +104,10 @@ export async function runMaintenance(deps: {
   const slaBreaches = deps.slaBreaches ? (await deps.slaBreaches.announce(now)).breaches : 0;
   const deliveriesRequeued = deps.deliveries ? await deps.deliveries.requeueLost() : 0;
   const deletionsRequeued = deps.deletions ? await deps.deletions.requeueUnfinished() : 0;
+  const acceptances = deps.acceptances;
+  const acceptancesExpired = acceptances
+    ? await expireAcceptances(deps.db, now, (ws, ids) => acceptances.casesReopened(ws, ids))
+    : 0;
   const scanFilesRemoved = deps.scanFiles
     ? await removeExpiredScanFiles({ db: deps.db, storage: deps.scanFiles.storage }, now)
     : 0;
@@ -126,5 +139,6 @@ export async function runMaintenance(deps: {
     deletionsRequeued,
     slaBreaches,
     scanFilesRemoved,
+    acceptancesExpired,
   };
 }

@@ -31,6 +31,9 @@ interface ApiCase {
   title: string;
   severity: string;
   status: string;
+  assignee?: string | null;
+  tags?: string[];
+  acceptance?: { expiresAt: string; note: string | null } | null;
   history?: { to: string; note: string | null; actor: string }[];
 }
 
@@ -48,6 +51,7 @@ describe.skipIf(!hasChromium)('console scans and cases in a real browser', () =>
   let page: Page;
   let dir: string;
   let apiKey = '';
+  let ownerEmail = '';
   const caseIds: string[] = [];
 
   beforeAll(async () => {
@@ -82,7 +86,9 @@ describe.skipIf(!hasChromium)('console scans and cases in a real browser', () =>
 
   async function signUp(p: Page, name: string): Promise<string> {
     await p.goto('/signup');
-    await p.getByLabel('Work email').fill(`data-${randomBytes(4).toString('hex')}@example.com`);
+    const email = `Data-${randomBytes(4).toString('hex')}@example.com`;
+    if (!ownerEmail) ownerEmail = email;
+    await p.getByLabel('Work email').fill(email);
     await p.getByLabel('Password', { exact: true }).fill('correct horse battery staple');
     await p.getByLabel('Workspace name').fill(name);
     await p.getByRole('radio', { name: /14-day trial/ }).check();
@@ -267,6 +273,8 @@ describe.skipIf(!hasChromium)('console scans and cases in a real browser', () =>
     for (const id of ids) {
       const c = await api<ApiCase>(`/api/v1/cases/${id}`);
       expect(c.status).toBe('risk_accepted');
+      // The page chose an expiry (90 days ahead unless changed) and sent it with the note.
+      expect(c.acceptance).toEqual({ expiresAt: expect.stringMatching(/T23:59:59\.000Z$/), note });
       expect(c.history!.at(-1)).toMatchObject({
         to: 'risk_accepted',
         note,
@@ -276,6 +284,48 @@ describe.skipIf(!hasChromium)('console scans and cases in a real browser', () =>
     await page.locator(`#cases-body tr[data-case-id="${ids[0]}"] .case-title`).click();
     await expect.poll(() => page.locator('#history li').count(), SLOW).toBe(1);
     expect(await page.locator('#history .note').textContent()).toBe(note);
+    expect(await xssRan()).toBeUndefined();
+  });
+
+  it('assigns and tags the selected cases, shows owner and tags in the list and on the case page, refuses a stranger', async () => {
+    await page.goto('/cases?severity=CRITICAL,HIGH');
+    await expect.poll(() => page.locator('#cases-body tr').count(), SLOW).toBe(2);
+    await page.locator('#select-all').check();
+    await page.locator('#bulk summary').click();
+    await page.locator('#bulk-owner-assignee').fill('stranger@elsewhere.test');
+    await page.getByRole('button', { name: 'Set owner and tags' }).click();
+    await expect
+      .poll(() => page.locator('#page-error').textContent(), SLOW)
+      .toBe('assignee must be the email of a member of the workspace.');
+
+    await page.locator('#bulk-owner-assignee').fill(ownerEmail);
+    await page.locator('#bulk-owner-add-tags').fill(`pci, sprint-7`);
+    await page.getByRole('button', { name: 'Set owner and tags' }).click();
+    await expect.poll(() => page.locator('#page-notice').textContent(), SLOW).toContain('on 2 cases');
+    const rows = page.locator('#cases-body tr');
+    await expect
+      .poll(() => rows.locator('td[data-label="Owner"]').allTextContents(), SLOW)
+      .toEqual([ownerEmail.toLowerCase(), ownerEmail.toLowerCase()]);
+    expect(await rows.first().locator('.tag').allTextContents()).toEqual(['pci', 'sprint-7']);
+    const ids = await rows.evaluateAll((trs) => trs.map((r) => r.getAttribute('data-case-id')));
+    for (const id of ids) {
+      expect(await api<ApiCase>(`/api/v1/cases/${id}`)).toMatchObject({
+        assignee: ownerEmail.toLowerCase(),
+        tags: ['pci', 'sprint-7'],
+      });
+    }
+    await screenshot(page, 'console-cases-owner');
+
+    // The filters find them; the case page shows them and takes a tag off.
+    await page.goto('/cases?tag=sprint-7');
+    await expect.poll(() => rows.count(), SLOW).toBe(2);
+    await page.goto(`/cases/${ids[0]}`);
+    await expect.poll(() => page.locator('#case-owner').textContent(), SLOW).toBe(ownerEmail.toLowerCase());
+    await page.locator('#case-owner-remove-tags').fill('pci');
+    await page.getByRole('button', { name: 'Save owner and tags' }).click();
+    await expect.poll(() => page.locator('#case-tags .tag').allTextContents(), SLOW).toEqual(['sprint-7']);
+    // A due date and SLA state when the case has them, and the day its acceptance ends.
+    expect(await page.locator('#case-due').textContent()).toMatch(/accepted until \d{4}-\d{2}-\d{2}$/);
     expect(await xssRan()).toBeUndefined();
   });
 

@@ -77,7 +77,11 @@ describe.skipIf(!hasRedisServer)('answers after a commit, with Redis stopped', (
         method: 'PATCH',
         url: `/api/v1/cases/${caseId}`,
         headers: { 'x-api-key': user.key },
-        payload: { status: 'risk_accepted', note: 'compensating control' },
+        payload: {
+          status: 'risk_accepted',
+          note: 'compensating control',
+          expiresAt: new Date(Date.now() + 30 * 86_400_000).toISOString(),
+        },
       });
       // The rule: success with the change stored, or 503 with nothing stored. Which one depends on
       // whether this process still holds room under the key's rate limit (a lease) when Redis is

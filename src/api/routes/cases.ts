@@ -14,7 +14,7 @@ import {
   patchCaseBody,
   listFiltersOf,
 } from '../schemas/scans.js';
-import { BULK_MAX, bulkStatusBody, consoleCasesQuery } from '../schemas/console-data.js';
+import { consoleCasesQuery } from '../schemas/console-data.js';
 import {
   caseDetail as caseDetailSchema,
   caseTriageHistoryList,
@@ -23,7 +23,7 @@ import {
   findingList,
   findingView,
 } from '../schemas/scans-responses.js';
-import { bulkStatusResult, caseCounts, consoleCaseDetail } from '../schemas/console-responses.js';
+import { caseCounts, consoleCaseDetail } from '../schemas/console-responses.js';
 import { responses } from '../schemas/responses.js';
 
 /**
@@ -62,7 +62,7 @@ export type CaseRouteDeps = Pick<
  * with filters, sorts and cursor paging, a case with its detail, its evidence page by page and
  * status changes. The API adds the findings, a case's triage history and the one-case `PATCH`
  * (`cases:write`: an upload-only key can never change a case); the console adds counts by
- * severity and priority and the bulk status change of its Cases page. A status change tells
+ * severity and priority (changes of many cases: `case-bulk.ts`). A status change tells
  * the workflows whose rule the case matches. Another workspace's ids are 404 like unknown ones.
  */
 export function registerCaseRoutes(app: FastifyInstance, deps: CaseRouteDeps, surface: Surface): void {
@@ -70,7 +70,6 @@ export function registerCaseRoutes(app: FastifyInstance, deps: CaseRouteDeps, su
   const view = CASE_VIEWS[surface.kind];
   const read = surface.needs('scans:read');
   const withNotFound = [...surface.errors, 404];
-  const bodyErrors = [...surface.errors, 413, 415];
   const links = (caseId: string) => deps.workflows.service.links(caseId);
   const statusChanged = (workspaceId: string, caseIds: string[]) =>
     deps.workflows.trigger.casesChanged(workspaceId, caseIds, 'case.status_changed');
@@ -130,31 +129,6 @@ export function registerCaseRoutes(app: FastifyInstance, deps: CaseRouteDeps, su
       const counts = await deps.cases.counts(surface.workspaceOf(req), listFiltersOf(req.query));
       return { ...counts, directExportMax: deps.config.exportSyncMaxRows };
     });
-
-    const bulkSchema = {
-      summary: 'Change the status of many cases',
-      body: bulkStatusBody,
-      response: responses({ 200: bulkStatusResult }, bodyErrors),
-    };
-    r.post(
-      '/cases/status',
-      { config: surface.needs('cases:write'), bodyLimit: 64 * 1024, schema: bulkSchema },
-      async (req) => {
-        const body = req.body;
-        const workspaceId = surface.workspaceOf(req);
-        const { changedIds, ...counts } = await deps.cases.changeStatusOfMany({
-          workspaceId,
-          ...(body.caseIds ? { caseIds: body.caseIds } : { filter: body.filter ?? {} }),
-          max: BULK_MAX,
-          status: body.status,
-          note: body.note?.trim() || null,
-          actor: surface.actorOf(req),
-        });
-        // As a PATCH of each would: the workflows whose rule the cases match hear of it.
-        if (changedIds.length > 0) await statusChanged(workspaceId, changedIds);
-        return counts;
-      },
-    );
   }
 
   const caseSchema = {
@@ -213,22 +187,37 @@ export function registerCaseRoutes(app: FastifyInstance, deps: CaseRouteDeps, su
   });
 
   const patchSchema = {
-    summary: "Change a case's status, or un-mark a duplicate",
+    summary: "Change a case's status, owner or tags, or un-mark a duplicate",
     params: idParams,
     body: patchCaseBody,
-    response: responses({ 200: caseDetailSchema }, [...withNotFound, 413, 415]),
+    response: responses({ 200: caseDetailSchema }, [...withNotFound, 413, 415, 422]),
   };
   const write = surface.needs('cases:write');
   r.patch('/cases/:id', { config: write, bodyLimit: 16 * 1024, schema: patchSchema }, async (req) => {
     const workspaceId = surface.workspaceOf(req);
-    const { status, note, duplicateOf } = req.body;
-    const change = { workspaceId, caseId: req.params.id, note: note ?? null, actor: surface.actorOf(req) };
-    if (duplicateOf === null && !(await deps.cases.unmarkDuplicate(change))) throw notFound('case');
-    const updated = status
-      ? await deps.cases.changeStatus({ ...change, status })
-      : await deps.cases.get(workspaceId, req.params.id);
-    if (!updated) throw notFound('case');
-    if (status) await statusChanged(workspaceId, [updated.id]);
+    const body = req.body;
+    const change = {
+      workspaceId,
+      caseId: req.params.id,
+      note: body.note ?? null,
+      actor: surface.actorOf(req),
+    };
+    if (body.duplicateOf === null && !(await deps.cases.unmarkDuplicate(change))) throw notFound('case');
+    const edits = body.status !== undefined || body.assignee !== undefined || body.tags !== undefined;
+    const edited = edits
+      ? await deps.cases.edit({
+          workspaceId,
+          caseId: req.params.id,
+          actor: change.actor,
+          ...(body.status !== undefined ? { status: body.status, note: change.note } : {}),
+          ...(body.expiresAt !== undefined ? { expiresAt: body.expiresAt } : {}),
+          ...(body.assignee !== undefined ? { assignee: body.assignee } : {}),
+          ...(body.tags !== undefined ? { tags: body.tags } : {}),
+        })
+      : await deps.cases.get(workspaceId, req.params.id).then((c) => c && { case: c, statusChanged: false });
+    if (!edited) throw notFound('case');
+    const updated = edited.case;
+    if (edited.statusChanged) await statusChanged(workspaceId, [updated.id]);
     return {
       ...viewCaseDetail(updated, await deps.cases.detailOf(workspaceId, updated)),
       links: await links(updated.id),

@@ -29,9 +29,7 @@ export interface KeySurface {
   role?: Role;
 }
 
-export function actorFrom(req: FastifyRequest, actor: string): Actor {
-  return { actor, ip: req.ip ?? null, userAgent: req.headers['user-agent']?.slice(0, 300) ?? null };
-}
+export { actorFrom } from './surface.js';
 
 /**
  * `expiresIn` of a create body read before the schema's verdict is acted on (the route attaches

@@ -9,10 +9,10 @@ import type { ScanService } from '../../domain/scans/scan-service.js';
 import { viewScan } from '../../domain/scans/views.js';
 import type { ScanTriageView } from '../../domain/triage/case-batch-store.js';
 import { typed } from '../typed-app.js';
-import type { Surface } from './surface.js';
+import { actorFrom, type Surface } from './surface.js';
 import { DEFAULT_LIMIT, idParams, listScansQuery } from '../schemas/scans.js';
 import { consoleScansQuery } from '../schemas/console-data.js';
-import { scanList, scanView } from '../schemas/scans-responses.js';
+import { scanDeletion, scanList, scanView } from '../schemas/scans-responses.js';
 import { consoleScanList, consoleScanView } from '../schemas/console-responses.js';
 import { responses } from '../schemas/responses.js';
 
@@ -30,7 +30,7 @@ export interface ScanRouteDeps extends ScanService {
   uploadGate: UploadGate;
 }
 
-type ScanReads = Pick<ScanRouteDeps, 'get' | 'list' | 'triageView'>;
+type ScanReads = Pick<ScanRouteDeps, 'get' | 'list' | 'triageView' | 'remove'>;
 
 /** A scan with the triage its upload asked for; the console adds the key it was uploaded as. */
 export async function viewScanOf(deps: ScanReads, surface: Surface, s: Scan) {
@@ -54,8 +54,9 @@ const SCAN_VIEWS = {
 } as const;
 
 /**
- * The workspace's scans newest first and one scan (docs/ingestion.md#scan-status), written once
- * and registered under both surfaces (`scans:read` on the API). Uploads are `scan-upload.ts`.
+ * The workspace's scans newest first and one scan (docs/ingestion.md#scan-status), and deleting
+ * one (docs/ingestion.md#deleting-a-scan; `scans:write`), written once and registered under both
+ * surfaces (`scans:read` on the API). Uploads are `scan-upload.ts`.
  */
 export function registerScanRoutes(app: FastifyInstance, deps: ScanReads, surface: Surface): void {
   const r = typed(app);
@@ -87,6 +88,19 @@ export function registerScanRoutes(app: FastifyInstance, deps: ScanReads, surfac
     const scan = await deps.get(surface.workspaceOf(req), req.params.id);
     if (!scan) throw notFound('scan');
     return viewScanOf(deps, surface, scan);
+  });
+
+  const deleteSchema = {
+    summary: 'Delete a scan with the cases only it sighted',
+    params: idParams,
+    response: responses({ 200: scanDeletion }, [...surface.errors, 404, 409]),
+  };
+  const write = surface.needs('scans:write');
+  r.delete('/scans/:id', { config: write, schema: deleteSchema }, async (req) => {
+    const actor = actorFrom(req, surface.actorOf(req));
+    const gone = await deps.remove(surface.workspaceOf(req), req.params.id, actor);
+    if (!gone) throw notFound('scan');
+    return { object: 'scan_deletion', ...gone };
   });
 }
 

@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Scope } from '../../domain/keys/scopes.js';
 import { roleForScopes, type Role } from '../../domain/workspaces/roles.js';
 import { requireRole } from '../plugins/console-session.js';
+import type { Actor } from '../../domain/keys/key-service.js';
 import { KEY_ROUTE_ERRORS, SESSION_ROUTE_ERRORS } from '../schemas/responses.js';
 
 /**
@@ -47,3 +48,8 @@ export const consoleSurface: Surface = {
   errors: SESSION_ROUTE_ERRORS,
   needs: (scope) => requireRole(roleForScopes(scope)),
 };
+
+/** Who acts, with the address and user agent an audit event records. */
+export function actorFrom(req: FastifyRequest, actor: string): Actor {
+  return { actor, ip: req.ip ?? null, userAgent: req.headers['user-agent']?.slice(0, 300) ?? null };
+}

@@ -1,4 +1,12 @@
-import { listCasesQuery, listFilterProperties, listScansQuery, patchCaseBody, uploadQuery } from './scans.js';
+import {
+  assigneeEmail,
+  caseTag,
+  listCasesQuery,
+  listFilterProperties,
+  listScansQuery,
+  patchCaseBody,
+  uploadQuery,
+} from './scans.js';
 import { caseTriageBody } from './case-triage.js';
 import { createExportBody } from './exports.js';
 
@@ -26,8 +34,23 @@ export const consoleCasesQuery = listCasesQuery;
 /** The list filters of `GET /api/v1/cases` as a JSON object (lists as arrays), as export jobs take them. */
 const filterOfExport = createExportBody.properties.filter;
 
-/** A bulk status change: the chosen cases by id, or every case of a filter (at most {@link BULK_MAX}). */
+/**
+ * A change of many cases (`POST /api/v1/cases/status`, `POST /api/v1/cases/owner`; docs/cases.md#bulk-changes):
+ * the chosen cases by id, or every case of a filter; at most {@link BULK_MAX} (a filter matching
+ * more is refused whole).
+ */
 export const BULK_MAX = 1000;
+
+const bulkChoice = {
+  caseIds: {
+    type: 'array',
+    minItems: 1,
+    maxItems: BULK_MAX,
+    uniqueItems: true,
+    items: { type: 'string', maxLength: 100 },
+  },
+  filter: filterOfExport,
+} as const;
 
 export const bulkStatusBody = {
   type: 'object',
@@ -36,16 +59,26 @@ export const bulkStatusBody = {
   properties: {
     status: patchCaseBody.properties.status,
     note: patchCaseBody.properties.note,
-    caseIds: {
-      type: 'array',
-      minItems: 1,
-      maxItems: BULK_MAX,
-      uniqueItems: true,
-      items: { type: 'string', maxLength: 100 },
-    },
-    filter: filterOfExport,
+    expiresAt: patchCaseBody.properties.expiresAt,
+    ...bulkChoice,
   },
   oneOf: [{ required: ['caseIds'] }, { required: ['filter'] }],
+} as const;
+
+const tagList = { type: 'array', minItems: 1, maxItems: 20, uniqueItems: true, items: caseTag } as const;
+
+/** Sets the owner of (null: removes it), adds tags to and removes tags from many cases. */
+export const bulkOwnerBody = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    assignee: { anyOf: [assigneeEmail, { type: 'null' }] },
+    addTags: tagList,
+    removeTags: tagList,
+    ...bulkChoice,
+  },
+  oneOf: [{ required: ['caseIds'] }, { required: ['filter'] }],
+  anyOf: [{ required: ['assignee'] }, { required: ['addTags'] }, { required: ['removeTags'] }],
 } as const;
 
 export const consoleExportBody = createExportBody;

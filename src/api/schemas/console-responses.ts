@@ -152,6 +152,20 @@ const meanDays = {
   ),
 } as const;
 
+export const bulkOwnerResult = {
+  description: 'How many of the chosen cases changed.',
+  type: 'object',
+  required: ['updated', 'tooManyTags', 'notFound'],
+  properties: {
+    updated: { type: 'integer' },
+    tooManyTags: {
+      type: 'integer',
+      description: 'Cases left as they were: the added tags would take them past 20.',
+    },
+    notFound: { type: 'integer' },
+  },
+} as const;
+
 export const dashboardView = {
   description:
     'The dashboard: open cases by priority and severity, KEV, new cases per day, AI calls this month.',

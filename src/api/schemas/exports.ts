@@ -73,6 +73,9 @@ export const listFilterBody = {
       maxItems: 5,
     },
     dueBefore: listFilterProperties.dueBefore,
+    assignee: listFilterProperties.assignee,
+    unassigned: listFilterProperties.unassigned,
+    tag: listFilterProperties.tag,
   },
 } as const;
 

@@ -28,7 +28,7 @@ export const problemSchema = {
     requestId: { type: 'string', description: 'Also in the `X-Request-Id` header.' },
     errors: {
       type: 'array',
-      description: 'One entry per failing field (400 `invalid_request` only).',
+      description: 'One entry per failing field (400 `invalid_request` and 422 `case_change_refused` only).',
       items: {
         type: 'object',
         required: ['path', 'message'],

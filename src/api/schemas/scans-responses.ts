@@ -303,6 +303,18 @@ const caseProperties = {
     description:
       'The original case of the same vulnerability on the same asset; a duplicate is hidden from lists unless `duplicates=include`.',
   },
+  assignee: { ...nullableString, description: 'Who owns it (an email); null when nobody does.' },
+  tags: {
+    ...stringList,
+    description: 'Short slugs (`[a-z0-9][a-z0-9._-]*`, at most 32 characters), at most 20.',
+  },
+  acceptance: {
+    type: ['object', 'null'],
+    description:
+      'Its risk acceptance: when it ends (the case then reopens) and why; null unless `risk_accepted`.',
+    required: ['expiresAt', 'note'],
+    properties: { expiresAt: isoDateTime, note: nullableString },
+  },
 } as const;
 
 export const caseView = {
@@ -356,11 +368,33 @@ export const caseDetail = {
         properties: {
           from: { type: ['string', 'null'] },
           to: caseStatus,
-          actor: { type: 'string', description: '`key:<id>`, `user:<id>` or `workflow:<id>`' },
+          actor: { type: 'string', description: '`key:<id>`, `user:<id>`, `workflow:<id>` or `system`' },
+          reason: {
+            ...nullableString,
+            description:
+              'Why, when the service made the change: `not_seen` (a rescan), `acceptance_expired` (docs/cases.md#risk-acceptance).',
+          },
           note: nullableString,
           at: isoDateTime,
         },
       },
+    },
+  },
+} as const;
+
+export const scanDeletion = {
+  description:
+    'A deleted scan: its findings and the cases only it sighted are gone (docs/ingestion.md#deleting-a-scan).',
+  type: 'object',
+  required: ['object', 'scanId', 'findings', 'casesDeleted', 'casesKept'],
+  properties: {
+    object: { type: 'string', const: 'scan_deletion' },
+    scanId: { type: 'string', format: 'uuid' },
+    findings: { type: 'integer', description: 'Findings removed with it.' },
+    casesDeleted: { type: 'integer', description: 'Cases no other completed scan sighted, deleted.' },
+    casesKept: {
+      type: 'integer',
+      description: 'Cases another scan sighted, kept with their sightings recounted.',
     },
   },
 } as const;

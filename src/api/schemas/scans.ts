@@ -63,6 +63,40 @@ const cve = {
 } as const;
 
 const DUE_BEFORE_MESSAGE = 'must be a date (YYYY-MM-DD, UTC) or an ISO 8601 instant with a time zone';
+/** A case's tag (docs/cases.md#owner-and-tags): a short lower-case slug. */
+export const caseTag = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 32,
+  pattern: describedPattern(
+    '^[a-z0-9][a-z0-9._-]*$',
+    'must be a short slug: lower-case letters, digits, dots, dashes and underscores, starting with a letter or digit',
+  ),
+} as const;
+
+/**
+ * A case's assignee: an email (when the workspace has members, one of theirs), by the HTML
+ * standard's rule for an email field, so no quote, angle bracket, space or control character.
+ */
+export const assigneeEmail = {
+  type: 'string',
+  minLength: 3,
+  maxLength: 254,
+  pattern: describedPattern(
+    "^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$",
+    'must be an email address',
+  ),
+} as const;
+
+/** An instant with its time zone (`2027-05-01T00:00:00Z`). */
+export const instant = {
+  type: 'string',
+  maxLength: 40,
+  pattern: describedPattern(
+    '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:\\d{2})$',
+    'must be an ISO 8601 date-time with a time zone',
+  ),
+} as const;
 
 /** A comma-separated list of `values`, e.g. `HIGH,CRITICAL`. */
 const listOf = (values: readonly string[]) =>
@@ -107,6 +141,12 @@ export const listFilterProperties = {
   },
   /** Cases marked a duplicate of another are hidden unless `include`. */
   duplicates: { type: 'string', enum: ['include', 'exclude'] },
+  /** Owned by this email (docs/cases.md#owner-and-tags). */
+  assignee: assigneeEmail,
+  /** `true`: owned by nobody. */
+  unassigned: { type: 'boolean' },
+  /** Carries this tag. */
+  tag: caseTag,
 } as const;
 
 export const listFindingsQuery = {
@@ -145,19 +185,39 @@ export interface ListQuery {
   sla?: string;
   dueBefore?: string;
   duplicates?: 'include' | 'exclude';
+  assignee?: string;
+  unassigned?: boolean;
+  tag?: string;
   sort?: CaseSort;
 }
 
+/** A case's tags: at most 20, each once. */
+export const caseTags = { type: 'array', maxItems: 20, uniqueItems: true, items: caseTag } as const;
+
+/**
+ * `PATCH /api/v1/cases/:id`: any of status (with its note; `risk_accepted` also with `expiresAt`),
+ * assignee (null removes the owner) and tags (the whole set).
+ */
 export const patchCaseBody = {
   type: 'object',
   additionalProperties: false,
+  minProperties: 1,
   properties: {
     status: { type: 'string', enum: [...CASE_STATUSES] },
     note: { type: 'string', maxLength: 2000 },
+    /** When a risk acceptance ends (docs/cases.md#risk-acceptance). */
+    expiresAt: instant,
+    assignee: { anyOf: [assigneeEmail, { type: 'null' }] },
+    tags: caseTags,
     /** Only `null`: un-marks a duplicate (docs/cases.md#one-vulnerability-one-case). */
     duplicateOf: { type: 'null' },
   },
-  anyOf: [{ required: ['status'] }, { required: ['duplicateOf'] }],
+  anyOf: [
+    { required: ['status'] },
+    { required: ['assignee'] },
+    { required: ['tags'] },
+    { required: ['duplicateOf'] },
+  ],
 } as const;
 
 /** The list filters of a parsed query string (comma lists split): shared by the list and export routes. */
@@ -181,5 +241,8 @@ export function listFiltersOf(q: ListQuery): ListFilters {
     sla: splitList(q.sla),
     dueBefore: q.dueBefore,
     duplicates: q.duplicates,
+    assignee: q.assignee,
+    unassigned: q.unassigned,
+    tag: q.tag,
   };
 }

@@ -76,6 +76,7 @@ export const AUDIT_ACTIONS = [
   'workflow_enable',
   'workflow_disable',
   'workflow_delete',
+  'scan_delete',
   'invitation_create',
   'invitation_revoke',
   'invitation_accept',

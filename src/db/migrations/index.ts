@@ -21,6 +21,7 @@ import { M022InhouseGateRecords } from './m022-inhouse-gate-records.js';
 import { M023CisaSsvc } from './m023-cisa-ssvc.js';
 import { M024RescanResolution } from './m024-rescan-resolution.js';
 import { M025Sla } from './m025-sla.js';
+import { M026CaseOwnerAcceptance } from './m026-case-owner-acceptance.js';
 import { M027OneVulnerabilityOneCase } from './m027-one-vulnerability-one-case.js';
 import { M028MembersAndRoles } from './m028-members-and-roles.js';
 import { M029WorkspaceSso } from './m029-workspace-sso.js';
@@ -53,6 +54,7 @@ export const migrationsList: MigrationObject[] = [
   { name: 'm023-cisa-ssvc', class: M023CisaSsvc },
   { name: 'm024-rescan-resolution', class: M024RescanResolution },
   { name: 'm025-sla', class: M025Sla },
+  { name: 'm026-case-owner-acceptance', class: M026CaseOwnerAcceptance },
   { name: 'm027-one-vulnerability-one-case', class: M027OneVulnerabilityOneCase },
   { name: 'm028-members-and-roles', class: M028MembersAndRoles },
   { name: 'm029-workspace-sso', class: M029WorkspaceSso },

@@ -1,13 +1,23 @@
-import type { Db, Pool } from '../../db/pool.js';
+import type { Pool } from '../../db/pool.js';
 import type { Page } from '../../lib/cursor.js';
 import type { ListFilters } from './list-filters.js';
 import type { Case } from './case.js';
 import type { CaseSort } from './case-sort.js';
 import {
+  changeOwnerOfMany,
+  changeStatusOfCases,
+  editCase,
+  type BulkOwnerInput,
+  type BulkStatusChange,
+  type BulkStatusResult,
+  type CaseEdit,
+  type CaseRules,
+} from './case-edit.js';
+import type { BulkOwnerResult } from './case-owner-store.js';
+import { getSlaPolicy } from './sla-policy-store.js';
+import {
   caseDashboard,
   caseDetail,
-  caseStatus,
-  changeCaseStatus,
   countCases,
   getCase,
   listCaseEvidence,
@@ -21,25 +31,8 @@ import { listCaseTriageHistory, type CaseTriageHistoryEntry } from './case-triag
 import { unmarkDuplicate } from './case-duplicates.js';
 import { getFinding, listFindings, type StoredFinding } from './finding-store.js';
 
-/** The input of one status change: who changed which case of which workspace to what, and why. */
-export interface CaseStatusChange {
-  workspaceId: string;
-  caseId: string;
-  status: string;
-  note: string | null;
-  actor: string;
-}
-
-/** The input of a status change of many cases: ids, or the list's filters (at most `max` cases). */
-export interface BulkStatusChange {
-  workspaceId: string;
-  caseIds?: string[];
-  filter?: ListFilters;
-  max: number;
-  status: string;
-  note: string | null;
-  actor: string;
-}
+export type { BulkStatusChange, BulkStatusResult, BulkOwnerInput, CaseEdit };
+export type { BulkOwnerResult };
 
 /**
  * Cases and findings as the HTTP edge reads and changes them (docs/cases.md), bound once to the
@@ -80,15 +73,25 @@ export interface CaseService {
     caseId: string,
     q: { limit: number; cursor?: string },
   ): Promise<Page<CaseTriageHistoryEntry> | null>;
-  /** Changes one case's status with a history entry; null when the case is not in the workspace. */
-  changeStatus(input: CaseStatusChange): Promise<Case | null>;
+  /**
+   * Changes one case's status, owner and tags under the rules of `case-edit.ts` (a 422 problem
+   * when one is broken); null when the case is not in the workspace.
+   */
+  edit(input: CaseEdit): Promise<{ case: Case; statusChanged: boolean } | null>;
   /**
    * Un-marks a duplicate, for good (`unmarkDuplicate`); false when the case is not in the
    * workspace.
    */
-  unmarkDuplicate(input: Omit<CaseStatusChange, 'status'>): Promise<boolean>;
+  unmarkDuplicate(input: {
+    workspaceId: string;
+    caseId: string;
+    note: string | null;
+    actor: string;
+  }): Promise<boolean>;
   /** One status change applied to many cases ({@link changeStatusOfCases}). */
   changeStatusOfMany(input: BulkStatusChange): Promise<BulkStatusResult>;
+  /** One owner and tags change applied to many cases ({@link changeOwnerOfMany}). */
+  changeOwnerOfMany(input: BulkOwnerInput): Promise<BulkOwnerResult>;
   /** Cases of the filters by severity and by triage priority. */
   counts(workspaceId: string, filter: ListFilters): Promise<CaseCounts>;
   /** The dashboard's figures: open cases, open KEV cases, new cases per day over `days`. */
@@ -104,9 +107,19 @@ export interface CaseService {
 
 /**
  * The case service over `pool`: plain delegation to the cases area's stores. SLA states are read
- * at `clock()` (docs/cases.md#due-dates-and-sla).
+ * at `clock()` (docs/cases.md#due-dates-and-sla); `clock` and `maxAcceptanceDays` are what the
+ * rules of a risk acceptance are checked against.
  */
-export function createCaseService(pool: Pool, clock: () => Date = () => new Date()): CaseService {
+export function createCaseService(
+  pool: Pool,
+  clock: () => Date = () => new Date(),
+  maxAcceptanceDays: (workspaceId: string) => Promise<number> = async (workspaceId) =>
+    (await getSlaPolicy(pool, workspaceId)).maxAcceptanceDays,
+): CaseService {
+  const rules = async (workspaceId: string): Promise<CaseRules> => ({
+    now: clock(),
+    maxAcceptanceDays: await maxAcceptanceDays(workspaceId),
+  });
   return {
     list: (workspaceId, q) => listCases(pool, workspaceId, { ...q, now: clock() }),
     get: (workspaceId, id) => getCase(pool, workspaceId, id, clock()),
@@ -126,60 +139,13 @@ export function createCaseService(pool: Pool, clock: () => Date = () => new Date
       const c = await getCase(pool, workspaceId, caseId);
       return c ? listCaseTriageHistory(pool, { workspaceId, caseId: c.id }, q) : null;
     },
-    changeStatus: (input) => changeCaseStatus(pool, input, clock()),
-    changeStatusOfMany: (input) => changeStatusOfCases(pool, input),
+    edit: async (input) => editCase(pool, input, await rules(input.workspaceId)),
+    changeStatusOfMany: async (input) => changeStatusOfCases(pool, input, await rules(input.workspaceId)),
+    changeOwnerOfMany: (input) => changeOwnerOfMany(pool, input),
     unmarkDuplicate: (input) => unmarkDuplicate(pool, input),
     counts: (workspaceId, filter) => countCases(pool, workspaceId, { ...filter, now: clock() }),
     dashboard: (workspaceId, now, days) => caseDashboard(pool, workspaceId, now, days),
     findings: (workspaceId, q) => listFindings(pool, workspaceId, { ...q, now: clock() }),
     finding: (workspaceId, id) => getFinding(pool, workspaceId, id),
   };
-}
-
-export interface BulkStatusResult {
-  /** Cases whose status changed (a history entry each). */
-  changed: number;
-  /** Cases that already had the status. */
-  unchanged: number;
-  /** Ids not found in the workspace. */
-  notFound: number;
-  /** The ids of the cases whose status changed (what a workflow trigger is told). */
-  changedIds: string[];
-}
-
-/**
- * One status change (with its note and actor) applied to many cases, each through
- * {@link changeCaseStatus}, so each case gets its own history entry exactly as a single PATCH
- * would write it. `filter` selects cases with the list's own query, at most `max` of them.
- */
-export async function changeStatusOfCases(pool: Pool, input: BulkStatusChange): Promise<BulkStatusResult> {
-  const ids = input.caseIds ?? (await caseIdsOf(pool, input.workspaceId, input.filter ?? {}, input.max));
-  const result: BulkStatusResult = { changed: 0, unchanged: 0, notFound: 0, changedIds: [] };
-  for (const caseId of ids) {
-    const before = await caseStatus(pool, input.workspaceId, caseId);
-    const after = await changeCaseStatus(pool, { ...input, caseId });
-    if (!after || before === null) result.notFound += 1;
-    else if (before === input.status) result.unchanged += 1;
-    else {
-      result.changed += 1;
-      result.changedIds.push(caseId);
-    }
-  }
-  return result;
-}
-
-/** Ids of the cases a filter selects (newest first), through the list's own query, up to `max`. */
-async function caseIdsOf(db: Db, workspaceId: string, filter: ListFilters, max: number): Promise<string[]> {
-  const ids: string[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await listCases(db, workspaceId, {
-      ...filter,
-      limit: Math.min(200, max - ids.length),
-      cursor,
-    });
-    ids.push(...page.data.map((c) => c.id));
-    cursor = page.nextCursor ?? undefined;
-  } while (cursor && ids.length < max);
-  return ids;
 }

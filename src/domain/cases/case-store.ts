@@ -35,8 +35,25 @@ export interface StatusChange {
   from: string | null;
   to: string;
   actor: string;
+  /** Why the service itself made the change (`acceptance_expired`); null for a person's or tracker's. */
+  reason: string | null;
   note: string | null;
   at: Date;
+}
+
+/** One status change as {@link changeStatusIn} applies it. */
+export interface StatusChangeInput {
+  workspaceId: string;
+  caseId: string;
+  status: string;
+  note: string | null;
+  actor: string;
+  reason?: string | null;
+  /**
+   * When a risk acceptance expires: required with `risk_accepted` (docs/cases.md#risk-acceptance;
+   * the caller has checked it against the policy), ignored otherwise.
+   */
+  expiresAt?: Date | null;
 }
 
 export interface CaseDetail {
@@ -114,15 +131,6 @@ export async function getCase(
   return rows[0] ? toCase(rows[0]) : null;
 }
 
-/** The status of a case of the workspace, null when it has none there. */
-export async function caseStatus(db: Db, workspaceId: string, caseId: string): Promise<string | null> {
-  if (!isUuid(caseId)) return null;
-  const { rows } = await db.query<{ status: string }>(
-    sql`SELECT status FROM cases WHERE id = ${caseId} AND workspace_id = ${workspaceId}`,
-  );
-  return rows[0]?.status ?? null;
-}
-
 /**
  * A case's sightings, newest first, a page at a time: each finding of the case's fingerprint in a
  * completed scan with its evidence, paged on the finding's insertion sequence.
@@ -158,7 +166,7 @@ export async function caseDetail(
   const [evidence, history, triageHistory] = await Promise.all([
     listCaseEvidence(db, { workspaceId, fingerprint: c.fingerprint }, { limit: evidenceLimit }),
     db.query<StatusChange>(
-      sql`SELECT from_status AS "from", to_status AS "to", actor, note, at FROM case_status_history
+      sql`SELECT from_status AS "from", to_status AS "to", actor, reason, note, at FROM case_status_history
            WHERE case_id = ${c.id} ORDER BY id`,
     ),
     listCaseTriageHistory(db, { workspaceId, caseId: c.id }, { limit: triageHistoryLimit }),
@@ -167,34 +175,51 @@ export async function caseDetail(
 }
 
 /**
- * Changes a case's status and records who did it, from what, and why. Setting the status it
- * already has changes nothing and writes no history. Null when the case is not in the workspace.
+ * Changes a case's status and records who did it, from what, and why, on `tx` (a transaction
+ * client: the case row stays locked until it commits). Setting the status it already has changes
+ * nothing and writes no history, except that accepting an accepted risk again with another
+ * expiry moves the expiry (and takes the new note) and records it. Entering `risk_accepted` sets the acceptance's expiry;
+ * leaving it clears it, so the expiry is set exactly while the case is accepted.
  */
+export async function changeStatusIn(
+  tx: Db,
+  input: StatusChangeInput,
+): Promise<'changed' | 'unchanged' | 'missing'> {
+  if (!isUuid(input.caseId)) return 'missing';
+  const { rows } = await tx.query<{ status: string; expires: Date | null }>(
+    sql`SELECT status, acceptance_expires_at AS expires FROM cases
+         WHERE id = ${input.caseId} AND workspace_id = ${input.workspaceId} FOR UPDATE`,
+  );
+  const row = rows[0];
+  if (!row) return 'missing';
+  const accepted = input.status === 'risk_accepted';
+  if (accepted && !input.expiresAt) throw new Error('risk_accepted needs its expiry');
+  const expires = accepted ? input.expiresAt! : null;
+  if (row.status === input.status && (!accepted || row.expires?.getTime() === expires?.getTime())) {
+    return 'unchanged';
+  }
+  await tx.query(
+    sql`UPDATE cases SET status = ${input.status}, acceptance_expires_at = ${expires},
+              acceptance_note = ${accepted ? input.note : null}, updated_at = now()
+         WHERE id = ${input.caseId}`,
+  );
+  await tx.query(
+    sql`INSERT INTO case_status_history (case_id, from_status, to_status, actor, reason, note)
+        VALUES (${input.caseId}, ${row.status}, ${input.status}, ${input.actor}, ${input.reason ?? null}, ${input.note})`,
+  );
+  // A case reopened gets the due date of today's policy; a resolved one keeps its own.
+  await refreshDueDates(tx, input.workspaceId, { caseIds: [input.caseId] });
+  return 'changed';
+}
+
+/** {@link changeStatusIn} in its own transaction, answering the case; null when the workspace has none of that id. */
 export async function changeCaseStatus(
   pool: Pool,
-  input: { workspaceId: string; caseId: string; status: string; note: string | null; actor: string },
+  input: StatusChangeInput,
   now: Date | null = null,
 ): Promise<Case | null> {
-  if (!isUuid(input.caseId)) return null;
-  const changed = await withTransaction(pool, async (tx) => {
-    const { rows } = await tx.query<{ status: string }>(
-      sql`SELECT status FROM cases WHERE id = ${input.caseId} AND workspace_id = ${input.workspaceId} FOR UPDATE`,
-    );
-    const from = rows[0]?.status;
-    if (from === undefined) return false;
-    if (from === input.status) return true;
-    await tx.query(
-      sql`UPDATE cases SET status = ${input.status}, updated_at = now() WHERE id = ${input.caseId}`,
-    );
-    await tx.query(
-      sql`INSERT INTO case_status_history (case_id, from_status, to_status, actor, note)
-          VALUES (${input.caseId}, ${from}, ${input.status}, ${input.actor}, ${input.note})`,
-    );
-    // A case reopened gets the due date of today's policy; a resolved one keeps its own.
-    await refreshDueDates(tx, input.workspaceId, { caseIds: [input.caseId] });
-    return true;
-  });
-  return changed ? getCase(pool, input.workspaceId, input.caseId, now) : null;
+  const outcome = await withTransaction(pool, (tx) => changeStatusIn(tx, input));
+  return outcome === 'missing' ? null : getCase(pool, input.workspaceId, input.caseId, now);
 }
 
 /**

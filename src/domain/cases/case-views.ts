@@ -102,6 +102,9 @@ export function viewCaseRecord(c: Case) {
     sla: c.sla,
     duplicateOf: c.duplicateOf,
     leadCveId: c.leadCveId,
+    assignee: c.assignee,
+    tags: c.tags,
+    acceptance: c.acceptance,
   };
 }
 
@@ -142,5 +145,12 @@ export function viewEvidence(e: Evidence) {
 }
 
 function viewStatusChange(h: StatusChange) {
-  return { from: h.from, to: h.to, actor: h.actor, note: h.note, at: h.at.toISOString() };
+  return {
+    from: h.from,
+    to: h.to,
+    actor: h.actor,
+    reason: h.reason,
+    note: h.note,
+    at: h.at.toISOString(),
+  };
 }

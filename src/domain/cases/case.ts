@@ -77,6 +77,18 @@ export interface Case {
    * list only (undefined elsewhere).
    */
   leadCveId?: string | null;
+  /** Who owns it (an email), null when nobody does (docs/cases.md#owner-and-tags). */
+  assignee: string | null;
+  /** Short slugs, at most 20. */
+  tags: string[];
+  /** Its risk acceptance: set exactly while it is `risk_accepted` (docs/cases.md#risk-acceptance). */
+  acceptance: CaseAcceptance | null;
+}
+
+/** When a risk acceptance ends (the case then reopens) and why it was accepted. */
+export interface CaseAcceptance {
+  expiresAt: string;
+  note: string | null;
 }
 
 /** The location columns a case row and a finding row share (a finding adds `os`). */
@@ -140,6 +152,10 @@ export interface CaseRow extends Pick<Case, SameNamed>, TriageColumnsRow, Locati
   triage_stale: boolean;
   due_at: string | null;
   sla: SlaState | null;
+  assignee: string | null;
+  tags: string[];
+  acceptance_expires_at: string | null;
+  acceptance_note: string | null;
 }
 
 /**
@@ -169,7 +185,9 @@ const caseColumns = (
   ${isoText(sql`c.updated_at`)} AS updated_at, ${triageColumns('c')}, c.triage_stale, c.duplicate_of,
   ${kevColumnSql('c')}, ${isoText(sql`c.due_at`)} AS due_at, ${slaStateSql('c', now)} AS sla,
   (SELECT max(e.epss) FROM epss_scores e WHERE e.cve_id = ANY(c.cve_ids)) AS epss,
-  lf.cvss_vector, lf.component_version, lf.purl, lf.file, lf.line`;
+  lf.cvss_vector, lf.component_version, lf.purl, lf.file, lf.line,
+  c.assignee, array_to_json(c.tags) AS tags, ${isoText(sql`c.acceptance_expires_at`)} AS acceptance_expires_at,
+  c.acceptance_note`;
 
 const NEWEST_SIGHTING = sql`LEFT JOIN LATERAL (
   SELECT f.cvss_vector, f.component_version, f.purl, f.file, f.line FROM findings f
@@ -253,5 +271,11 @@ export function toCase(r: CaseRow): Case {
     dueAt: r.due_at,
     sla: r.sla,
     duplicateOf: r.duplicate_of,
+    assignee: r.assignee,
+    tags: r.tags,
+    acceptance:
+      r.acceptance_expires_at === null
+        ? null
+        : { expiresAt: r.acceptance_expires_at, note: r.acceptance_note },
   };
 }

@@ -4,7 +4,8 @@ import { slaStateSql } from './case-due-dates.js';
 
 /**
  * The list filters (severity, status, priority, action, triaged, stale, CVE, asset, scanner,
- * scan, KEV, EPSS at least, SLA state, due before) as SQL over a table alias. Shared by the
+ * scan, KEV, EPSS at least, SLA state, due before, assignee, unassigned, tag) as SQL over a table
+ * alias. Shared by the
  * findings and cases lists and the exports. A finding has no status or triage of its own: its
  * status and triage are its case's (same workspace and fingerprint).
  */
@@ -37,6 +38,12 @@ export interface ListFilters {
    * @defaultValue 'exclude'
    */
   duplicates?: 'include' | 'exclude';
+  /** Owned by this email (any case) (docs/cases.md#owner-and-tags). */
+  assignee?: string;
+  /** `true`: owned by nobody; `false`: owned by someone. */
+  unassigned?: boolean;
+  /** Carries this tag. */
+  tag?: string;
 }
 
 /** The table aliases the filters are written over: `c` for `cases`, `f` for `findings`. */
@@ -64,6 +71,10 @@ export function filterWhere(alias: FilterAlias, f: ListFilters, table: 'findings
     onCase.push(at === null ? sql`false` : sql`${c}.due_at < ${at.toISOString()}::timestamptz`);
   }
   if (table === 'cases' && f.duplicates !== 'include') where.push(sql`${t}.duplicate_of IS NULL`);
+  if (f.assignee !== undefined) onCase.push(sql`${c}.assignee = ${f.assignee.trim().toLowerCase()}`);
+  if (f.unassigned !== undefined)
+    onCase.push(sql`${c}.assignee IS ${f.unassigned ? sql.empty : sql`NOT `}NULL`);
+  if (f.tag !== undefined) onCase.push(sql`${c}.tags @> ARRAY[${f.tag}::text]`);
   if (onCase.length && table === 'cases') where.push(...onCase);
   if (onCase.length && table === 'findings') {
     where.push(

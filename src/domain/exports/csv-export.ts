@@ -37,6 +37,10 @@ export const CSV_COLUMNS = [
   'triageModel',
   'triageStale',
   'fingerprint',
+  'assignee',
+  'tags',
+  'acceptanceExpiresAt',
+  'acceptanceNote',
 ] as const;
 
 /**
@@ -91,6 +95,10 @@ export function csvRecord(c: Case): (string | number | boolean)[] {
     text(t?.model),
     c.triageStale,
     c.fingerprint,
+    text(c.assignee),
+    text(c.tags.join(' ')),
+    c.acceptance?.expiresAt ?? '',
+    text(c.acceptance?.note),
   ];
 }
 

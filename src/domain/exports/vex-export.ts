@@ -2,15 +2,19 @@ import { Readable } from 'node:stream';
 import type { Case, CaseStatus } from '../cases/case.js';
 import { nvdUrl, type ExportMeta } from './export-case.js';
 
-type VexState = 'in_triage' | 'resolved' | 'false_positive' | 'exploitable';
+type VexState = 'in_triage' | 'resolved' | 'not_affected' | 'exploitable';
 type VexResponse = 'will_not_fix' | 'update' | 'workaround_available';
 
-/** `analysis.state` from the case status (docs/exports.md; CycloneDX 1.6 impactAnalysisState). */
+/**
+ * `analysis.state` from the case status (docs/exports.md#cyclonedx-vex; CycloneDX 1.6
+ * impactAnalysisState). A false positive is `not_affected`: the product is not affected by
+ * the vulnerability the scanner named, which is what a VEX consumer acts on.
+ */
 const STATE: Record<CaseStatus, VexState> = {
   open: 'in_triage',
   in_progress: 'in_triage',
   resolved: 'resolved',
-  false_positive: 'false_positive',
+  false_positive: 'not_affected',
   risk_accepted: 'exploitable',
 };
 
@@ -59,13 +63,30 @@ function cvssSeverity(score: number): string {
   return 'none';
 }
 
+/**
+ * `analysis.response`: an accepted risk will not be fixed (whatever its triage advised), a false
+ * positive needs no response; otherwise what the triage recommends.
+ */
 function responses(c: Case): VexResponse[] {
+  if (c.status === 'risk_accepted') return ['will_not_fix'];
+  if (c.status === 'false_positive') return [];
   const out = new Set<VexResponse>();
-  if (c.status === 'risk_accepted') out.add('will_not_fix');
   const action = c.triage?.recommendedAction;
   if (action?.startsWith('PATCH_')) out.add('update');
   if (action === 'MITIGATE') out.add('workaround_available');
   return [...out];
+}
+
+/**
+ * `analysis.detail`: an accepted risk's justification and when the acceptance ends (the case
+ * reopens then), else the triage's reasoning.
+ */
+function detailOf(c: Case): { detail?: string } {
+  if (c.acceptance) {
+    const why = c.acceptance.note ? `${c.acceptance.note} ` : '';
+    return { detail: `${why}(risk accepted until ${c.acceptance.expiresAt})`.trim() };
+  }
+  return c.triage ? { detail: c.triage.reasoning } : {};
 }
 
 function vulnerabilityOf(c: Case, affected: VexComponent | null, meta: ExportMeta): object {
@@ -103,7 +124,7 @@ function vulnerabilityOf(c: Case, affected: VexComponent | null, meta: ExportMet
     analysis: {
       state: STATE[c.status],
       ...(response.length ? { response } : {}),
-      ...(c.triage ? { detail: c.triage.reasoning } : {}),
+      ...detailOf(c),
       firstIssued: c.firstSeen,
       lastUpdated: c.triage && c.triage.triagedAt > c.lastSeen ? c.triage.triagedAt : c.lastSeen,
     },
@@ -116,6 +137,9 @@ function vulnerabilityOf(c: Case, affected: VexComponent | null, meta: ExportMet
       ...(c.epss !== null ? [{ name: 'vuln-triage:epss', value: String(c.epss) }] : []),
       ...(c.triage ? [{ name: 'vuln-triage:priority', value: c.triage.priority }] : []),
       ...(c.triageStale ? [{ name: 'vuln-triage:triageStale', value: 'true' }] : []),
+      ...(c.acceptance ? [{ name: 'vuln-triage:acceptanceExpiresAt', value: c.acceptance.expiresAt }] : []),
+      ...(c.assignee ? [{ name: 'vuln-triage:assignee', value: c.assignee }] : []),
+      ...c.tags.map((t) => ({ name: 'vuln-triage:tag', value: t })),
     ],
   };
 }

@@ -1,3 +1,5 @@
+import { deleteScan, type ScanDeletion } from './delete-scan.js';
+import type { Actor } from '../keys/key-service.js';
 import type { Page } from '../../lib/cursor.js';
 import { uploadScan, type UploadScanDeps, type UploadScanInput } from './upload-scan.js';
 import { getScan, listScans, type Scan, type ScanStatus } from './scan-store.js';
@@ -13,6 +15,8 @@ export interface ScanService {
   list(workspaceId: string, q: { status?: ScanStatus; limit: number; cursor?: string }): Promise<Page<Scan>>;
   /** Takes an upload place, checks the free space, stores the file, records its scan and enqueues its parse ({@link uploadScan}). */
   upload(input: UploadScanInput): Promise<{ scan: Scan; replayed: boolean }>;
+  /** Deletes a completed or failed scan with the cases only it sighted ({@link deleteScan}); null when none. */
+  remove(workspaceId: string, scanId: string, actor: Actor): Promise<ScanDeletion | null>;
 }
 
 /** The scan service: plain delegation to the scan store and {@link uploadScan}. */
@@ -21,5 +25,6 @@ export function createScanService(deps: UploadScanDeps): ScanService {
     get: (workspaceId, id) => getScan(deps.pool, workspaceId, id),
     list: (workspaceId, q) => listScans(deps.pool, workspaceId, q),
     upload: (input) => uploadScan(deps, input),
+    remove: (workspaceId, scanId, actor) => deleteScan(deps.pool, { workspaceId, scanId, actor }),
   };
 }

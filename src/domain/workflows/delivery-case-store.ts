@@ -29,6 +29,8 @@ interface DeliveryCaseRow {
   first_seen: Date;
   last_seen: Date;
   due_at: Date | null;
+  assignee: string | null;
+  tags: string[];
 }
 
 /** The case as a delivery renders it, with its KEV membership, highest EPSS and environment. */
@@ -40,6 +42,8 @@ export async function loadDeliveryCase(
   const { rows } = await db.query<DeliveryCaseRow>(
     sql`SELECT c.id, c.title, c.severity, c.priority, c.recommended_action, c.reasoning, c.status, c.scanner,
                c.rule_id, c.cve_ids, c.cvss_score, c.asset, c.host, c.component, c.first_seen, c.last_seen, c.due_at,
+               c.rule_id, c.cve_ids, c.cvss_score, c.asset, c.host, c.component, c.first_seen, c.last_seen,
+               c.assignee, c.tags,
                EXISTS (SELECT 1 FROM kev_entries k WHERE k.cve_id = ANY(c.cve_ids)) AS kev,
                (SELECT to_char(min(k.due_date), 'YYYY-MM-DD') FROM kev_entries k WHERE k.cve_id = ANY(c.cve_ids))
                  AS kev_due_date,
@@ -74,5 +78,7 @@ export async function loadDeliveryCase(
     consoleUrl: `${base}/cases/${r.id}`,
     kevDueDate: r.kev_due_date,
     dueAt: r.due_at,
+    assignee: r.assignee,
+    tags: r.tags,
   };
 }

@@ -1,6 +1,8 @@
 import type { Pool } from '../../db/pool.js';
 import { AppError } from '../../lib/errors.js';
 import { changeCaseStatus } from '../cases/case-store.js';
+import { longestAcceptanceFrom } from '../cases/risk-acceptance.js';
+import { getSlaPolicy } from '../cases/sla-policy-store.js';
 import type { CaseStatus } from '../cases/case-status.js';
 import { firstSightOfInbound } from './inbound-event-store.js';
 import { findLinkByExternalId, updateLink } from './link-store.js';
@@ -111,6 +113,11 @@ async function apply(deps: InboundDeps, w: Workflow, change: InboundChange): Pro
     status: change.status,
     note: change.note,
     actor: `workflow:${w.id}`,
+    // A tracker's "won't fix" names no end: the longest acceptance the workspace allows.
+    expiresAt: longestAcceptanceFrom(
+      deps.clock(),
+      (await getSlaPolicy(deps.pool, w.workspaceId)).maxAcceptanceDays,
+    ),
   });
   if (!changed) return { applied: false, reason: 'the case is gone' };
   await deps.trigger.casesChanged(w.workspaceId, [link.case_id], 'case.status_changed', {

@@ -25,6 +25,8 @@ const FIELD_LIST: Record<string, (c: DeliveryCase) => string> = {
   host: (c) => c.host ?? '',
   component: (c) => c.component ?? '',
   environment: (c) => c.environment ?? '',
+  assignee: (c) => c.assignee ?? '',
+  tags: (c) => c.tags.join(', '),
   url: (c) => c.url,
 };
 /** Without a prototype, so no inherited name (`constructor`, `__proto__`) is ever a field. */

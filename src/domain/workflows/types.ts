@@ -88,4 +88,7 @@ export interface DeliveryCase {
   kevDueDate: string | null;
   /** Its due date under the workspace SLA policy (docs/cases.md#due-dates-and-sla), or null. */
   dueAt: Date | null;
+  /** Who owns the case (an email), null when nobody does. */
+  assignee: string | null;
+  tags: string[];
 }

@@ -205,7 +205,11 @@ describe('answers match their documented response schemas', () => {
     await call('GET', '/api/v1/cases/:id/evidence', { url: `/api/v1/cases/${finding.caseId}/evidence` });
     const patched = await call('PATCH', '/api/v1/cases/:id', {
       url: `/api/v1/cases/${finding.caseId}`,
-      payload: { status: 'risk_accepted', note: 'compensating control' },
+      payload: {
+        status: 'risk_accepted',
+        note: 'compensating control',
+        expiresAt: new Date(Date.now() + 30 * 86_400_000).toISOString(),
+      },
     });
     expect(patched.json<{ history: unknown[] }>().history).toHaveLength(1);
     const missing = await call('GET', '/api/v1/cases/:id', {

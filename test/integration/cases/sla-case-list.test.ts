@@ -117,7 +117,15 @@ describe('SLA states', () => {
         method: 'PATCH',
         url: `/api/v1/cases/${(await byTitle(title)).id}`,
         headers: { 'x-api-key': writer.key },
-        payload: { status },
+        // A risk acceptance names its end and why (docs/cases.md#risk-acceptance).
+        payload:
+          status === 'risk_accepted'
+            ? {
+                status,
+                note: 'accepted for the test',
+                expiresAt: new Date(t.clock().getTime() + 30 * DAY).toISOString(),
+              }
+            : { status },
       });
       expect(res.statusCode, res.body).toBe(200);
       return res.json() as ListedCase;

@@ -258,7 +258,11 @@ describe.each(backends)('scan ingestion end to end on $name', ({ name, redisUrl 
       method: 'PATCH',
       url: `/api/v1/cases/${first.id}`,
       headers: { 'x-api-key': key },
-      payload: { status: 'risk_accepted', note: 'Compensating control in place.' },
+      payload: {
+        status: 'risk_accepted',
+        note: 'Compensating control in place.',
+        expiresAt: new Date(Date.now() + 30 * 86_400_000).toISOString(),
+      },
     });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({

@@ -542,7 +542,11 @@ describe('deliveries to GitHub', () => {
       'x-github-api-version': '2022-11-28',
     });
 
-    await api('PATCH', `/api/v1/cases/${caseId}`, { status: 'risk_accepted' });
+    await api('PATCH', `/api/v1/cases/${caseId}`, {
+      status: 'risk_accepted',
+      note: 'not ours to fix',
+      expiresAt: new Date(Date.now() + 30 * 86_400_000).toISOString(),
+    });
     expect(await settled(wf.id, 2)).toBe(true);
     expect(issue).toMatchObject({ state: 'closed', stateReason: 'not_planned' });
     expect(github.issues.length - before).toBe(1);

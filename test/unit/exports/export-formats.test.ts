@@ -32,6 +32,13 @@ describe('CSV export', () => {
       file: 'src/db/query.js',
       line: '42',
     });
+    expect(rows[0]).toMatchObject({ assignee: '', tags: '', acceptanceExpiresAt: '', acceptanceNote: '' });
+    expect(rows[1]).toMatchObject({
+      assignee: 'alice@acme.test',
+      tags: 'payments pci',
+      acceptanceExpiresAt: '2027-05-01T00:00:00.000Z',
+      acceptanceNote: 'Compensating WAF rule; upgrade with the Q2 release.',
+    });
   });
 
   it('neutralises cells a spreadsheet would run as a formula', async () => {
@@ -130,11 +137,11 @@ describe('CycloneDX 1.6 VEX export', () => {
       'exploitable',
       'in_triage',
       'resolved',
-      'false_positive',
+      'not_affected',
     ]);
     expect(analyses.map((a) => a.response)).toEqual([
       ['update'],
-      ['will_not_fix', 'workaround_available'],
+      ['will_not_fix'],
       undefined,
       undefined,
       undefined,
@@ -153,6 +160,35 @@ describe('CycloneDX 1.6 VEX export', () => {
     expect(spring!.affects).toEqual([{ ref: 'pkg:maven/org.springframework/spring-beans@5.3.17' }]);
     spring!.analysis.state = 'ignored';
     expect(validate(bom)).toBe(false);
+  });
+
+  it('exports an accepted risk as will_not_fix with its justification and expiry, whatever its triage advised', async () => {
+    const accepted = SAMPLE_CASES[1]!;
+    const bom = JSON.parse(await render('cyclonedx-vex', [accepted])) as Vex;
+    expect(validate(bom), JSON.stringify(validate.errors?.slice(0, 3))).toBe(true);
+    const [v] = bom.vulnerabilities;
+    expect(v!.analysis).toMatchObject({
+      state: 'exploitable',
+      response: ['will_not_fix'],
+      detail:
+        'Compensating WAF rule; upgrade with the Q2 release. (risk accepted until 2027-05-01T00:00:00.000Z)',
+    });
+    expect(v!.properties).toEqual(
+      expect.arrayContaining([
+        { name: 'vuln-triage:acceptanceExpiresAt', value: '2027-05-01T00:00:00.000Z' },
+        { name: 'vuln-triage:assignee', value: 'alice@acme.test' },
+        { name: 'vuln-triage:tag', value: 'pci' },
+      ]),
+    );
+  });
+
+  it('exports a false positive as not_affected with no response, even when its triage said to patch', async () => {
+    const triaged = { ...SAMPLE_CASES[0]!, status: 'false_positive' as const };
+    expect(triaged.triage?.recommendedAction).toBe('PATCH_IMMEDIATELY');
+    const bom = JSON.parse(await render('cyclonedx-vex', [triaged])) as Vex;
+    expect(validate(bom), JSON.stringify(validate.errors?.slice(0, 3))).toBe(true);
+    expect(bom.vulnerabilities[0]!.analysis.state).toBe('not_affected');
+    expect(bom.vulnerabilities[0]!.analysis).not.toHaveProperty('response');
   });
 });
 

@@ -56,6 +56,9 @@ const base: ExportCase = {
   triageStale: false,
   dueAt: '2026-11-08T00:00:00.000Z',
   sla: 'breached',
+  assignee: null,
+  tags: [],
+  acceptance: null,
 };
 
 /** A spread of the shapes cases take: network, SCA, SAST, untriaged, every status, hostile text. */
@@ -85,6 +88,12 @@ export const SAMPLE_CASES: ExportCase[] = [
     epss: null,
     triage: { ...base.triage!, priority: 'HIGH', recommendedAction: 'MITIGATE' },
     triageStale: true,
+    assignee: 'alice@acme.test',
+    tags: ['payments', 'pci'],
+    acceptance: {
+      expiresAt: '2027-05-01T00:00:00.000Z',
+      note: 'Compensating WAF rule; upgrade with the Q2 release.',
+    },
   },
   {
     ...base,

@@ -46,6 +46,8 @@ const c: DeliveryCase = {
   consoleUrl: 'https://vt.example/cases/6f1c',
   kevDueDate: '2021-12-24',
   dueAt: new Date('2026-11-08T00:00:00Z'),
+  assignee: 'alice@acme.test',
+  tags: ['payments', 'pci'],
 };
 
 describe('field-mapping templates', () => {
@@ -53,6 +55,7 @@ describe('field-mapping templates', () => {
     ['{{case.title}} on {{case.asset}}', 'Apache Log4j RCE on web1'],
     ['[{{ case.priority }}] {{case.cve}} {{case.kev}}', '[HIGH] CVE-2021-44228 KEV'],
     ['{{case.epss}} / {{case.cvss}}', '0.975 / 10'],
+    ['owner {{case.assignee}} [{{case.tags}}]', 'owner alice@acme.test [payments, pci]'],
     ['no placeholders', 'no placeholders'],
     ['{{case.nope}}{{process.env}}', ''],
   ])('renders %s', (template, expected) => {

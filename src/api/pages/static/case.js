@@ -1,6 +1,16 @@
 /* global document */
 import { $, api, clearAlert, count, h, show, time } from './console.js';
 import { fillCaseTriageKeys, report, startShell } from './shell.js';
+import {
+  dueText,
+  expiresAtOf,
+  ownerBody,
+  ownerText,
+  refusal,
+  resetOwnerForm,
+  tagChips,
+  wireAcceptance,
+} from './case-owner.js';
 
 /**
  * One case (docs/console.md#cases): `/api/console/cases/:id` draws the facts, the CVEs with their KEV, EPSS
@@ -37,6 +47,9 @@ function facts(c) {
         STATUS[c.status] || c.status,
       ),
     ),
+    ...fact('Owner', h('span', { id: 'case-owner' }, ownerText(c))),
+    ...fact('Tags', h('span', { id: 'case-tags' }, tagChips(c) || h('span', { class: 'muted' }, '—'))),
+    ...fact('Due', h('span', { id: 'case-due' }, dueText(c))),
     ...fact(
       'Asset',
       where.length ? h('span', { class: 'asset', id: 'case-asset' }, [...new Set(where)].join(' · ')) : '—',
@@ -361,6 +374,8 @@ async function start() {
     const body = { status: $('case-status').value, caseIds: [id] };
     const note = $('status-note').value.trim();
     if (note) body.note = note;
+    const expiresAt = expiresAtOf($('case-status'), $('status-expires'));
+    if (expiresAt) body.expiresAt = expiresAt;
     try {
       await api('/cases/status', { method: 'POST', body });
       $('status-note').value = '';
@@ -369,7 +384,27 @@ async function start() {
       $('page-notice').textContent = `Status saved: ${STATUS[body.status]}.`;
       show($('page-notice'), true);
     } catch (err) {
-      report(err);
+      report(refusal(err));
+    }
+  });
+  wireAcceptance($('case-status'), $('status-expires'));
+
+  $('case-owner-form').addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const change = ownerBody('case-owner');
+    if (!change) {
+      report(new Error('Name an owner, tick "Remove the owner", or give tags to add or remove.'));
+      return;
+    }
+    try {
+      await api('/cases/owner', { method: 'POST', body: { ...change, caseIds: [id] } });
+      resetOwnerForm('case-owner');
+      draw(await api(`/cases/${id}`));
+      clearAlert($('page-error'));
+      $('page-notice').textContent = 'Owner and tags saved.';
+      show($('page-notice'), true);
+    } catch (err) {
+      report(refusal(err));
     }
   });
 }

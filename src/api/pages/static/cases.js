@@ -1,6 +1,15 @@
 /* global document, location, URLSearchParams, setTimeout */
 import { $, api, clearAlert, count, h, show, time } from './console.js';
 import { fillCaseTriageKeys, queryOf, report, SEVERITIES, startShell } from './shell.js';
+import {
+  expiresAtOf,
+  ownerBody,
+  ownerText,
+  refusal,
+  resetOwnerForm,
+  tagChips,
+  wireAcceptance,
+} from './case-owner.js';
 
 /**
  * Cases (docs/console.md#cases). The filter form is a GET form, so the URL is the state; this script fills the
@@ -14,7 +23,7 @@ const CASE_PARAMS = form.dataset.params.split(',');
 const FILTERS = CASE_PARAMS.filter((p) => p !== 'limit' && p !== 'cursor' && p !== 'sort');
 /** Parameters that take comma-separated lists in the API and arrays in an export job's filter. */
 const LISTS = new Set(['severity', 'status', 'priority', 'action', 'sla']);
-const BOOLEANS = new Set(['kev', 'triaged', 'stale']);
+const BOOLEANS = new Set(['kev', 'triaged', 'stale', 'unassigned']);
 const NUMBERS = new Set(['epss', 'epssMin']);
 const STATUS = {
   open: 'Open',
@@ -134,11 +143,13 @@ function row(c) {
       { scope: 'row', 'data-label': 'Case' },
       h('a', { href: `/cases/${c.id}`, class: 'case-title' }, c.title),
       h('div', { class: 'hint' }, c.scanner, c.kev ? h('span', { class: 'kev-badge' }, ' KEV') : null),
+      tagChips(c),
     ),
     cell('Asset', h('span', { class: 'asset' }, assetText(c.asset))),
     cell('CVEs', cveCell(c)),
     cell('EPSS', epssText(c.epss), 'num'),
     cell('Status', h('span', { class: `case-status status-${c.status}` }, STATUS[c.status] || c.status)),
+    cell('Owner', ownerText(c)),
     cell('Due', dueCell(c)),
     cell('Last seen', time(c.lastSeen, '—', true)),
     cell('Sightings', count(c.sightings), 'num'),
@@ -242,6 +253,8 @@ function initBulk() {
     const body = { status: $('bulk-status').value };
     const note = $('bulk-note').value.trim();
     if (note) body.note = note;
+    const expiresAt = expiresAtOf($('bulk-status'), $('bulk-expires'));
+    if (expiresAt) body.expiresAt = expiresAt;
     if (scope === 'selected') body.caseIds = [...selected];
     else body.filter = filterBody();
     $('bulk-submit').disabled = true;
@@ -257,9 +270,44 @@ function initBulk() {
       $('bulk-note').value = '';
       await Promise.all([loadCases(), loadCounts()]);
     } catch (err) {
-      report(err);
+      report(refusal(err));
     } finally {
       $('bulk-submit').disabled = false;
+    }
+  });
+  wireAcceptance($('bulk-status'), $('bulk-expires'));
+
+  $('bulk-owner-form').addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const change = ownerBody('bulk-owner');
+    const scope = bulk.elements.scope.value;
+    if (!change) {
+      report(new Error('Name an owner, tick "Remove the owner", or give tags to add or remove.'));
+      return;
+    }
+    if (scope === 'selected' && selected.size === 0) {
+      report(new Error('Select one or more cases first, or apply to every case matching the filters.'));
+      return;
+    }
+    const body = {
+      ...change,
+      ...(scope === 'selected' ? { caseIds: [...selected] } : { filter: filterBody() }),
+    };
+    $('bulk-owner-submit').disabled = true;
+    try {
+      const r = await api('/cases/owner', { method: 'POST', body });
+      notify(
+        `Owner and tags set on ${count(r.updated)} case${r.updated === 1 ? '' : 's'}` +
+          (r.tooManyTags ? `; ${count(r.tooManyTags)} left as they were (more than 20 tags)` : '') +
+          (r.notFound ? `; ${count(r.notFound)} not found` : '') +
+          '.',
+      );
+      resetOwnerForm('bulk-owner');
+      await loadCases();
+    } catch (err) {
+      report(refusal(err));
+    } finally {
+      $('bulk-owner-submit').disabled = false;
     }
   });
 }

@@ -16,6 +16,7 @@ export const ACTION_NAMES: Record<(typeof AUDIT_ACTIONS)[number], string> = {
   workflow_enable: 'Workflow enabled',
   workflow_disable: 'Workflow disabled',
   workflow_delete: 'Workflow deleted',
+  scan_delete: 'Scan deleted',
   invitation_create: 'Member invited',
   invitation_revoke: 'Invitation revoked',
   invitation_accept: 'Invitation accepted',

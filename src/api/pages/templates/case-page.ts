@@ -3,6 +3,7 @@ import { html, type SafeHtml } from '../html.js';
 import { layout } from './layout.js';
 import { accountNav } from './settings-nav.js';
 import { STATUS_NAMES } from './cases-page.js';
+import { acceptanceField, ownerForm } from './case-owner-fields.js';
 
 /**
  * One case (docs/console.md#cases): what it is and where, its CVEs (linked to NVD) with KEV, EPSS and CVSS,
@@ -93,12 +94,15 @@ export function casePage(id: string): SafeHtml {
                 ${CASE_STATUSES.map((s) => html`<option value="${s}">${STATUS_NAMES[s] ?? s}</option>`)}
               </select>
             </div>
+            ${acceptanceField('status-expires')}
             <div class="field">
-              <label for="status-note">Note <span class="hint">(optional)</span></label>
+              <label for="status-note">Note <span class="hint">(required to accept a risk)</span></label>
               <textarea id="status-note" name="note" maxlength="2000" rows="2"></textarea>
             </div>
             <button type="submit" class="btn btn-primary">Save status</button>
           </form>
+          <h3 class="h3">Owner and tags</h3>
+          ${ownerForm('case-owner', 'Save owner and tags')}
           <h3 class="h3">History</h3>
           <p id="history-empty" class="empty" hidden>No status changes yet.</p>
           <ol id="history" class="history"></ol>

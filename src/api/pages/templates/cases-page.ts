@@ -6,6 +6,7 @@ import { BULK_MAX, consoleCasesQuery } from '../../schemas/console-data.js';
 import { html, type SafeHtml } from '../html.js';
 import { layout } from './layout.js';
 import { accountNav } from './settings-nav.js';
+import { acceptanceField, ownerForm } from './case-owner-fields.js';
 
 export const STATUS_NAMES: Record<string, string> = {
   open: 'Open',
@@ -83,7 +84,7 @@ function textFilter(name: string, label: string, attrs: SafeHtml = html``): Safe
 /**
  * Cases (docs/console.md#cases): a GET form of filters (so the URL is the state: shareable, and the back
  * button works), counts by severity over the filter, the table with cursor paging, and the bulk
- * actions (status change with a note; export). `cases.js` talks to `/api/console/cases`.
+ * actions (status change with a note; owner and tags; export). `cases.js` talks to `/api/console/cases`.
  */
 export function casesPage(): SafeHtml {
   return layout({
@@ -116,6 +117,9 @@ export function casesPage(): SafeHtml {
           ${textFilter('asset', 'Asset', html`maxlength="300"`)}
           ${textFilter('scan', 'Scan id', html`maxlength="100"`)}
           ${has('scanner') ? textFilter('scanner', 'Scanner', html`maxlength="100"`) : ''}
+          ${has('assignee') ? textFilter('assignee', 'Owner', html`type="email" maxlength="254"`) : ''}
+          ${has('unassigned') ? yesNo('unassigned', 'Owned', 'Nobody owns it', 'Someone owns it') : ''}
+          ${has('tag') ? textFilter('tag', 'Tag', html`maxlength="32"`) : ''}
           ${
             has('epssMin')
               ? html`<div class="field">
@@ -195,6 +199,7 @@ export function casesPage(): SafeHtml {
                 ${CASE_STATUSES.map((s) => html`<option value="${s}">${STATUS_NAMES[s] ?? s}</option>`)}
               </select>
             </div>
+            ${acceptanceField('bulk-expires')}
             <div class="field">
               <label for="bulk-note">Note <span class="hint">(kept in each case's history)</span></label>
               <textarea id="bulk-note" name="note" maxlength="2000" rows="2"></textarea>
@@ -203,6 +208,7 @@ export function casesPage(): SafeHtml {
               <button type="submit" class="btn btn-primary" id="bulk-submit">Change status</button>
             </div>
           </form>
+          ${ownerForm('bulk-owner', 'Set owner and tags')}
           <form id="triage-form" class="bulk-form" novalidate>
             <div class="field">
               <label for="triage-key">AI triage, billed to key</label>
@@ -262,6 +268,7 @@ export function casesPage(): SafeHtml {
                 <th scope="col">CVEs</th>
                 <th scope="col" class="num">EPSS</th>
                 <th scope="col">Status</th>
+                <th scope="col">Owner</th>
                 <th scope="col">Due <span class="th-sub">UTC</span></th>
                 <th scope="col">Last seen <span class="th-sub">UTC</span></th>
                 <th scope="col" class="num">Sightings</th>

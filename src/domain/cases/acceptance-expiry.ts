@@ -1,0 +1,63 @@
+import type { Db } from '../../db/pool.js';
+import { sql } from '../../db/sql.js';
+import { refreshDueDates } from './sla-policy-store.js';
+
+/**
+ * Risk acceptances that ran out (docs/cases.md#risk-acceptance): each `risk_accepted` case whose
+ * `expiresAt` has passed reopens, with a history entry by `system` for the reason
+ * `acceptance_expired`, and the workflows whose rule it matches hear `case.status_changed`.
+ */
+
+/** Cases reopened by one run, by workspace (what the workflow trigger is told). */
+export type ExpiredAcceptances = Map<string, string[]>;
+
+/**
+ * Reopens up to `limit` cases whose acceptance expired by `now`, in one statement: the rows are
+ * claimed with `FOR UPDATE SKIP LOCKED` and re-checked by the UPDATE, so any number of workers
+ * may run it at once and each case reopens once, with one history entry. A case someone is
+ * changing at that moment is skipped and reopens on the next run if it is still accepted.
+ */
+export async function reopenExpiredAcceptances(db: Db, now: Date, limit = 1000): Promise<ExpiredAcceptances> {
+  const { rows } = await db.query<{ id: string; workspace_id: string }>(
+    sql`WITH due AS (
+          SELECT id FROM cases
+           WHERE status = 'risk_accepted' AND acceptance_expires_at <= ${now}
+           ORDER BY acceptance_expires_at LIMIT ${limit} FOR UPDATE SKIP LOCKED),
+        reopened AS (
+          UPDATE cases c SET status = 'open', acceptance_expires_at = NULL, acceptance_note = NULL, updated_at = now()
+            FROM due WHERE c.id = due.id AND c.status = 'risk_accepted'
+          RETURNING c.id, c.workspace_id),
+        history AS (
+          INSERT INTO case_status_history (case_id, from_status, to_status, actor, reason, note)
+          SELECT id, 'risk_accepted', 'open', 'system', 'acceptance_expired', NULL FROM reopened)
+        SELECT id, workspace_id FROM reopened`,
+  );
+  const out: ExpiredAcceptances = new Map();
+  for (const r of rows) out.set(r.workspace_id, [...(out.get(r.workspace_id) ?? []), r.id]);
+  return out;
+}
+
+/**
+ * Reopens every expired acceptance, a `limit` at a time, telling `changed` the cases of each
+ * workspace after each batch commits. Returns how many reopened.
+ */
+export async function expireAcceptances(
+  db: Db,
+  now: Date,
+  changed: (workspaceId: string, caseIds: string[]) => Promise<unknown>,
+  limit = 1000,
+): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const batch = await reopenExpiredAcceptances(db, now, limit);
+    let n = 0;
+    for (const [workspaceId, ids] of batch) {
+      n += ids.length;
+      // Reopened, they get the due date of today's policy (docs/cases.md#due-dates-and-sla).
+      await refreshDueDates(db, workspaceId, { caseIds: ids });
+      await changed(workspaceId, ids);
+    }
+    total += n;
+    if (n < limit) return total;
+  }
+}
