@@ -15,7 +15,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    action?: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "sso_update" | "sso_sign_in" | "workspace_delete" | "retention_change";
+                    action?: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "scan_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "sso_update" | "sso_sign_in" | "workspace_delete" | "retention_change";
                     cursor?: string;
                     from?: string;
                     key?: string;
@@ -37,7 +37,7 @@ export interface paths {
                         "application/json": {
                             data: {
                                 /** @enum {string} */
-                                action: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "sso_update" | "sso_sign_in" | "workspace_delete" | "retention_change";
+                                action: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "scan_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "sso_update" | "sso_sign_in" | "workspace_delete" | "retention_change";
                                 /** @description `user:<id>`, `key:<id>`, `operator` or `system` */
                                 actor: string;
                                 /** Format: date-time */
@@ -125,6 +125,7 @@ export interface paths {
                 query?: {
                     action?: string;
                     asset?: string;
+                    assignee?: string;
                     cursor?: string;
                     cve?: string;
                     dueBefore?: string;
@@ -140,7 +141,9 @@ export interface paths {
                     sort?: "priority" | "lastSeen" | "firstSeen" | "epss" | "dueAt";
                     stale?: boolean;
                     status?: string;
+                    tag?: string;
                     triaged?: boolean;
+                    unassigned?: boolean;
                 };
                 header?: never;
                 path?: never;
@@ -156,6 +159,12 @@ export interface paths {
                     content: {
                         "application/json": {
                             data: {
+                                /** @description Its risk acceptance: when it ends (the case then reopens) and why; null unless `risk_accepted`. */
+                                acceptance?: {
+                                    /** Format: date-time */
+                                    expiresAt: string;
+                                    note: string | null;
+                                } | null;
                                 /** @description Its other identifiers (GHSA, OSV, a vendor's), as the scanner gave them. */
                                 aliases?: string[];
                                 asset?: {
@@ -165,6 +174,8 @@ export interface paths {
                                     ip?: string | null;
                                     name?: string | null;
                                 };
+                                /** @description Who owns it (an email); null when nobody does. */
+                                assignee?: string | null;
                                 /** Format: date-time */
                                 createdAt?: string;
                                 cveIds?: string[];
@@ -207,6 +218,8 @@ export interface paths {
                                 sla?: "on_track" | "due_soon" | "breached" | "met" | "missed" | null;
                                 /** @enum {string} */
                                 status: "open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive";
+                                /** @description Short slugs (`[a-z0-9][a-z0-9._-]*`, at most 32 characters), at most 20. */
+                                tags?: string[];
                                 title: string;
                                 /** @description The case's current triage, or null when it was never triaged. */
                                 triage: {
@@ -318,6 +331,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description Its risk acceptance: when it ends (the case then reopens) and why; null unless `risk_accepted`. */
+                            acceptance?: {
+                                /** Format: date-time */
+                                expiresAt: string;
+                                note: string | null;
+                            } | null;
                             /** @description Its other identifiers (GHSA, OSV, a vendor's), as the scanner gave them. */
                             aliases?: string[];
                             asset?: {
@@ -327,6 +346,8 @@ export interface paths {
                                 ip?: string | null;
                                 name?: string | null;
                             };
+                            /** @description Who owns it (an email); null when nobody does. */
+                            assignee?: string | null;
                             /** Format: date-time */
                             createdAt?: string;
                             cveIds?: string[];
@@ -360,12 +381,14 @@ export interface paths {
                             /** Format: date-time */
                             firstSeen?: string;
                             history: {
-                                /** @description `key:<id>`, `user:<id>` or `workflow:<id>` */
+                                /** @description `key:<id>`, `user:<id>`, `workflow:<id>` or `system` */
                                 actor: string;
                                 /** Format: date-time */
                                 at: string;
                                 from?: string | null;
                                 note?: string | null;
+                                /** @description Why, when the service made the change: `not_seen` (a rescan), `acceptance_expired` (docs/cases.md#risk-acceptance). */
+                                reason?: string | null;
                                 /** @enum {string} */
                                 to: "open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive";
                             }[];
@@ -408,6 +431,8 @@ export interface paths {
                             sla?: "on_track" | "due_soon" | "breached" | "met" | "missed" | null;
                             /** @enum {string} */
                             status: "open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive";
+                            /** @description Short slugs (`[a-z0-9][a-z0-9._-]*`, at most 32 characters), at most 20. */
+                            tags?: string[];
                             title: string;
                             /** @description The case's current triage, or null when it was never triaged. */
                             triage: {
@@ -810,6 +835,7 @@ export interface paths {
                 query?: {
                     action?: string;
                     asset?: string;
+                    assignee?: string;
                     cursor?: string;
                     cve?: string;
                     dueBefore?: string;
@@ -825,7 +851,9 @@ export interface paths {
                     sort?: "priority" | "lastSeen" | "firstSeen" | "epss" | "dueAt";
                     stale?: boolean;
                     status?: string;
+                    tag?: string;
                     triaged?: boolean;
+                    unassigned?: boolean;
                 };
                 header?: never;
                 path?: never;
@@ -917,6 +945,149 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/console/cases/owner": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Set the owner of, and add or remove tags on, many cases */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": ({
+                        addTags?: string[];
+                        assignee?: string | null;
+                        caseIds?: string[];
+                        filter?: {
+                            action?: ("PATCH_IMMEDIATELY" | "PATCH_SCHEDULED" | "MITIGATE" | "MONITOR" | "INVESTIGATE" | "ACCEPT_RISK")[];
+                            asset?: string;
+                            assignee?: string;
+                            cve?: string;
+                            dueBefore?: string;
+                            /** @enum {string} */
+                            duplicates?: "include" | "exclude";
+                            epssMin?: number;
+                            kev?: boolean;
+                            priority?: ("CRITICAL" | "HIGH" | "MEDIUM" | "LOW" | "INFO")[];
+                            scan?: string;
+                            scanner?: string;
+                            severity?: ("CRITICAL" | "HIGH" | "MEDIUM" | "LOW" | "INFO")[];
+                            sla?: ("on_track" | "due_soon" | "breached" | "met" | "missed")[];
+                            stale?: boolean;
+                            status?: ("open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive")[];
+                            tag?: string;
+                            triaged?: boolean;
+                            unassigned?: boolean;
+                        };
+                        removeTags?: string[];
+                    } | unknown | unknown | unknown) & (unknown | unknown);
+                };
+            };
+            responses: {
+                /** @description How many of the chosen cases changed. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            notFound: number;
+                            /** @description Cases left as they were: the added tags would take them past 20. */
+                            tooManyTags: number;
+                            updated: number;
+                        };
+                    };
+                };
+                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `payload_too_large` (Payload too large). */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `unsupported_media_type` (Unsupported media type), `unsupported_format` (Unsupported scan format). */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `unparseable_scan` (Unparseable scan), `confirmation_mismatch` (Confirmation does not match), `case_change_refused` (Case change refused). */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `internal_error` (Internal server error). */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/console/cases/status": {
         parameters: {
             query?: never;
@@ -938,9 +1109,11 @@ export interface paths {
                 content: {
                     "application/json": {
                         caseIds?: string[];
+                        expiresAt?: string;
                         filter?: {
                             action?: ("PATCH_IMMEDIATELY" | "PATCH_SCHEDULED" | "MITIGATE" | "MONITOR" | "INVESTIGATE" | "ACCEPT_RISK")[];
                             asset?: string;
+                            assignee?: string;
                             cve?: string;
                             dueBefore?: string;
                             /** @enum {string} */
@@ -954,7 +1127,9 @@ export interface paths {
                             sla?: ("on_track" | "due_soon" | "breached" | "met" | "missed")[];
                             stale?: boolean;
                             status?: ("open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive")[];
+                            tag?: string;
                             triaged?: boolean;
+                            unassigned?: boolean;
                         };
                         note?: string;
                         /** @enum {string} */
@@ -1021,6 +1196,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem document; `code`: `unparseable_scan` (Unparseable scan), `confirmation_mismatch` (Confirmation does not match), `case_change_refused` (Case change refused). */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem document; `code`: `internal_error` (Internal server error). */
                 500: {
                     headers: {
@@ -1071,6 +1255,7 @@ export interface paths {
                         filters?: {
                             action?: string;
                             asset?: string;
+                            assignee?: string;
                             cve?: string;
                             dueBefore?: string;
                             /** @enum {string} */
@@ -1084,7 +1269,9 @@ export interface paths {
                             sla?: string;
                             stale?: boolean;
                             status?: string;
+                            tag?: string;
                             triaged?: boolean;
+                            unassigned?: boolean;
                         };
                         key: string;
                     } & (unknown | unknown);
@@ -1225,6 +1412,7 @@ export interface paths {
                         filters?: {
                             action?: string;
                             asset?: string;
+                            assignee?: string;
                             cve?: string;
                             dueBefore?: string;
                             /** @enum {string} */
@@ -1238,7 +1426,9 @@ export interface paths {
                             sla?: string;
                             stale?: boolean;
                             status?: string;
+                            tag?: string;
                             triaged?: boolean;
+                            unassigned?: boolean;
                         };
                     } & (unknown | unknown);
                 };
@@ -1502,6 +1692,7 @@ export interface paths {
                         filter?: {
                             action?: ("PATCH_IMMEDIATELY" | "PATCH_SCHEDULED" | "MITIGATE" | "MONITOR" | "INVESTIGATE" | "ACCEPT_RISK")[];
                             asset?: string;
+                            assignee?: string;
                             cve?: string;
                             dueBefore?: string;
                             /** @enum {string} */
@@ -1515,7 +1706,9 @@ export interface paths {
                             sla?: ("on_track" | "due_soon" | "breached" | "met" | "missed")[];
                             stale?: boolean;
                             status?: ("open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive")[];
+                            tag?: string;
                             triaged?: boolean;
+                            unassigned?: boolean;
                         };
                         /** @enum {string} */
                         format: "csv" | "jsonl" | "sarif" | "cyclonedx-vex";
@@ -1760,6 +1953,7 @@ export interface paths {
                 query: {
                     action?: string;
                     asset?: string;
+                    assignee?: string;
                     cve?: string;
                     dueBefore?: string;
                     duplicates?: "include" | "exclude";
@@ -1773,7 +1967,9 @@ export interface paths {
                     sla?: string;
                     stale?: boolean;
                     status?: string;
+                    tag?: string;
                     triaged?: boolean;
+                    unassigned?: boolean;
                 };
                 header?: never;
                 path?: never;
@@ -4573,7 +4769,103 @@ export interface paths {
         };
         put?: never;
         post?: never;
-        delete?: never;
+        /** Delete a scan with the cases only it sighted */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A deleted scan: its findings and the cases only it sighted are gone (docs/ingestion.md#deleting-a-scan). */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Cases no other completed scan sighted, deleted. */
+                            casesDeleted: number;
+                            /** @description Cases another scan sighted, kept with their sightings recounted. */
+                            casesKept: number;
+                            /** @description Findings removed with it. */
+                            findings: number;
+                            /** @enum {string} */
+                            object: "scan_deletion";
+                            /** Format: uuid */
+                            scanId: string;
+                        };
+                    };
+                };
+                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `not_found` (Not found). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `idempotency_conflict` (Idempotency conflict), `conflict` (Conflict). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `internal_error` (Internal server error). */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;
@@ -7456,7 +7748,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `unparseable_scan` (Unparseable scan), `confirmation_mismatch` (Confirmation does not match). */
+                /** @description Problem document; `code`: `unparseable_scan` (Unparseable scan), `confirmation_mismatch` (Confirmation does not match), `case_change_refused` (Case change refused). */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -8134,7 +8426,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    action?: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "sso_update" | "sso_sign_in" | "workspace_delete" | "retention_change";
+                    action?: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "scan_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "sso_update" | "sso_sign_in" | "workspace_delete" | "retention_change";
                     cursor?: string;
                     from?: string;
                     key?: string;
@@ -8156,7 +8448,7 @@ export interface paths {
                         "application/json": {
                             data: {
                                 /** @enum {string} */
-                                action: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "sso_update" | "sso_sign_in" | "workspace_delete" | "retention_change";
+                                action: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "scan_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "sso_update" | "sso_sign_in" | "workspace_delete" | "retention_change";
                                 /** @description `user:<id>`, `key:<id>`, `operator` or `system` */
                                 actor: string;
                                 /** Format: date-time */
@@ -8256,6 +8548,7 @@ export interface paths {
                 query?: {
                     action?: string;
                     asset?: string;
+                    assignee?: string;
                     cursor?: string;
                     cve?: string;
                     dueBefore?: string;
@@ -8271,7 +8564,9 @@ export interface paths {
                     sort?: "priority" | "lastSeen" | "firstSeen" | "epss" | "dueAt";
                     stale?: boolean;
                     status?: string;
+                    tag?: string;
                     triaged?: boolean;
+                    unassigned?: boolean;
                 };
                 header?: never;
                 path?: never;
@@ -8287,6 +8582,12 @@ export interface paths {
                     content: {
                         "application/json": {
                             data: {
+                                /** @description Its risk acceptance: when it ends (the case then reopens) and why; null unless `risk_accepted`. */
+                                acceptance?: {
+                                    /** Format: date-time */
+                                    expiresAt: string;
+                                    note: string | null;
+                                } | null;
                                 /** @description Its other identifiers (GHSA, OSV, a vendor's), as the scanner gave them. */
                                 aliases?: string[];
                                 asset?: {
@@ -8296,6 +8597,8 @@ export interface paths {
                                     ip?: string | null;
                                     name?: string | null;
                                 };
+                                /** @description Who owns it (an email); null when nobody does. */
+                                assignee?: string | null;
                                 /** Format: date-time */
                                 createdAt?: string;
                                 cveIds?: string[];
@@ -8338,6 +8641,8 @@ export interface paths {
                                 sla?: "on_track" | "due_soon" | "breached" | "met" | "missed" | null;
                                 /** @enum {string} */
                                 status: "open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive";
+                                /** @description Short slugs (`[a-z0-9][a-z0-9._-]*`, at most 32 characters), at most 20. */
+                                tags?: string[];
                                 title: string;
                                 /** @description The case's current triage, or null when it was never triaged. */
                                 triage: {
@@ -8461,6 +8766,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description Its risk acceptance: when it ends (the case then reopens) and why; null unless `risk_accepted`. */
+                            acceptance?: {
+                                /** Format: date-time */
+                                expiresAt: string;
+                                note: string | null;
+                            } | null;
                             /** @description Its other identifiers (GHSA, OSV, a vendor's), as the scanner gave them. */
                             aliases?: string[];
                             asset?: {
@@ -8470,6 +8781,8 @@ export interface paths {
                                 ip?: string | null;
                                 name?: string | null;
                             };
+                            /** @description Who owns it (an email); null when nobody does. */
+                            assignee?: string | null;
                             /** Format: date-time */
                             createdAt?: string;
                             cveIds?: string[];
@@ -8501,12 +8814,14 @@ export interface paths {
                             /** Format: date-time */
                             firstSeen?: string;
                             history: {
-                                /** @description `key:<id>`, `user:<id>` or `workflow:<id>` */
+                                /** @description `key:<id>`, `user:<id>`, `workflow:<id>` or `system` */
                                 actor: string;
                                 /** Format: date-time */
                                 at: string;
                                 from?: string | null;
                                 note?: string | null;
+                                /** @description Why, when the service made the change: `not_seen` (a rescan), `acceptance_expired` (docs/cases.md#risk-acceptance). */
+                                reason?: string | null;
                                 /** @enum {string} */
                                 to: "open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive";
                             }[];
@@ -8547,6 +8862,8 @@ export interface paths {
                             sla?: "on_track" | "due_soon" | "breached" | "met" | "missed" | null;
                             /** @enum {string} */
                             status: "open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive";
+                            /** @description Short slugs (`[a-z0-9][a-z0-9._-]*`, at most 32 characters), at most 20. */
+                            tags?: string[];
                             title: string;
                             /** @description The case's current triage, or null when it was never triaged. */
                             triage: {
@@ -8672,7 +8989,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change a case's status, or un-mark a duplicate
+         * Change a case's status, owner or tags, or un-mark a duplicate
          * @description Needs an API key with the `cases:write` scope.
          */
         patch: {
@@ -8687,11 +9004,14 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        assignee?: string | null;
                         duplicateOf?: null;
+                        expiresAt?: string;
                         note?: string;
                         /** @enum {string} */
                         status?: "open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive";
-                    } | unknown | unknown;
+                        tags?: string[];
+                    } | unknown | unknown | unknown | unknown;
                 };
             };
             responses: {
@@ -8702,6 +9022,12 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description Its risk acceptance: when it ends (the case then reopens) and why; null unless `risk_accepted`. */
+                            acceptance?: {
+                                /** Format: date-time */
+                                expiresAt: string;
+                                note: string | null;
+                            } | null;
                             /** @description Its other identifiers (GHSA, OSV, a vendor's), as the scanner gave them. */
                             aliases?: string[];
                             asset?: {
@@ -8711,6 +9037,8 @@ export interface paths {
                                 ip?: string | null;
                                 name?: string | null;
                             };
+                            /** @description Who owns it (an email); null when nobody does. */
+                            assignee?: string | null;
                             /** Format: date-time */
                             createdAt?: string;
                             cveIds?: string[];
@@ -8742,12 +9070,14 @@ export interface paths {
                             /** Format: date-time */
                             firstSeen?: string;
                             history: {
-                                /** @description `key:<id>`, `user:<id>` or `workflow:<id>` */
+                                /** @description `key:<id>`, `user:<id>`, `workflow:<id>` or `system` */
                                 actor: string;
                                 /** Format: date-time */
                                 at: string;
                                 from?: string | null;
                                 note?: string | null;
+                                /** @description Why, when the service made the change: `not_seen` (a rescan), `acceptance_expired` (docs/cases.md#risk-acceptance). */
+                                reason?: string | null;
                                 /** @enum {string} */
                                 to: "open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive";
                             }[];
@@ -8788,6 +9118,8 @@ export interface paths {
                             sla?: "on_track" | "due_soon" | "breached" | "met" | "missed" | null;
                             /** @enum {string} */
                             status: "open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive";
+                            /** @description Short slugs (`[a-z0-9][a-z0-9._-]*`, at most 32 characters), at most 20. */
+                            tags?: string[];
                             title: string;
                             /** @description The case's current triage, or null when it was never triaged. */
                             triage: {
@@ -8889,6 +9221,15 @@ export interface paths {
                 };
                 /** @description Problem document; `code`: `unsupported_media_type` (Unsupported media type), `unsupported_format` (Unsupported scan format). */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `unparseable_scan` (Unparseable scan), `confirmation_mismatch` (Confirmation does not match), `case_change_refused` (Case change refused). */
+                422: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -9343,6 +9684,316 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/cases/owner": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set the owner of, and add or remove tags on, many cases
+         * @description Needs an API key with the `cases:write` scope.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": ({
+                        addTags?: string[];
+                        assignee?: string | null;
+                        caseIds?: string[];
+                        filter?: {
+                            action?: ("PATCH_IMMEDIATELY" | "PATCH_SCHEDULED" | "MITIGATE" | "MONITOR" | "INVESTIGATE" | "ACCEPT_RISK")[];
+                            asset?: string;
+                            assignee?: string;
+                            cve?: string;
+                            dueBefore?: string;
+                            /** @enum {string} */
+                            duplicates?: "include" | "exclude";
+                            epssMin?: number;
+                            kev?: boolean;
+                            priority?: ("CRITICAL" | "HIGH" | "MEDIUM" | "LOW" | "INFO")[];
+                            scan?: string;
+                            scanner?: string;
+                            severity?: ("CRITICAL" | "HIGH" | "MEDIUM" | "LOW" | "INFO")[];
+                            sla?: ("on_track" | "due_soon" | "breached" | "met" | "missed")[];
+                            stale?: boolean;
+                            status?: ("open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive")[];
+                            tag?: string;
+                            triaged?: boolean;
+                            unassigned?: boolean;
+                        };
+                        removeTags?: string[];
+                    } | unknown | unknown | unknown) & (unknown | unknown);
+                };
+            };
+            responses: {
+                /** @description How many of the chosen cases changed. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            notFound: number;
+                            /** @description Cases left as they were: the added tags would take them past 20. */
+                            tooManyTags: number;
+                            updated: number;
+                        };
+                    };
+                };
+                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `payload_too_large` (Payload too large). */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `unsupported_media_type` (Unsupported media type), `unsupported_format` (Unsupported scan format). */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `unparseable_scan` (Unparseable scan), `confirmation_mismatch` (Confirmation does not match), `case_change_refused` (Case change refused). */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `rate_limited` (Rate limited), `monthly_limit_exceeded` (Monthly AI-call limit exceeded). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `internal_error` (Internal server error). */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cases/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the status of many cases
+         * @description Needs an API key with the `cases:write` scope.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        caseIds?: string[];
+                        expiresAt?: string;
+                        filter?: {
+                            action?: ("PATCH_IMMEDIATELY" | "PATCH_SCHEDULED" | "MITIGATE" | "MONITOR" | "INVESTIGATE" | "ACCEPT_RISK")[];
+                            asset?: string;
+                            assignee?: string;
+                            cve?: string;
+                            dueBefore?: string;
+                            /** @enum {string} */
+                            duplicates?: "include" | "exclude";
+                            epssMin?: number;
+                            kev?: boolean;
+                            priority?: ("CRITICAL" | "HIGH" | "MEDIUM" | "LOW" | "INFO")[];
+                            scan?: string;
+                            scanner?: string;
+                            severity?: ("CRITICAL" | "HIGH" | "MEDIUM" | "LOW" | "INFO")[];
+                            sla?: ("on_track" | "due_soon" | "breached" | "met" | "missed")[];
+                            stale?: boolean;
+                            status?: ("open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive")[];
+                            tag?: string;
+                            triaged?: boolean;
+                            unassigned?: boolean;
+                        };
+                        note?: string;
+                        /** @enum {string} */
+                        status: "open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive";
+                    } & (unknown | unknown);
+                };
+            };
+            responses: {
+                /** @description How many of the chosen cases changed. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            changed: number;
+                            notFound: number;
+                            unchanged: number;
+                        };
+                    };
+                };
+                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `payload_too_large` (Payload too large). */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `unsupported_media_type` (Unsupported media type), `unsupported_format` (Unsupported scan format). */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `unparseable_scan` (Unparseable scan), `confirmation_mismatch` (Confirmation does not match), `case_change_refused` (Case change refused). */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `rate_limited` (Rate limited), `monthly_limit_exceeded` (Monthly AI-call limit exceeded). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `internal_error` (Internal server error). */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/cases/triage": {
         parameters: {
             query?: never;
@@ -9368,6 +10019,7 @@ export interface paths {
                     "application/json": {
                         action?: string;
                         asset?: string;
+                        assignee?: string;
                         caseIds?: string[];
                         cve?: string;
                         dueBefore?: string;
@@ -9382,7 +10034,9 @@ export interface paths {
                         sla?: string;
                         stale?: boolean;
                         status?: string;
+                        tag?: string;
                         triaged?: boolean;
+                        unassigned?: boolean;
                     };
                 };
             };
@@ -9535,6 +10189,7 @@ export interface paths {
                         filter?: {
                             action?: ("PATCH_IMMEDIATELY" | "PATCH_SCHEDULED" | "MITIGATE" | "MONITOR" | "INVESTIGATE" | "ACCEPT_RISK")[];
                             asset?: string;
+                            assignee?: string;
                             cve?: string;
                             dueBefore?: string;
                             /** @enum {string} */
@@ -9548,7 +10203,9 @@ export interface paths {
                             sla?: ("on_track" | "due_soon" | "breached" | "met" | "missed")[];
                             stale?: boolean;
                             status?: ("open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive")[];
+                            tag?: string;
                             triaged?: boolean;
+                            unassigned?: boolean;
                         };
                         /** @enum {string} */
                         format: "csv" | "jsonl" | "sarif" | "cyclonedx-vex";
@@ -9817,6 +10474,7 @@ export interface paths {
                 query: {
                     action?: string;
                     asset?: string;
+                    assignee?: string;
                     cve?: string;
                     dueBefore?: string;
                     duplicates?: "include" | "exclude";
@@ -9830,7 +10488,9 @@ export interface paths {
                     sla?: string;
                     stale?: boolean;
                     status?: string;
+                    tag?: string;
                     triaged?: boolean;
+                    unassigned?: boolean;
                 };
                 header?: never;
                 path?: never;
@@ -9939,6 +10599,7 @@ export interface paths {
                 query: {
                     action?: string;
                     asset?: string;
+                    assignee?: string;
                     case?: string;
                     cve?: string;
                     dueBefore?: string;
@@ -9953,7 +10614,9 @@ export interface paths {
                     sla?: string;
                     stale?: boolean;
                     status?: string;
+                    tag?: string;
                     triaged?: boolean;
+                    unassigned?: boolean;
                 };
                 header?: never;
                 path?: never;
@@ -10051,6 +10714,7 @@ export interface paths {
                 query?: {
                     action?: string;
                     asset?: string;
+                    assignee?: string;
                     case?: string;
                     cursor?: string;
                     cve?: string;
@@ -10066,7 +10730,9 @@ export interface paths {
                     sla?: string;
                     stale?: boolean;
                     status?: string;
+                    tag?: string;
                     triaged?: boolean;
+                    unassigned?: boolean;
                 };
                 header?: never;
                 path?: never;
@@ -11586,7 +12252,115 @@ export interface paths {
         };
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a scan with the cases only it sighted
+         * @description Needs an API key with the `scans:write` scope.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A deleted scan: its findings and the cases only it sighted are gone (docs/ingestion.md#deleting-a-scan). */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Cases no other completed scan sighted, deleted. */
+                            casesDeleted: number;
+                            /** @description Cases another scan sighted, kept with their sightings recounted. */
+                            casesKept: number;
+                            /** @description Findings removed with it. */
+                            findings: number;
+                            /** @enum {string} */
+                            object: "scan_deletion";
+                            /** Format: uuid */
+                            scanId: string;
+                        };
+                    };
+                };
+                /** @description Problem document; `code`: `invalid_request` (Invalid request). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `missing_api_key` (Missing API key), `invalid_api_key` (Invalid API key), `key_expired` (API key expired), `key_revoked` (API key revoked), `unauthenticated` (Not signed in), `sso_failed` (Single sign-on failed). */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `not_found` (Not found). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `idempotency_conflict` (Idempotency conflict), `conflict` (Conflict). */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `rate_limited` (Rate limited), `monthly_limit_exceeded` (Monthly AI-call limit exceeded). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `internal_error` (Internal server error). */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem document; `code`: `triage_unavailable` (Triage unavailable), `overloaded` (Overloaded), `sso_unavailable` (Identity provider unavailable). */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;
@@ -13788,10 +14562,10 @@ export interface components {
         /** @description An RFC 9457 problem document (`application/problem+json`). `errors` only for validation. */
         Problem: {
             /** @enum {string} */
-            code: "invalid_request" | "missing_api_key" | "invalid_api_key" | "key_expired" | "key_revoked" | "unauthenticated" | "sso_failed" | "insufficient_scope" | "insufficient_role" | "plan_required" | "workspace_suspended" | "csrf_failed" | "sso_required" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_conflict" | "conflict" | "reveal_expired" | "link_expired" | "invitation_expired" | "reset_expired" | "payload_too_large" | "unsupported_media_type" | "unsupported_format" | "unparseable_scan" | "confirmation_mismatch" | "rate_limited" | "monthly_limit_exceeded" | "header_too_large" | "internal_error" | "triage_unavailable" | "overloaded" | "sso_unavailable";
+            code: "invalid_request" | "missing_api_key" | "invalid_api_key" | "key_expired" | "key_revoked" | "unauthenticated" | "sso_failed" | "insufficient_scope" | "insufficient_role" | "plan_required" | "workspace_suspended" | "csrf_failed" | "sso_required" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_conflict" | "conflict" | "reveal_expired" | "link_expired" | "invitation_expired" | "reset_expired" | "payload_too_large" | "unsupported_media_type" | "unsupported_format" | "unparseable_scan" | "confirmation_mismatch" | "case_change_refused" | "rate_limited" | "monthly_limit_exceeded" | "header_too_large" | "internal_error" | "triage_unavailable" | "overloaded" | "sso_unavailable";
             /** @description A sentence for people; never secrets, SQL or stack traces. */
             detail: string;
-            /** @description One entry per failing field (400 `invalid_request` only). */
+            /** @description One entry per failing field (400 `invalid_request` and 422 `case_change_refused` only). */
             errors?: {
                 message: string;
                 /** @description JSON Pointer: `/asset/type`, `/querystring/limit` */
