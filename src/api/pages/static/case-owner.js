@@ -2,7 +2,7 @@
 import { h } from './console.js';
 
 /**
- * A case's owner, tags, risk acceptance, due date and SLA state in the console (docs/console.md#cases):
+ * A case's owner, tags and risk acceptance in the console (docs/console.md#cases):
  * the cells and chips both case pages draw, and the forms of `case-owner-fields.ts`. Every value
  * reaches the page as text (`h`), never as markup.
  */
@@ -71,34 +71,6 @@ export function tagChips(c) {
 /** Who owns the case, or a muted dash. */
 export function ownerText(c) {
   return c.assignee ? h('span', { class: 'owner' }, c.assignee) : h('span', { class: 'muted' }, '—');
-}
-
-const SLA = {
-  on_track: 'On track',
-  due_soon: 'Due soon',
-  breached: 'Breached',
-  met: 'Met',
-  missed: 'Missed',
-};
-
-/**
- * The due date and SLA state when the case has them (docs/cases.md), an accepted risk's expiry,
- * else a muted dash.
- */
-export function dueText(c) {
-  const parts = [];
-  if (c.dueAt) parts.push(h('time', { datetime: c.dueAt }, c.dueAt.slice(0, 10)));
-  if (c.sla) parts.push(' ', h('span', { class: `sla sla-${c.sla}` }, SLA[c.sla] || c.sla));
-  if (c.acceptance)
-    parts.push(
-      h(
-        'span',
-        { class: 'hint acceptance' },
-        'accepted until ',
-        h('time', { datetime: c.acceptance.expiresAt }, c.acceptance.expiresAt.slice(0, 10)),
-      ),
-    );
-  return parts.length ? h('span', { class: 'due' }, ...parts) : h('span', { class: 'muted' }, '—');
 }
 
 /** A refused change as a sentence naming each field (`assignee must be the email of a member …`). */

@@ -2,7 +2,6 @@
 import { $, api, clearAlert, count, h, show, time } from './console.js';
 import { fillCaseTriageKeys, report, startShell } from './shell.js';
 import {
-  dueText,
   expiresAtOf,
   ownerBody,
   ownerText,
@@ -49,7 +48,12 @@ function facts(c) {
     ),
     ...fact('Owner', h('span', { id: 'case-owner' }, ownerText(c))),
     ...fact('Tags', h('span', { id: 'case-tags' }, tagChips(c) || h('span', { class: 'muted' }, '—'))),
-    ...fact('Due', h('span', { id: 'case-due' }, dueText(c))),
+    ...(c.acceptance
+      ? fact(
+          'Risk accepted until',
+          h('span', { id: 'case-acceptance' }, time(c.acceptance.expiresAt, '—', true)),
+        )
+      : []),
     ...fact(
       'Asset',
       where.length ? h('span', { class: 'asset', id: 'case-asset' }, [...new Set(where)].join(' · ')) : '—',
