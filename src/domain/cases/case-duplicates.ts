@@ -54,23 +54,29 @@ const MARKING_LOCK = 27_001;
  */
 export async function markScanDuplicates(tx: Db, scanId: string, workspaceId: string): Promise<number> {
   await tx.query(sql`SELECT pg_advisory_xact_lock(${MARKING_LOCK}::int, hashtext(${workspaceId}::text))`);
+  // Set-based: one GIN lookup with every key of the scan's new cases, then a hash join on the
+  // keys (a lookup per new case, ordered by first_seen, was planned as an index walk per case).
   const { rows } = await tx.query<{ id: string }>(
-    sql`WITH fresh AS (
+    sql`WITH fresh AS MATERIALIZED (
        SELECT c.id, c.seq, c.vuln_keys, c.scanner, c.rule_id FROM cases c
        WHERE c.workspace_id = ${workspaceId}
          AND c.fingerprint IN (SELECT fingerprint FROM findings
                                WHERE scan_id = ${scanId} AND (cve_ids <> '{}' OR aliases <> '{}'))
          AND c.first_scan_id = ${scanId} AND c.vuln_keys <> '{}'
          AND c.duplicate_of IS NULL AND NOT c.duplicate_kept
+     ), fk AS MATERIALIZED (
+       SELECT f.id, f.seq, f.scanner, f.rule_id, k.key FROM fresh f, unnest(f.vuln_keys) AS k(key)
+     ), cand AS MATERIALIZED (
+       SELECT y.id, y.seq, y.first_seen, y.first_scan_id, y.scanner, y.rule_id, k.key
+       FROM cases y, unnest(y.vuln_keys) AS k(key)
+       WHERE y.vuln_keys && (SELECT array_agg(DISTINCT key) FROM fk) AND y.workspace_id = ${workspaceId}
+         AND y.duplicate_of IS NULL AND y.status IN ('open', 'in_progress')
      ), pick AS (
-       SELECT f.id, o.id AS original FROM fresh f
-       CROSS JOIN LATERAL (
-         SELECT y.id FROM cases y
-         WHERE y.vuln_keys && f.vuln_keys AND y.workspace_id = ${workspaceId} AND y.id <> f.id
-           AND y.duplicate_of IS NULL AND y.status IN ('open', 'in_progress')
-           AND (y.first_scan_id <> ${scanId} OR y.seq < f.seq)
-           AND NOT (y.scanner = f.scanner AND y.rule_id IS NOT DISTINCT FROM f.rule_id)
-         ORDER BY y.first_seen, y.seq LIMIT 1) o
+       SELECT DISTINCT ON (fk.id) fk.id, y.id AS original
+       FROM fk JOIN cand y ON y.key = fk.key AND y.id <> fk.id
+       WHERE (y.first_scan_id <> ${scanId} OR y.seq < fk.seq)
+         AND NOT (y.scanner = fk.scanner AND y.rule_id IS NOT DISTINCT FROM fk.rule_id)
+       ORDER BY fk.id, y.first_seen, y.seq
      )
      UPDATE cases c SET duplicate_of = pick.original, updated_at = now() FROM pick WHERE c.id = pick.id
      RETURNING c.id`,
