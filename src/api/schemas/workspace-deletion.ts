@@ -1,7 +1,7 @@
 import { describedPattern } from '../../lib/schema-patterns.js';
 import { isoDateTime, nullableDateTime } from './responses.js';
 
-/** Schemas of a workspace's end of life (docs/operations.md#end-of-life, docs/api.md#workspace-deletion). */
+/** Schemas of a workspace's end of life (docs/operations.md#end-of-life). */
 
 export const deletionBody = {
   type: 'object',

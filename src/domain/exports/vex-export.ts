@@ -6,7 +6,7 @@ type VexState = 'in_triage' | 'resolved' | 'not_affected' | 'exploitable';
 type VexResponse = 'will_not_fix' | 'update' | 'workaround_available';
 
 /**
- * `analysis.state` from the case status (docs/exports.md#cyclonedx-vex; CycloneDX 1.6
+ * `analysis.state` from the case status (docs/exports.md#formats; CycloneDX 1.6
  * impactAnalysisState). A false positive is `not_affected`: the product is not affected by
  * the vulnerability the scanner named, which is what a VEX consumer acts on.
  */
