@@ -226,6 +226,7 @@ describe('console case routes', () => {
           from: 'open',
           to: 'in_progress',
           note: 'Sprint 12',
+          reason: null,
           actor: expect.stringMatching(/^user:/),
           at: expect.any(String),
         },
