@@ -1,13 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signUp } from '../../helpers/test-app.js';
 import { startScanApp, type ScanTestApp } from '../../helpers/scan-app.js';
+import { parsedScan } from '../../helpers/parsing-scan.js';
 import { parseScanToArray, type Finding } from '../../../src/parsers/index.js';
-import { insertScan, startParsing } from '../../../src/domain/scans/scan-store.js';
 import { completeScan } from '../../../src/domain/scans/ingest-store.js';
-import { openScanWriter } from '../../../src/domain/scans/scan-writer.js';
 
 /**
  * docs/cases.md#one-vulnerability-one-case: a Qualys and a Nessus scan of one host completing at
@@ -32,42 +30,12 @@ afterAll(async () => {
   await t?.close();
 });
 
-async function parsedScan(
-  workspaceId: string,
-  format: 'qualys' | 'nessus',
-  findings: Finding[],
-): Promise<string> {
-  const id = randomUUID();
-  await insertScan(t.infra.pool, {
-    id,
-    workspaceId,
-    keyId: null,
-    name: null,
-    format,
-    bytes: 1,
-    sha256: 'x',
-    storagePath: `${workspaceId}/${id}`,
-    contentEncoding: null,
-    idempotencyKey: null,
-    asset: { name: null, environment: null, criticality: null, internetExposed: null },
-  });
-  await startParsing(t.infra.pool, id);
-  const writer = await openScanWriter(t.infra.pool, { id, workspaceId });
-  try {
-    await writer.write(findings, null);
-    await writer.flush();
-  } finally {
-    await writer.close();
-  }
-  return id;
-}
-
 describe('two completions of one vulnerability at once', () => {
   it('make one original and one duplicate, in every round', async () => {
     for (let round = 0; round < 6; round++) {
       const { workspaceId } = await signUp(t.app);
-      const q = await parsedScan(workspaceId, 'qualys', qualys);
-      const n = await parsedScan(workspaceId, 'nessus', nessus);
+      const q = await parsedScan(t.infra.pool, workspaceId, 'qualys', qualys);
+      const n = await parsedScan(t.infra.pool, workspaceId, 'nessus', nessus);
       const order = round % 2 === 0 ? [q, n] : [n, q];
       const done = await Promise.all(
         order.map((id) => completeScan(t.infra.pool, id, { bytes: 1, notes: [] })),

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signUp } from '../../helpers/test-app.js';
 import { startScanApp, type ScanTestApp } from '../../helpers/scan-app.js';
+import { parsingScan } from '../../helpers/parsing-scan.js';
 import { parseScanToArray, type Finding } from '../../../src/parsers/index.js';
 import { insertScan, startParsing } from '../../../src/domain/scans/scan-store.js';
 import { completeScan } from '../../../src/domain/scans/ingest-store.js';
@@ -42,24 +43,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-async function newScan(): Promise<string> {
-  const id = randomUUID();
-  await insertScan(t.infra.pool, {
-    id,
-    workspaceId,
-    keyId: null,
-    name: null,
-    format: 'openvas',
-    bytes: 1,
-    sha256: 'x',
-    storagePath: `${workspaceId}/${id}`,
-    contentEncoding: null,
-    idempotencyKey: null,
-    asset: { name: null, environment: null, criticality: null, internetExposed: null },
-  });
-  await startParsing(t.infra.pool, id);
-  return id;
-}
+const newScan = () => parsingScan(t.infra.pool, workspaceId, 'openvas');
 
 async function counts(scanId: string) {
   const { rows } = await t.infra.pool.query(

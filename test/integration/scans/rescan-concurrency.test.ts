@@ -1,13 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signUp } from '../../helpers/test-app.js';
 import { startScanApp, type ScanTestApp } from '../../helpers/scan-app.js';
+import { parsedScan } from '../../helpers/parsing-scan.js';
 import { parseScanToArray, type Finding, type ParseResult } from '../../../src/parsers/index.js';
-import { insertScan, startParsing } from '../../../src/domain/scans/scan-store.js';
 import { completeScan } from '../../../src/domain/scans/ingest-store.js';
-import { openScanWriter } from '../../../src/domain/scans/scan-writer.js';
 import { lockScanScope } from '../../../src/domain/cases/case-resolution.js';
 
 /**
@@ -32,35 +30,9 @@ afterAll(async () => {
   await t?.close();
 });
 
-/** A scan in `parsing` with `findings` stored (renumbered from 0), as its worker leaves it before completion. */
-async function parsedScan(findings: Finding[], format: 'nessus' | 'openvas' = 'nessus'): Promise<string> {
-  const id = randomUUID();
-  await insertScan(t.infra.pool, {
-    id,
-    workspaceId,
-    keyId: null,
-    name: null,
-    format,
-    bytes: 1,
-    sha256: 'x',
-    storagePath: `${workspaceId}/${id}`,
-    contentEncoding: null,
-    idempotencyKey: null,
-    asset: { name: null, environment: null, criticality: null, internetExposed: null },
-  });
-  await startParsing(t.infra.pool, id);
-  const writer = await openScanWriter(t.infra.pool, { id, workspaceId });
-  try {
-    await writer.write(
-      findings.map((f, i) => ({ ...f, recordIndex: i })),
-      null,
-    );
-    await writer.flush();
-  } finally {
-    await writer.close();
-  }
-  return id;
-}
+/** A scan of this workspace in `parsing` with `findings` stored, as its worker leaves it before completion. */
+const parsed = (findings: Finding[], format: 'nessus' | 'openvas' = 'nessus') =>
+  parsedScan(t.infra.pool, workspaceId, format, findings);
 
 const complete = (scanId: string, result: ParseResult) =>
   completeScan(t.infra.pool, scanId, { bytes: 1, notes: [], scope: result.scope });
@@ -92,9 +64,9 @@ async function statusOf(fingerprint: string): Promise<string> {
 
 describe('concurrent completions of one scope', () => {
   it('a completion waits while another holds its scope; another scope does not', async () => {
-    await complete(await parsedScan(nessus.findings), nessus.result);
-    const rescan = await parsedScan(nessus.findings.slice(1));
-    const elsewhere = await parsedScan(openvas.findings, 'openvas');
+    await complete(await parsed(nessus.findings), nessus.result);
+    const rescan = await parsed(nessus.findings.slice(1));
+    const elsewhere = await parsed(openvas.findings, 'openvas');
 
     const holder = await t.infra.pool.connect();
     try {
@@ -124,11 +96,11 @@ describe('concurrent completions of one scope', () => {
   it('two rescans of one scope at once: one after the other, the later resolving what only the earlier saw', async () => {
     const all = nessus.findings;
     // Reopen everything first.
-    await complete(await parsedScan(all), nessus.result);
+    await complete(await parsed(all), nessus.result);
     const first = all[0]!.fingerprint;
     const last = all[all.length - 1]!.fingerprint;
-    const a = await parsedScan(all.slice(0, -1)); // sees all but the last
-    const b = await parsedScan(all.slice(1)); // sees all but the first
+    const a = await parsed(all.slice(0, -1)); // sees all but the last
+    const b = await parsed(all.slice(1)); // sees all but the first
     expect(await Promise.all([complete(a, nessus.result), complete(b, nessus.result)])).toEqual([true, true]);
 
     const ca = await scanCounts(a);
