@@ -1,5 +1,6 @@
 import { describedPattern } from '../../lib/schema-patterns.js';
 import { SSO_ROLES } from '../../domain/workspaces/sso/sso-roles.js';
+import { SSO_SETTING_FIELDS } from '../../domain/workspaces/sso/sso-settings.js';
 import { nullableDateTime, nullableString } from './responses.js';
 
 /** Request and response schemas of single sign-on (docs/console.md#single-sign-on). */
@@ -31,18 +32,7 @@ const email = {
 export const ssoSettingsBody = {
   type: 'object',
   additionalProperties: false,
-  required: [
-    'slug',
-    'issuer',
-    'clientId',
-    'enabled',
-    'ssoRequired',
-    'emailDomains',
-    'autoJoin',
-    'defaultRole',
-    'groupsClaim',
-    'groupRoles',
-  ],
+  required: [...SSO_SETTING_FIELDS],
   properties: {
     slug,
     issuer: { type: 'string', minLength: 8, maxLength: 2048 },

@@ -12,6 +12,20 @@ import type { SsoRole } from './sso-roles.js';
 export const SSO_SECRET_PURPOSE = 'sso-client-secret:v1';
 
 /** Settings as an admin sends them; `clientSecret` absent keeps the stored one, null removes it. */
+/** The settings a `PUT` gives whole (the client secret aside) and an audit event names when changed. */
+export const SSO_SETTING_FIELDS = [
+  'slug',
+  'issuer',
+  'clientId',
+  'enabled',
+  'ssoRequired',
+  'emailDomains',
+  'autoJoin',
+  'defaultRole',
+  'groupsClaim',
+  'groupRoles',
+] as const;
+
 export interface SsoSettingsInput {
   slug: string;
   issuer: string;
@@ -79,19 +93,7 @@ export function settingsView(row: SsoRow | null, redirectUri: string): SsoSettin
 function changedFields(before: SsoRow | null, after: SsoRow, secretTouched: boolean): string[] {
   const b = before ? settingsView(before, '') : null;
   const a = settingsView(after, '');
-  const keys = [
-    'slug',
-    'issuer',
-    'clientId',
-    'enabled',
-    'ssoRequired',
-    'emailDomains',
-    'autoJoin',
-    'defaultRole',
-    'groupsClaim',
-    'groupRoles',
-  ] as const;
-  const changed: string[] = keys.filter((k) => JSON.stringify(b?.[k]) !== JSON.stringify(a[k]));
+  const changed: string[] = SSO_SETTING_FIELDS.filter((k) => JSON.stringify(b?.[k]) !== JSON.stringify(a[k]));
   if (secretTouched) changed.push('clientSecret');
   return changed;
 }
