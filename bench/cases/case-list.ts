@@ -11,9 +11,7 @@
  *   npx tsx bench/cases/case-list.ts [--cases 100000] [--runs 5]
  */
 import { loadavg } from 'node:os';
-import { createBenchDatabase } from '../lib/bench-db.js';
-import { createOrm, migrate } from '../../src/db/orm.js';
-import { createPool } from '../../src/db/pool.js';
+import { migratedBenchDatabase } from '../lib/migrated-db.js';
 import { listCases } from '../../src/domain/cases/case-store.js';
 import { markStaleForCves } from '../../src/domain/cases/case-triage-store.js';
 import type { CaseSort } from '../../src/domain/cases/case-sort.js';
@@ -33,17 +31,9 @@ async function median(fn: () => Promise<unknown>): Promise<number> {
   return times.sort((a, b) => a - b)[Math.floor(times.length / 2)]!;
 }
 
-const db = await createBenchDatabase('bench_case_list');
-const orm = await createOrm(db.url, { poolMax: 2 });
-await migrate(orm, db.url);
-await orm.close(true);
-const pool = createPool(db.url, 4);
+const bench = await migratedBenchDatabase('bench_case_list', 4);
+const { pool, workspaceId: ws } = bench;
 try {
-  const ws = (
-    await pool.query<{ id: string }>(
-      `INSERT INTO workspaces (id, name, plan) VALUES (gen_random_uuid(), 'bench', 'service') RETURNING id`,
-    )
-  ).rows[0]!.id;
   const seed = performance.now();
   await pool.query(
     `INSERT INTO epss_scores (cve_id, epss, percentile)
@@ -104,8 +94,7 @@ try {
   console.log(
     `null after 10% of the scores moved by 0.2: ${(performance.now() - t0).toFixed(1)} ms, ${marked.toLocaleString('en-US')} cases marked`,
   );
-  if (args.includes('--keep')) console.log(`kept: ${db.url}`);
+  if (args.includes('--keep')) console.log(`kept: ${bench.url}`);
 } finally {
-  await pool.end();
-  if (!args.includes('--keep')) await db.drop();
+  await bench.close({ keep: args.includes('--keep') });
 }

@@ -10,9 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
-import { createBenchDatabase } from '../lib/bench-db.js';
-import { createOrm, migrate } from '../../src/db/orm.js';
-import { createPool } from '../../src/db/pool.js';
+import { migratedBenchDatabase } from '../lib/migrated-db.js';
 import { completeScan } from '../../src/domain/scans/ingest-store.js';
 import { withTransaction } from '../../src/db/pool.js';
 import { lockScanScope, resolveUnseenCases } from '../../src/domain/cases/case-resolution.js';
@@ -39,17 +37,9 @@ const load = () =>
     .map((l) => l.toFixed(2))
     .join(' ');
 
-const db = await createBenchDatabase('bench_rescan');
-const orm = await createOrm(db.url, { poolMax: 2 });
-await migrate(orm, db.url);
-await orm.close(true);
-const pool = createPool(db.url, 4);
+const bench = await migratedBenchDatabase('bench_rescan', 4);
+const { pool, workspaceId: ws } = bench;
 try {
-  const ws = (
-    await pool.query<{ id: string }>(
-      `INSERT INTO workspaces (id, name, plan) VALUES (gen_random_uuid(), 'bench', 'service') RETURNING id`,
-    )
-  ).rows[0]!.id;
   const newScan = async (status: string, resolveMissing = true): Promise<string> => {
     const id = randomUUID();
     await pool.query(
@@ -177,6 +167,5 @@ try {
       `× ${(median(on) / median(off)).toFixed(2)} (target ≤ 1.3)`,
   );
 } finally {
-  await pool.end();
-  await db.drop();
+  await bench.close();
 }

@@ -9,9 +9,7 @@
  *   npx tsx bench/cases/sla-recompute.ts [--cases 1000000] [--runs 3]
  */
 import { loadavg } from 'node:os';
-import { createBenchDatabase } from '../lib/bench-db.js';
-import { createOrm, migrate } from '../../src/db/orm.js';
-import { createPool } from '../../src/db/pool.js';
+import { migratedBenchDatabase } from '../lib/migrated-db.js';
 import { DEFAULT_SLA_POLICY, putSlaPolicy } from '../../src/domain/cases/sla-policy-store.js';
 
 const args = process.argv.slice(2);
@@ -23,17 +21,9 @@ const load = () =>
     .map((l) => l.toFixed(1))
     .join(' ');
 
-const db = await createBenchDatabase('bench_sla_recompute');
-const orm = await createOrm(db.url, { poolMax: 2 });
-await migrate(orm, db.url);
-await orm.close(true);
-const pool = createPool(db.url, 2);
+const bench = await migratedBenchDatabase('bench_sla_recompute', 2);
+const { pool, workspaceId: ws } = bench;
 try {
-  const ws = (
-    await pool.query<{ id: string }>(
-      `INSERT INTO workspaces (id, name, plan) VALUES (gen_random_uuid(), 'bench', 'service') RETURNING id`,
-    )
-  ).rows[0]!.id;
   const seed = performance.now();
   await pool.query(
     `INSERT INTO kev_entries (cve_id, due_date) SELECT 'CVE-2099-' || lpad(i::text, 5, '0'), current_date + (i % 60)
@@ -79,6 +69,5 @@ try {
     await pool.query('VACUUM cases');
   }
 } finally {
-  await pool.end();
-  await db.drop();
+  await bench.close();
 }
