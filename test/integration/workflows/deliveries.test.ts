@@ -25,6 +25,7 @@ import type { WorkerHandle } from '../../../src/jobs/queue-kit.js';
 import type { Queue } from 'bullmq';
 import { maintenanceRun } from '../../../src/app/workers.js';
 import { DELIVERY_QUEUE, type DeliveryPayload } from '../../../src/jobs/workflow-delivery.js';
+import { SCAN_INGEST_QUEUE } from '../../../src/jobs/scan-ingest.js';
 
 /**
  * Deliveries end to end: an uploaded scan's matching cases become exactly one Jira (or GitHub)
@@ -90,6 +91,15 @@ async function uploadAndWait(query = '?environment=PRODUCTION&asset=web1') {
   expect(res.statusCode).toBe(202);
   const scanId = res.json().scanId as string;
   expect((await waitForScan(t.app, session.key, scanId)).status).toBe('completed');
+  // The job triggers the workflows after the completion commits: wait for it to end, so a workflow
+  // a test creates next never receives this scan's `case.created` deliveries.
+  const ingestQueue = t.infra.queues.queue(SCAN_INGEST_QUEUE);
+  expect(
+    await eventually(async () => {
+      const n = await ingestQueue.getJobCounts('waiting', 'active', 'delayed');
+      return n.waiting + n.active + n.delayed === 0;
+    }, 10_000),
+  ).toBe(true);
   return scanId;
 }
 
