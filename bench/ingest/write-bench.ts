@@ -3,7 +3,9 @@
  * into memory, then stored through the real scan writer and `completeScan` twice (a first scan
  * whose findings are all new cases, then the same findings again, all existing cases), on a
  * fresh, migrated database. Reports wall time and the PostgreSQL backends' CPU (from /proc) per
- * step, so schema and SQL changes can be compared within one run.
+ * step, so schema and SQL changes can be compared within one run. As on a server's first start,
+ * the shipped CISA KEV snapshot is loaded first (the due dates read it), and each completion gets
+ * the parser's scope (so rescan resolution runs, as for an upload).
  *
  *   npx tsx bench/ingest/write-bench.ts [--size 100MB] [--format nessus] [--extra-sql "ALTER ..."] [--rounds 2] [--stats]
  */
@@ -19,6 +21,8 @@ import { openScanWriter } from '../../src/domain/scans/scan-writer.js';
 import type { Finding } from '../../src/parsers/index.js';
 import { FORMATS, generate, parseSize, type BenchFormat } from '../parsers/generate.js';
 import { createBenchDatabase } from '../lib/bench-db.js';
+import { SHIPPED_KEV_SNAPSHOT } from '../../src/app/day-one-enrichment.js';
+import { loadKevSnapshotIfEmpty } from '../../src/domain/enrichment/snapshot.js';
 
 const args = process.argv.slice(2);
 const opt = (name: string, fallback: string) => {
@@ -33,7 +37,7 @@ const format = opt('format', 'nessus') as BenchFormat;
 const file = await generate(format, parseSize(size), size.toLowerCase());
 const parserPool = createParserPool({ maxThreads: 2 });
 const batches: Finding[][] = [];
-await parseFileInPool(
+const parsed = await parseFileInPool(
   parserPool,
   { path: file, format: FORMATS[format].scanFormat, gzip: false, batchSize: 1000 },
   async (b) => {
@@ -55,6 +59,7 @@ const config = loadConfig({
 });
 const infra = await openInfrastructure(config, createLogger('silent'));
 const pool = infra.pool;
+await loadKevSnapshotIfEmpty(pool, SHIPPED_KEV_SNAPSHOT);
 if (extraSql) await pool.query(extraSql);
 const workspaceId = randomUUID();
 await pool.query(`INSERT INTO workspaces (id, name, plan) VALUES ($1, 'bench', 'service')`, [workspaceId]);
@@ -119,7 +124,7 @@ for (let round = 1; round <= rounds; round++) {
     }
   });
   await step(`scan ${round}: completeScan (${round === 1 ? 'new' : 'existing'} cases)`, () =>
-    completeScan(pool, id, { bytes: 1, notes: [] }),
+    completeScan(pool, id, { bytes: 1, notes: [], scope: parsed.scope }),
   );
 }
 if (args.includes('--stats')) {

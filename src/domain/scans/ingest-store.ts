@@ -42,6 +42,10 @@ export async function completeScan(
   result: { bytes: number; notes: string[]; scope?: ScanScope },
 ): Promise<boolean> {
   return withTransaction(pool, async (tx) => {
+    // No JIT: compiling a plan costs 0.3–0.6 s of CPU, more than any statement here runs (each
+    // reads the scan's rows once), and what triggers it are cost estimates over rows written
+    // without statistics, or inflated by `enable_nestloop = off` (measured in bench/ingest).
+    await tx.query(sql`SET LOCAL jit = off`);
     const { rows } = await tx.query<{
       workspace_id: string;
       asset_name: string | null;
