@@ -97,7 +97,7 @@ async function uploadAndWait(query = '?environment=PRODUCTION&asset=web1') {
   expect(
     await eventually(async () => {
       const n = await ingestQueue.getJobCounts('waiting', 'active', 'delayed');
-      return n.waiting + n.active + n.delayed === 0;
+      return (n.waiting ?? 0) + (n.active ?? 0) + (n.delayed ?? 0) === 0;
     }, 10_000),
   ).toBe(true);
   return scanId;
