@@ -12,6 +12,7 @@ import { loadavg } from 'node:os';
 import { migratedBenchDatabase } from '../lib/migrated-db.js';
 import { DEFAULT_SLA_POLICY, putSlaPolicy } from '../../src/domain/cases/sla-policy-store.js';
 
+const OPERATOR = { actor: 'operator', ip: null, userAgent: null };
 const args = process.argv.slice(2);
 const opt = (n: string, d: string) => (args.includes(`--${n}`) ? args[args.indexOf(`--${n}`) + 1]! : d);
 const N = Number(opt('cases', '1000000'));
@@ -44,7 +45,7 @@ try {
        triaged_at = now(), policy_version = 'bench', triaged_kev = false
      WHERE seq % 2 = 0`,
   );
-  await putSlaPolicy(pool, ws, DEFAULT_SLA_POLICY);
+  await putSlaPolicy(pool, ws, DEFAULT_SLA_POLICY, OPERATOR);
   await pool.query('VACUUM ANALYZE cases');
   const open = (await pool.query<{ n: string }>(`SELECT count(*) AS n FROM cases WHERE status <> 'resolved'`))
     .rows[0]!.n;
@@ -57,10 +58,10 @@ try {
   for (let run = 1; run <= RUNS; run++) {
     const policy = run % 2 === 1 ? tighter : DEFAULT_SLA_POLICY;
     let t0 = performance.now();
-    const changed = await putSlaPolicy(pool, ws, policy);
+    const changed = await putSlaPolicy(pool, ws, policy, OPERATOR);
     const changedS = (performance.now() - t0) / 1000;
     t0 = performance.now();
-    const same = await putSlaPolicy(pool, ws, policy);
+    const same = await putSlaPolicy(pool, ws, policy, OPERATOR);
     const sameS = (performance.now() - t0) / 1000;
     console.log(
       `${run} | ${changedS.toFixed(1)} s (${changed.recomputed.toLocaleString('en-US')}) | ` +

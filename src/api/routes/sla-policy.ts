@@ -5,7 +5,7 @@ import { noQuery } from '../schemas/common.js';
 import { responses } from '../schemas/responses.js';
 import { slaPolicyBody, slaPolicyPutView, slaPolicyView } from '../schemas/sla-policy.js';
 import { typed } from '../typed-app.js';
-import type { Surface } from './surface.js';
+import { actorFrom, type Surface } from './surface.js';
 
 const view = (p: SlaPolicy) => ({
   object: 'sla_policy' as const,
@@ -18,7 +18,8 @@ const view = (p: SlaPolicy) => ({
 /**
  * `GET` and `PUT /sla-policy` (docs/cases.md#due-dates-and-sla), written once for both surfaces:
  * `keys:write` behind an API key (it changes every case's due date), the owner's session in the
- * console. A `PUT` replaces the whole policy and answers how many due dates moved.
+ * console. A `PUT` replaces the whole policy and answers how many due dates moved; a change is
+ * an audit event.
  */
 export function registerSlaPolicyRoutes(
   app: FastifyInstance,
@@ -44,11 +45,15 @@ export function registerSlaPolicyRoutes(
   };
   r.put('/sla-policy', { config, bodyLimit: 4096, schema: putSchema }, async (req) => {
     const b = req.body;
-    const { policy, recomputed } = await deps.slaPolicy.put(surface.workspaceOf(req), {
-      days: b.days,
-      exposedDays: { ...DEFAULT_SLA_POLICY.exposedDays, ...b.exposedDays },
-      maxAcceptanceDays: b.maxAcceptanceDays ?? DEFAULT_SLA_POLICY.maxAcceptanceDays,
-    });
+    const { policy, recomputed } = await deps.slaPolicy.put(
+      surface.workspaceOf(req),
+      {
+        days: b.days,
+        exposedDays: { ...DEFAULT_SLA_POLICY.exposedDays, ...b.exposedDays },
+        maxAcceptanceDays: b.maxAcceptanceDays ?? DEFAULT_SLA_POLICY.maxAcceptanceDays,
+      },
+      actorFrom(req, surface.actorOf(req)),
+    );
     return { ...view(policy), recomputed };
   });
 }

@@ -89,6 +89,7 @@ export const AUDIT_ACTIONS = [
   'sso_sign_in',
   'workspace_delete',
   'retention_change',
+  'sla_policy_change',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

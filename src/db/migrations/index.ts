@@ -26,6 +26,7 @@ import { M027OneVulnerabilityOneCase } from './m027-one-vulnerability-one-case.j
 import { M028MembersAndRoles } from './m028-members-and-roles.js';
 import { M029WorkspaceSso } from './m029-workspace-sso.js';
 import { M030WorkspaceEndOfLife } from './m030-workspace-end-of-life.js';
+import { M031SlaPolicyAudit } from './m031-sla-policy-audit.js';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list runs from
@@ -59,4 +60,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'm028-members-and-roles', class: M028MembersAndRoles },
   { name: 'm029-workspace-sso', class: M029WorkspaceSso },
   { name: 'm030-workspace-end-of-life', class: M030WorkspaceEndOfLife },
+  { name: 'm031-sla-policy-audit', class: M031SlaPolicyAudit },
 ];

@@ -1,6 +1,8 @@
 import type { Db, Pool } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
 import { sql } from '../../db/sql.js';
+import { recordAuditEvent } from '../keys/audit-log.js';
+import type { Actor } from '../keys/key-service.js';
 import { recomputeDueDates, type DueDateScope } from './case-due-dates.js';
 import {
   DEFAULT_SLA_POLICY,
@@ -48,19 +50,32 @@ export async function getSlaPolicy(db: Db, workspaceId: string): Promise<SlaPoli
   };
 }
 
+/** The parts of a policy a change of it is told by (its audit event's `from` and `to`). */
+const settingsOf = (p: SlaPolicy | SlaPolicyInput): SlaPolicyInput => ({
+  days: p.days,
+  exposedDays: p.exposedDays,
+  maxAcceptanceDays: p.maxAcceptanceDays,
+});
+
 /**
  * Stores the workspace's policy and recomputes the due dates of its cases that are not resolved,
- * in one transaction (a resolved case keeps the due date it was resolved against). Returns the
- * stored policy and how many cases' due dates moved.
+ * in one transaction (a resolved case keeps the due date it was resolved against). A policy that
+ * differs from the one in force is an audit event (`sla_policy_change`, by `actor`, with the old
+ * and new settings and how many due dates moved) in the same transaction. Returns the stored
+ * policy and how many cases' due dates moved.
  */
 export async function putSlaPolicy(
   pool: Pool,
   workspaceId: string,
   input: SlaPolicyInput,
+  actor: Actor,
 ): Promise<{ policy: SlaPolicy; recomputed: number }> {
   const d = input.days;
   const e = input.exposedDays;
   return withTransaction(pool, async (tx) => {
+    // The row is locked so two concurrent changes each audit the policy the other left.
+    await tx.query(sql`SELECT 1 FROM sla_policies WHERE workspace_id = ${workspaceId} FOR UPDATE`);
+    const before = settingsOf(await getSlaPolicy(tx, workspaceId));
     await tx.query(sql`
 INSERT INTO sla_policies (workspace_id, critical_days, high_days, medium_days, low_days, info_days,
   exposed_critical_days, exposed_high_days, exposed_medium_days, exposed_low_days, exposed_info_days,
@@ -75,6 +90,14 @@ ON CONFLICT (workspace_id) DO UPDATE SET critical_days = EXCLUDED.critical_days,
   updated_at = now()`);
     const policy = await getSlaPolicy(tx, workspaceId);
     const recomputed = await recomputeDueDates(tx, workspaceId, policy);
+    const after = settingsOf(policy);
+    if (JSON.stringify(before) !== JSON.stringify(after)) {
+      await recordAuditEvent(tx, workspaceId, 'sla_policy_change', actor, {
+        from: before,
+        to: after,
+        recomputed,
+      });
+    }
     return { policy, recomputed };
   });
 }

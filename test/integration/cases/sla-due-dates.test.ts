@@ -15,6 +15,8 @@ import {
 
 /** Due dates (docs/cases.md#due-dates-and-sla): computed on sighting, recomputed on priority, policy and KEV changes. */
 const KEV_CVE = 'CVE-2099-20001';
+/** Who sets the policy directly, as an operator would. */
+const OPERATOR = { actor: 'operator', ip: null, userAgent: null };
 
 let t: ScanTestApp;
 let dir: string;
@@ -104,11 +106,16 @@ describe('due dates', () => {
       `UPDATE cases SET status = 'resolved' WHERE workspace_id = $1 AND title = 'high'`,
       [owner.workspaceId],
     );
-    const stored = await putSlaPolicy(t.infra.pool, owner.workspaceId, {
-      days: { CRITICAL: 3, HIGH: 14, MEDIUM: 60, LOW: 120, INFO: 365 },
-      exposedDays: { ...DEFAULT_SLA_POLICY.exposedDays },
-      maxAcceptanceDays: 90,
-    });
+    const stored = await putSlaPolicy(
+      t.infra.pool,
+      owner.workspaceId,
+      {
+        days: { CRITICAL: 3, HIGH: 14, MEDIUM: 60, LOW: 120, INFO: 365 },
+        exposedDays: { ...DEFAULT_SLA_POLICY.exposedDays },
+        maxAcceptanceDays: 90,
+      },
+      OPERATOR,
+    );
     expect(stored.recomputed).toBe(4);
     expect(stored.policy.maxAcceptanceDays).toBe(90);
     expect(await dueDays(owner.workspaceId)).toEqual({
@@ -122,11 +129,16 @@ describe('due dates', () => {
 
   it('applies tighter days to cases of internet-exposed or high-criticality assets', async () => {
     const owner = await signUp(t.app);
-    await putSlaPolicy(t.infra.pool, owner.workspaceId, {
-      days: DEFAULT_SLA_POLICY.days,
-      exposedDays: { CRITICAL: 2, HIGH: 10, MEDIUM: null, LOW: 200, INFO: null },
-      maxAcceptanceDays: 365,
-    });
+    await putSlaPolicy(
+      t.infra.pool,
+      owner.workspaceId,
+      {
+        days: DEFAULT_SLA_POLICY.days,
+        exposedDays: { CRITICAL: 2, HIGH: 10, MEDIUM: null, LOW: 200, INFO: null },
+        maxAcceptanceDays: 365,
+      },
+      OPERATOR,
+    );
     await upload(owner.key, FINDINGS.slice(0, 4), '&asset=edge&internetExposed=true');
     // LOW keeps its 180 days: tighter days never loosen.
     expect(await dueDays(owner.workspaceId)).toEqual({ critical: 2, high: 10, medium: 90, low: 180 });

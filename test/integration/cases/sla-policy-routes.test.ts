@@ -90,6 +90,58 @@ describe('the SLA policy routes', () => {
     expect(c!.sla).toBe('on_track');
   });
 
+  it('records each change, by key or console user, as an audit event with the old and new settings', async () => {
+    const ws = await signUp(t.app);
+    const wsAdmin = await createKey(t.app, ws, ['keys:write'], 'audited admin');
+    const events = async () => {
+      const res = await t.app.inject({
+        method: 'GET',
+        url: '/api/v1/audit-events?action=sla_policy_change',
+        headers: { 'x-api-key': wsAdmin.key },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+      return (res.json() as { data: { actor: string; details: unknown }[] }).data;
+    };
+    const settings = {
+      days: POLICY.days,
+      exposedDays: { CRITICAL: 1, HIGH: null, MEDIUM: null, LOW: null, INFO: null },
+      maxAcceptanceDays: 90,
+    };
+    expect((await put(wsAdmin.key, POLICY)).statusCode).toBe(200);
+    // The same policy again changes nothing and records nothing.
+    expect((await put(wsAdmin.key, POLICY)).statusCode).toBe(200);
+    const byConsole = await t.app.inject({
+      method: 'PUT',
+      url: '/api/console/sla-policy',
+      headers: { cookie: ws.cookie, 'x-csrf-token': ws.csrf, 'user-agent': 'sla-test' },
+      payload: { days: DEFAULTS.days },
+    });
+    expect(byConsole.statusCode, byConsole.body).toBe(200);
+    const { object: _o, updatedAt: _u, ...defaults } = DEFAULTS;
+    expect(await events()).toEqual([
+      expect.objectContaining({
+        action: 'sla_policy_change',
+        actor: expect.stringMatching(/^user:/) as unknown,
+        userAgent: 'sla-test',
+        details: { from: settings, to: defaults, recomputed: 0 },
+      }),
+      expect.objectContaining({
+        action: 'sla_policy_change',
+        actor: `key:${wsAdmin.id}`,
+        details: { from: defaults, to: settings, recomputed: 0 },
+      }),
+    ]);
+    // Another workspace's log has none of them.
+    const theirs = await t.app.inject({
+      method: 'GET',
+      url: '/api/v1/audit-events?action=sla_policy_change',
+      headers: { 'x-api-key': otherAdmin.key },
+    });
+    expect((theirs.json() as { data: { actor: string }[] }).data.map((e) => e.actor)).not.toContain(
+      `key:${wsAdmin.id}`,
+    );
+  });
+
   it("shows another workspace's key its own policy only", async () => {
     await put(admin.key, POLICY);
     expect((await get(otherAdmin.key)).json()).toEqual(DEFAULTS);

@@ -29,6 +29,7 @@ export const ACTION_NAMES: Record<(typeof AUDIT_ACTIONS)[number], string> = {
   sso_sign_in: 'Signed in with SSO',
   workspace_delete: 'Workspace deletion requested',
   retention_change: 'Retention changed',
+  sla_policy_change: 'SLA policy changed',
 };
 
 /**
