@@ -1,11 +1,12 @@
 /**
  * Open-loop, evenly paced load: one request every 1/rate seconds for `secs`, whatever the answers
  * do (autocannon's `overallRate` sends each second's requests in a burst, which measures the
- * burst's queue rather than the service). Returns the latencies of the 200 answers (ms, sorted),
+ * burst's queue rather than the service). Given several URLs (one per server process), the
+ * requests go to them in turn, as a round-robin load balancer would send them. Returns the latencies of the 200 answers (ms, sorted),
  * the failures, the rate reached and p50/p99; `onAnswer` sees each answer's status and body.
  */
 export async function paced(
-  url: string,
+  url: string | readonly string[],
   init: RequestInit,
   rate: number,
   secs: number,
@@ -16,13 +17,14 @@ export async function paced(
   const inflight: Promise<void>[] = [];
   const start = performance.now();
   const total = Math.round(rate * secs);
+  const urls = typeof url === 'string' ? [url] : url;
   for (let i = 0; i < total; i++) {
     const due = start + (i * 1000) / rate;
     const wait = due - performance.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     const t = performance.now();
     inflight.push(
-      fetch(url, init).then(
+      fetch(urls[i % urls.length]!, init).then(
         async (res) => {
           const text = onAnswer ? await res.text() : (await res.arrayBuffer(), '');
           onAnswer?.(res.status, text);

@@ -22,8 +22,15 @@
  * anything. The load average is printed with the table: figures from a loaded machine are not
  * comparable with idle ones.
  *
+ * A second table gives what a request costs whatever the load: CPU, wake-ups (voluntary context
+ * switches of the server's main thread and of the PostgreSQL backends), the statements and Redis
+ * commands the server sent, the connections it opened and its garbage collection, counted by
+ * `server-probe.ts` loaded into each server process; then each row's statements by kind with
+ * their times in flight, and what the processes cost idle. `--web 2` runs two `web` processes
+ * (the Procfile's scale-out) on one database and Redis prefix, the load sent to them in turn.
+ *
  *   npx tsx bench/triage/http-overhead.ts [--seconds 8] [--rates 50,150] [--sequential 500]
- *     [--engines local,instant,slow,reservation]
+ *     [--engines local,instant,slow,reservation] [--web 1] [--loop-delay]
  */
 import { fork } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -33,9 +40,32 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createBenchDatabase } from '../lib/bench-db.js';
 import { paced as pacedLoad } from '../lib/paced-load.js';
-import { signUpOverHttp, startServerProcess } from '../../test/helpers/server-process.js';
+import { signUpOverHttp, startServerProcess, type ServerProcess } from '../../test/helpers/server-process.js';
 
 const PROVIDER_MS = 50;
+/** Loaded into each server process before the app: its counters (see server-probe.ts). */
+const PROBE = fileURLToPath(new URL('./server-probe.ts', import.meta.url));
+
+/** A server process's counters since it started (server-probe.ts). */
+interface Probe {
+  seq: number;
+  statements: Record<string, number>;
+  redis: Record<string, number>;
+  connects: number;
+  /** Since the previous snapshot: time in flight by statement kind (ms). */
+  timings: Record<string, { n: number; ms: number; maxMs: number }>;
+  gc: { count: number; ms: number; maxMs: number; major: number; majorMs: number };
+  eld: { p50: number; p99: number; max: number } | null;
+}
+
+/** CPU (µs) and voluntary context switches so far. */
+interface Usage {
+  server: number;
+  serverSwitches: number;
+  pg: Map<number, number>;
+  pgSwitches: Map<number, number>;
+  client: number;
+}
 
 if (process.argv.includes('--serve-fakes')) {
   // The child: two fakes (instant, 50 ms); answers the served times of the requests since a mark.
@@ -60,7 +90,7 @@ function usage(): string {
 own process, against GET /healthz on the same server at the same rates (the floor).
 
   npx tsx bench/triage/http-overhead.ts [--seconds 8] [--rates 50,150] [--sequential 500]
-    [--engines local,instant,slow,reservation]
+    [--engines local,instant,slow,reservation] [--web 1] [--loop-delay]
 
   --seconds N      length of each paced row (default 8)
   --rates a,b      open-loop rates in requests a second, evenly paced (default 50,150)
@@ -68,16 +98,23 @@ own process, against GET /healthz on the same server at the same rates (the floo
   --engines list   local: the local SSVC engine; instant: a fake OpenAI-compatible provider that
                    answers at once; slow: the same fake after 50 ms; reservation: slow with a quota
                    reservation before every call (AI_CALL_LEASE_MAX=1) (default: all four)
+  --web N          web processes, the requests sent to them in turn (default 1)
+  --loop-delay     also sample each server's event-loop delay (a 1 ms timer: it changes what an
+                   idle process does, so off by default)
 
-The speed targets (1,000 and 500 requests a second), with the instant fake provider (run on an idle machine; prints the load average):
-  1,000 and 500 requests a second, open loop, plus the sequential overhead:
-    npx tsx bench/triage/http-overhead.ts --engines instant --rates 500,1000 --seconds 10 --sequential 1000
+The speed targets (overhead p50 <= 2 ms, p99 <= 10 ms at 200, 500 and 1,000 requests a second), with
+the instant fake provider (run on an idle machine; prints the load average):
+  one web process, then two (the Procfile's scale-out):
+    npx tsx bench/triage/http-overhead.ts --engines instant --rates 200,500,1000 --seconds 10 --sequential 1000
+    npx tsx bench/triage/http-overhead.ts --engines instant --rates 200,500,1000 --seconds 10 --sequential 1000 --web 2
   a 5-second smoke run:
     npx tsx bench/triage/http-overhead.ts --engines instant --rates 100 --seconds 5 --sequential 100
 
 Columns: rate reached, 200s and not-200s, requests billed (distinct ledger request ids: must equal the
 200s), p50/p99, the provider's p50 as the fake measured it, overhead (p50 and p99 minus the provider's
-p50), and CPU a request of the server process, its PostgreSQL backends and this client (µs).`;
+p50). Then per request, whatever the load: CPU of the server process(es), their PostgreSQL backends and
+this client (µs), wake-ups of the server and the backends, statements and Redis commands sent,
+connections opened, GC; each row's statements by kind with their times in flight; the idle cost.`;
 }
 
 async function main() {
@@ -91,6 +128,8 @@ async function main() {
   const rates = opt('rates', '50,150').split(',').map(Number);
   const sequential = Number(opt('sequential', '500'));
   const engines = opt('engines', 'local,instant,slow,reservation').split(',');
+  const webs = Number(opt('web', '1'));
+  const eld = args.includes('--loop-delay');
 
   const child = fork(fileURLToPath(import.meta.url), ['--serve-fakes'], { execArgv: ['--import', 'tsx'] });
   const fakeUrls = await new Promise<{ instant: string; slow: string }>((r) =>
@@ -124,24 +163,69 @@ async function main() {
     }
   };
 
+  /** The context switches a process (its main thread) has made: each is a sleep and a wake-up. */
+  const procSwitches = (pid: number) => {
+    try {
+      const m = /voluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      return Number(m?.[1] ?? 0);
+    } catch {
+      return 0;
+    }
+  };
+
+  /** `web` server processes on one database and one Redis prefix, each with the probe loaded. */
   async function server(env: Record<string, string>) {
     const db = await createBenchDatabase('bench_http');
-    const proc = await startServerProcess('web', {
-      DATABASE_URL: db.url,
-      KEY_PEPPER: 'bench-pepper-'.padEnd(48, 'x'),
-      REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
-      LOG_LEVEL: 'silent',
-      PLANS_FILE: path.resolve('bench/auth/unlimited-plans.json'),
-      TRIAGE_CONFIG_FILE: path.join(dir, 'triage.json'),
-      ...env,
-    });
-    const { key } = await signUpOverHttp(proc.url);
+    const prefix = `p${Math.random().toString(36).slice(2, 10)}`;
+    const procs: { proc: ServerProcess; probeFile: string; seq: number }[] = [];
+    for (let i = 0; i < webs; i++) {
+      const probeFile = path.join(dir, `probe-${Date.now()}-${i}.json`);
+      const proc = await startServerProcess(
+        'web',
+        {
+          DATABASE_URL: db.url,
+          KEY_PEPPER: 'bench-pepper-'.padEnd(48, 'x'),
+          REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
+          REDIS_PREFIX: prefix,
+          LOG_LEVEL: 'silent',
+          PLANS_FILE: path.resolve('bench/auth/unlimited-plans.json'),
+          TRIAGE_CONFIG_FILE: path.join(dir, 'triage.json'),
+          PROBE_FILE: probeFile,
+          ...(eld ? { PROBE_ELD: '1' } : {}),
+          ...env,
+        },
+        { nodeArgs: ['--import', 'tsx', '--import', PROBE] },
+      );
+      procs.push({ proc, probeFile, seq: 0 });
+    }
+    const { key } = await signUpOverHttp(procs[0]!.proc.url);
     const client = new pg.Client(db.url);
     await client.connect();
     const dbName = new URL(db.url).pathname.slice(1);
     return {
-      base: proc.url,
+      bases: procs.map((p) => p.proc.url),
       key,
+      /** The probes' counters of every server process (see server-probe.ts). */
+      async probes(): Promise<Probe[]> {
+        const out: Probe[] = [];
+        for (const p of procs) {
+          const want = ++p.seq;
+          p.proc.child.kill('SIGUSR2');
+          for (;;) {
+            await new Promise((r) => setTimeout(r, 5));
+            try {
+              const snap = JSON.parse(readFileSync(p.probeFile, 'utf8')) as Probe;
+              if (snap.seq === want) {
+                out.push(snap);
+                break;
+              }
+            } catch {
+              // not written yet
+            }
+          }
+        }
+        return out;
+      },
       /** Distinct requests billed so far. */
       async billed(): Promise<number> {
         const r = await client.query<{ n: string }>(
@@ -149,22 +233,28 @@ async function main() {
         );
         return Number(r.rows[0]!.n);
       },
-      /** CPU so far (µs): the server process, its database's backends (by pid), this process. */
-      async cpu(): Promise<{ server: number; pg: Map<number, number>; client: number }> {
+      /**
+       * CPU so far (µs) and wake-ups: the server processes, their database's backends (by pid),
+       * this process.
+       */
+      async cpu(): Promise<Usage> {
         const r = await client.query<{ pid: number }>(
           'SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
           [dbName],
         );
         const u = process.cpuUsage();
+        const pids = procs.map((p) => p.proc.child.pid!);
         return {
-          server: procCpuUs(proc.child.pid!),
+          server: pids.reduce((a, pid) => a + procCpuUs(pid), 0),
+          serverSwitches: pids.reduce((a, pid) => a + procSwitches(pid), 0),
           pg: new Map(r.rows.map((x) => [x.pid, procCpuUs(x.pid)])),
+          pgSwitches: new Map(r.rows.map((x) => [x.pid, procSwitches(x.pid)])),
           client: u.user + u.system,
         };
       },
       async stop() {
         await client.end();
-        await proc.stop('SIGTERM');
+        for (const p of procs) await p.proc.stop('SIGTERM');
         await db.drop();
       },
     };
@@ -181,14 +271,14 @@ async function main() {
       ? { method, headers: { 'x-api-key': s.key, 'content-type': 'application/json' }, body }
       : {};
 
-  /** One request at a time over HTTP, as `paced` reports it. */
-  async function oneAtATime(url: string, request: RequestInit, n: number) {
+  /** One request at a time over HTTP (to the URLs in turn), as `paced` reports it. */
+  async function oneAtATime(urls: readonly string[], request: RequestInit, n: number) {
     const latencies: number[] = [];
     let failures = 0;
     const start = performance.now();
     for (let i = 0; i < n; i++) {
       const t = performance.now();
-      const res = await fetch(url, request);
+      const res = await fetch(urls[i % urls.length]!, request);
       await res.arrayBuffer();
       if (res.status === 200) latencies.push(performance.now() - t);
       else failures++;
@@ -199,8 +289,41 @@ async function main() {
     return { latencies, failures, reached, p50: q(0.5), p99: q(0.99) };
   }
 
+  /** The probes' counters summed over the server processes, `after` minus `before`. */
+  function probeDelta(before: Probe[], after: Probe[]) {
+    const sum = (ps: Probe[], pick: (p: Probe) => Record<string, number>) => {
+      const m = new Map<string, number>();
+      for (const p of ps) for (const [k, v] of Object.entries(pick(p))) m.set(k, (m.get(k) ?? 0) + v);
+      return m;
+    };
+    const diff = (pick: (p: Probe) => Record<string, number>) => {
+      const a = sum(after, pick);
+      const b = sum(before, pick);
+      return new Map([...a].map(([k, v]) => [k, v - (b.get(k) ?? 0)] as const).filter(([, v]) => v > 0));
+    };
+    const total = (ps: Probe[], f: (p: Probe) => number) => ps.reduce((x, p) => x + f(p), 0);
+    return {
+      statements: diff((p) => p.statements),
+      redis: diff((p) => p.redis),
+      connects: total(after, (p) => p.connects) - total(before, (p) => p.connects),
+      gcMs: total(after, (p) => p.gc.ms) - total(before, (p) => p.gc.ms),
+      gcMaxMs: Math.max(...after.map((p) => p.gc.maxMs)),
+      timings: after.flatMap((p) => Object.entries(p.timings)),
+      gcMajor: total(after, (p) => p.gc.major) - total(before, (p) => p.gc.major),
+      gcMajorMs: total(after, (p) => p.gc.majorMs) - total(before, (p) => p.gc.majorMs),
+      eldP99: after.every((p) => p.eld) ? Math.max(...after.map((p) => p.eld!.p99)) : null,
+      eldMax: after.every((p) => p.eld) ? Math.max(...after.map((p) => p.eld!.max)) : null,
+    };
+  }
+  const count = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
+
   const rows: Record<string, string | number>[] = [];
-  /** Runs `load` and adds its row: latencies, provider time, billing and CPU per request. */
+  const costs: Record<string, string | number>[] = [];
+  const kinds: string[] = [];
+  /**
+   * Runs `load` and adds its rows: latencies, provider time and billing; CPU, wake-ups and
+   * round trips per request; the statements it sent by kind.
+   */
   async function measure(
     s: Server,
     engine: string,
@@ -211,15 +334,21 @@ async function main() {
   ) {
     const since = fake ? (await fakeServed(fake, 0)).count : 0;
     const billedBefore = triage ? await s.billed() : 0;
+    const probesBefore = await s.probes();
     const before = await s.cpu();
     const r = await load();
     const after = await s.cpu();
+    const probed = probeDelta(probesBefore, await s.probes());
     const answered = r.latencies.length;
     let pgUs = 0;
     for (const [pid, us] of after.pg) pgUs += us - (before.pg.get(pid) ?? 0);
+    let pgSwitches = 0;
+    for (const [pid, n] of after.pgSwitches) pgSwitches += n - (before.pgSwitches.get(pid) ?? 0);
     const served = fake ? (await fakeServed(fake, since)).served.sort((a, b) => a - b) : [];
     const provider = served.length === 0 ? 0 : served[Math.floor(served.length / 2)]!;
     const per = (us: number) => (answered === 0 ? NaN : Math.round(us / answered));
+    const perN = (n: number) => (answered === 0 ? NaN : +(n / answered).toFixed(2));
+    const row = `${engine} @ ${target}`;
     rows.push({
       engine,
       'target rps': target,
@@ -231,10 +360,55 @@ async function main() {
       'provider p50 ms': +provider.toFixed(2),
       'overhead p50': +(r.p50 - provider).toFixed(2),
       'overhead p99': +(r.p99 - provider).toFixed(2),
+    });
+    costs.push({
+      row,
       'server µs/req': per(after.server - before.server),
       'pg µs/req': per(pgUs),
       'client µs/req': per(after.client - before.client),
+      'server wake/req': perN(after.serverSwitches - before.serverSwitches),
+      'pg wake/req': perN(pgSwitches),
+      'pg stmt/req': perN(count(probed.statements)),
+      'redis cmd/req': perN(count(probed.redis)),
+      'pg connects': probed.connects,
+      'gc ms/req': perN(probed.gcMs),
+      'gc max ms': +probed.gcMaxMs.toFixed(1),
+      'major gcs (ms)': `${probed.gcMajor} (${Math.round(probed.gcMajorMs)})`,
+      ...(probed.eldP99 === null
+        ? {}
+        : {
+            'loop delay p99 ms': +probed.eldP99.toFixed(1),
+            'loop delay max ms': +probed.eldMax!.toFixed(1),
+          }),
     });
+    if (triage) {
+      const top = [...probed.statements, ...[...probed.redis].map(([k, v]) => [`redis ${k}`, v] as const)]
+        .sort((a, b) => b[1] - a[1])
+        .map(([k, v]) => `${v} ${k}`);
+      kinds.push(`${row} (${answered} answered): ${top.join('; ') || 'none'}`);
+      for (const [k, t] of probed.timings.sort((a, b) => b[1].n - a[1].n))
+        kinds.push(
+          `    in flight: ${k}: ${t.n}×, mean ${(t.ms / t.n).toFixed(2)} ms, longest ${t.maxMs.toFixed(1)} ms`,
+        );
+    }
+  }
+
+  /** What the processes cost doing nothing (timers, pools, keep-alives), per second of idle. */
+  async function idle(s: Server, secs: number) {
+    const probesBefore = await s.probes();
+    const before = await s.cpu();
+    await new Promise((r) => setTimeout(r, secs * 1000));
+    const after = await s.cpu();
+    const probed = probeDelta(probesBefore, await s.probes());
+    let pgUs = 0;
+    for (const [pid, us] of after.pg) pgUs += us - (before.pg.get(pid) ?? 0);
+    const perSec = (n: number) => +(n / secs).toFixed(1);
+    return (
+      `idle for ${secs} s: server ${perSec((after.server - before.server) / 1000)} ms CPU/s, ` +
+      `PostgreSQL ${perSec(pgUs / 1000)} ms CPU/s, ` +
+      `server wake-ups ${perSec(after.serverSwitches - before.serverSwitches)}/s, ` +
+      `statements ${perSec(count(probed.statements))}/s, Redis commands ${perSec(count(probed.redis))}/s`
+    );
   }
 
   const all = [
@@ -260,34 +434,51 @@ async function main() {
     ],
   ] as const;
   let floorDone = false;
+  const idles: string[] = [];
+  const loadAtStart = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
   for (const [id, engine, env, fake] of all) {
     if (!engines.includes(id)) continue;
     const s = await server(env);
-    const triageUrl = `${s.base}/api/v1/triage`;
-    await pacedLoad(triageUrl, init(s, 'POST'), 50, 2); // warm-up
-    await oneAtATime(`${s.base}/healthz`, {}, 200);
+    const triageUrls = s.bases.map((b) => `${b}/api/v1/triage`);
+    const healthUrls = s.bases.map((b) => `${b}/healthz`);
+    await pacedLoad(triageUrls, init(s, 'POST'), 50, 2); // warm-up
+    await oneAtATime(healthUrls, {}, 200);
+    idles.push(`${engine}: ${await idle(s, 3)}`);
     if (!floorDone) {
       // The floor, in the same run: the same server, client and pacing, a route that does nothing.
       if (sequential > 0)
         await measure(s, 'GET /healthz (floor)', 'one at a time', null, false, () =>
-          oneAtATime(`${s.base}/healthz`, {}, sequential),
+          oneAtATime(healthUrls, {}, sequential),
         );
       for (const rate of rates)
         await measure(s, 'GET /healthz (floor)', rate, null, false, () =>
-          pacedLoad(`${s.base}/healthz`, {}, rate, seconds),
+          pacedLoad(healthUrls, {}, rate, seconds),
         );
       floorDone = true;
     }
     if (sequential > 0)
       await measure(s, engine, 'one at a time', fake, true, () =>
-        oneAtATime(triageUrl, init(s, 'POST'), sequential),
+        oneAtATime(triageUrls, init(s, 'POST'), sequential),
       );
     for (const rate of rates)
-      await measure(s, engine, rate, fake, true, () => pacedLoad(triageUrl, init(s, 'POST'), rate, seconds));
+      await measure(s, engine, rate, fake, true, () => pacedLoad(triageUrls, init(s, 'POST'), rate, seconds));
     await s.stop();
   }
   child.disconnect();
   const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
-  console.log(`\ntriage over HTTP (server in its own process, Redis for limits), load average ${load}`);
+  console.log(
+    `\ntriage over HTTP (${webs} web process${webs === 1 ? '' : 'es'}, each its own process; Redis for limits), ` +
+      `load average ${loadAtStart} at the start, ${load} at the end`,
+  );
   console.table(rows);
+  console.log(
+    '\nper request (load-independent): CPU of the server process(es), their PostgreSQL backends and this client; ' +
+      'wake-ups (voluntary context switches of the server main thread(s) and of the backends); ' +
+      'statements and Redis commands the server sent; connections it opened; GC',
+  );
+  console.table(costs);
+  console.log('\nidle cost (nothing sent), before the rows:');
+  for (const line of idles) console.log(`  ${line}`);
+  console.log('\nstatements and Redis commands sent, by kind, per row:');
+  for (const line of kinds) console.log(`  ${line}`);
 }

@@ -13,9 +13,24 @@ export type Pool = pg.Pool;
 export const POOL_CONNECT_TIMEOUT_MS = 10_000;
 
 /**
+ * Connections a pool keeps open however long they sit idle (at most its `max`). Above them, a
+ * connection idle for {@link POOL_IDLE_TIMEOUT_MS} closes. Under sparse traffic a pool needs a
+ * second or third connection now and then (the one answer's statement while the request meter
+ * flushes and the key-version check runs); closed after each idle spell, every such moment
+ * opened a new one, and the statement that got it paid the new backend's start, its cold
+ * catalog caches and the named statement's preparation: a stall of the hot path, not a saving
+ * (docs/operations.md#database-connections).
+ */
+export const POOL_KEEP_OPEN = 3;
+
+/** How long a connection above {@link POOL_KEEP_OPEN} may sit idle before it closes. */
+export const POOL_IDLE_TIMEOUT_MS = 10_000;
+
+/**
  * The pool for set-based SQL on hot paths (keys, quotas, counters, bulk loads). With
  * `synchronousCommit: false` its commits do not wait for the WAL flush: only for writes whose
- * loss in a database crash is harmless (see the quota reservation).
+ * loss in a database crash is harmless (see the quota reservation). It keeps
+ * {@link POOL_KEEP_OPEN} connections (or `keepOpen`) once it has opened them.
  *
  * Every client it opens carries an 'error' listener for its whole life, checked out or idle: a
  * server that ends the session (`pg_terminate_backend`, a failover) makes `pg` emit 'error' on
@@ -26,12 +41,13 @@ export const POOL_CONNECT_TIMEOUT_MS = 10_000;
 export function createPool(
   databaseUrl: string,
   max = 10,
-  opts: { synchronousCommit?: boolean } = {},
+  opts: { synchronousCommit?: boolean; keepOpen?: number; idleTimeoutMs?: number } = {},
 ): pg.Pool {
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     max,
-    idleTimeoutMillis: 10_000,
+    min: Math.min(max, opts.keepOpen ?? POOL_KEEP_OPEN),
+    idleTimeoutMillis: opts.idleTimeoutMs ?? POOL_IDLE_TIMEOUT_MS,
     connectionTimeoutMillis: POOL_CONNECT_TIMEOUT_MS,
     ...(opts.synchronousCommit === false ? { options: '-c synchronous_commit=off' } : {}),
   });
