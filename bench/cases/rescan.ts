@@ -15,7 +15,7 @@ import { completeScan } from '../../src/domain/scans/ingest-store.js';
 import { withTransaction } from '../../src/db/pool.js';
 import { lockScanScope, resolveUnseenCases } from '../../src/domain/cases/case-resolution.js';
 import { upsertScanCases } from '../../src/domain/cases/case-upsert.js';
-import { recordScanResolutions } from '../../src/domain/workflows/trigger.js';
+import { recordScanDeliveries } from '../../src/domain/workflows/trigger.js';
 import type { ScanScope } from '../../src/parsers/index.js';
 
 const args = process.argv.slice(2);
@@ -140,9 +140,9 @@ try {
       lap('lock');
       await upsertScanCases(tx, scanId, ws, null);
       lap('upsert');
-      await resolveUnseenCases(tx, scanId, ws, k);
+      const resolved = await resolveUnseenCases(tx, scanId, ws, k);
       lap('resolve');
-      await recordScanResolutions(tx, ws, scanId);
+      await recordScanDeliveries(tx, ws, scanId, { created: 0, reopened: 0, resolved });
       lap('deliveries');
       await tx.query('ROLLBACK');
       await tx.query('BEGIN');

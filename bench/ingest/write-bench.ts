@@ -7,7 +7,11 @@
  * the shipped CISA KEV snapshot is loaded first (the due dates read it), and each completion gets
  * the parser's scope (so rescan resolution runs, as for an upload).
  *
- *   npx tsx bench/ingest/write-bench.ts [--size 100MB] [--format nessus] [--extra-sql "ALTER ..."] [--rounds 2] [--stats]
+ *   npx tsx bench/ingest/write-bench.ts [--size 100MB] [--format nessus] [--extra-sql "ALTER ..."] [--rounds 2] [--stats] [--workflow]
+ *
+ * `--workflow`: the workspace has an enabled webhook workflow whose rule matches every case, and
+ * each completion is followed by the workflow trigger (`scanCompleted`, with a queue that takes the
+ * deliveries and does nothing), in the same timed step: the cost of recording a scan's deliveries.
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -18,6 +22,8 @@ import { createParserPool, parseFileInPool } from '../../src/workers/parser-pool
 import { insertScan, startParsing } from '../../src/domain/scans/scan-store.js';
 import { completeScan } from '../../src/domain/scans/ingest-store.js';
 import { openScanWriter } from '../../src/domain/scans/scan-writer.js';
+import { createWorkflowTrigger } from '../../src/domain/workflows/trigger.js';
+import { insertWorkflow } from '../../src/domain/workflows/workflow-store.js';
 import type { Finding } from '../../src/parsers/index.js';
 import { FORMATS, generate, parseSize, type BenchFormat } from '../parsers/generate.js';
 import { createBenchDatabase } from '../lib/bench-db.js';
@@ -33,6 +39,7 @@ const size = opt('size', '100MB');
 const extraSql = opt('extra-sql', '');
 const rounds = Number(opt('rounds', '2'));
 const format = opt('format', 'nessus') as BenchFormat;
+const withWorkflow = args.includes('--workflow');
 
 const file = await generate(format, parseSize(size), size.toLowerCase());
 const parserPool = createParserPool({ maxThreads: 2 });
@@ -63,6 +70,22 @@ await loadKevSnapshotIfEmpty(pool, SHIPPED_KEV_SNAPSHOT);
 if (extraSql) await pool.query(extraSql);
 const workspaceId = randomUUID();
 await pool.query(`INSERT INTO workspaces (id, name, plan) VALUES ($1, 'bench', 'service')`, [workspaceId]);
+if (withWorkflow)
+  await insertWorkflow(pool, {
+    id: randomUUID(),
+    workspaceId,
+    name: 'bench',
+    kind: 'webhook',
+    enabled: true,
+    target: { kind: 'webhook', url: 'https://hooks.example.test/bench' },
+    credentialSealed: null,
+    credentialHint: null,
+    secretSealed: 'unused',
+    rule: {},
+    fields: {},
+    statusMap: {},
+  });
+const trigger = createWorkflowTrigger({ pool, enqueue: async () => {} });
 
 /** CPU ticks (user + system) of every backend of this database. */
 async function backendTicks(): Promise<number> {
@@ -123,8 +146,12 @@ for (let round = 1; round <= rounds; round++) {
       await writer.close();
     }
   });
-  await step(`scan ${round}: completeScan (${round === 1 ? 'new' : 'existing'} cases)`, () =>
-    completeScan(pool, id, { bytes: 1, notes: [], scope: parsed.scope }),
+  await step(
+    `scan ${round}: completeScan${withWorkflow ? ' + trigger' : ''} (${round === 1 ? 'new' : 'existing'} cases)`,
+    async () => {
+      await completeScan(pool, id, { bytes: 1, notes: [], scope: parsed.scope });
+      if (withWorkflow) await trigger.scanCompleted(workspaceId, id);
+    },
   );
 }
 if (args.includes('--stats')) {

@@ -3,6 +3,7 @@ import type { Infrastructure } from './infrastructure.js';
 import type { Services } from './services.js';
 import { makeWebhookDeliverer, type deliverWebhook } from '../domain/triage/webhook.js';
 import { runMaintenance, type MaintenanceReport } from '../domain/maintenance.js';
+import { recordCaseDeliveries } from '../domain/workflows/trigger.js';
 import { SCAN_INGEST_QUEUE } from '../jobs/scan-ingest.js';
 import { TRIAGE_QUEUE } from '../jobs/triage-batch.js';
 import { startWorkers } from '../workers/main.js';
@@ -35,8 +36,9 @@ export function maintenanceRun(
       deletions: services.workspaceDeletions,
       scanFiles: { storage: services.scans.storage },
       acceptances: {
-        casesReopened: (workspaceId, caseIds) =>
-          services.workflows.trigger.casesChanged(workspaceId, caseIds, 'case.status_changed'),
+        record: (tx, workspaceId, caseIds) =>
+          recordCaseDeliveries(tx, workspaceId, caseIds, 'case.status_changed'),
+        queue: (recorded) => services.workflows.trigger.queueRecorded(recorded),
       },
       storage: {
         storage: services.scans.storage,

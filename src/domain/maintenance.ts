@@ -9,7 +9,8 @@ import type { ScanStorage } from './scans/scan-storage.js';
 import { existingScanIds } from './scans/scan-store.js';
 import { removeExpiredScanFiles } from './scans/file-retention.js';
 import { existingExportIds } from './exports/export-store.js';
-import { expireAcceptances } from './cases/acceptance-expiry.js';
+import { expireAcceptances, type ReopenedCaseDeliveries } from './cases/acceptance-expiry.js';
+import type { RecordedDeliveries } from './workflows/trigger.js';
 import { failStuckBatches, type BatchSweepReport, type StuckBatchSweepDeps } from './triage/batch-sweep.js';
 
 export interface MaintenanceReport {
@@ -83,10 +84,11 @@ export async function runMaintenance(deps: {
   /** Scan storage for the scan file retention (`removeExpiredScanFiles`); the step is skipped without it. */
   scanFiles?: { storage: ScanStorage };
   /**
-   * Tells the workflows of cases whose risk acceptance expired (`case.status_changed`); the
+   * Records, in the transaction that reopens them, the `case.status_changed` deliveries of cases
+   * whose risk acceptance expired (`recordCaseDeliveries`) and queues them after it commits; the
    * expiry step is skipped without it.
    */
-  acceptances?: { casesReopened(workspaceId: string, caseIds: string[]): Promise<unknown> };
+  acceptances?: ReopenedCaseDeliveries<RecordedDeliveries>;
 }): Promise<MaintenanceReport> {
   const now = deps.clock();
   const reservationsReleased = await deps.quota.releaseExpired();
@@ -104,10 +106,7 @@ export async function runMaintenance(deps: {
   const slaBreaches = deps.slaBreaches ? (await deps.slaBreaches.announce(now)).breaches : 0;
   const deliveriesRequeued = deps.deliveries ? await deps.deliveries.requeueLost() : 0;
   const deletionsRequeued = deps.deletions ? await deps.deletions.requeueUnfinished() : 0;
-  const acceptances = deps.acceptances;
-  const acceptancesExpired = acceptances
-    ? await expireAcceptances(deps.db, now, (ws, ids) => acceptances.casesReopened(ws, ids))
-    : 0;
+  const acceptancesExpired = deps.acceptances ? await expireAcceptances(deps.db, now, deps.acceptances) : 0;
   const scanFilesRemoved = deps.scanFiles
     ? await removeExpiredScanFiles({ db: deps.db, storage: deps.scanFiles.storage }, now)
     : 0;

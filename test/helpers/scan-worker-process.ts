@@ -12,6 +12,8 @@ import { createLogger } from '../../src/lib/logger.js';
 import { createPool } from '../../src/db/pool.js';
 import { createQueueKit } from '../../src/jobs/queue-kit.js';
 import { startScanIngestWorker } from '../../src/workers/scan-ingest-worker.js';
+import { createWorkflowTrigger } from '../../src/domain/workflows/trigger.js';
+import { enqueueDeliveries } from '../../src/jobs/workflow-delivery.js';
 
 export interface ScanWorkerProcess {
   child: ChildProcess;
@@ -67,6 +69,11 @@ async function main(): Promise<void> {
     batchSize: 200,
     lockDurationMs: lock,
     stalledIntervalMs: Math.max(500, Math.floor(lock / 2)),
+    // As the Procfile worker: a completed scan's workflow deliveries are queued (none are sent here).
+    afterScan: createWorkflowTrigger({
+      pool,
+      enqueue: (workflowId, ids) => enqueueDeliveries(queues, workflowId, ids),
+    }).scanCompleted,
   });
   process.stdout.write('scan worker ready\n');
   process.on('SIGTERM', () => {

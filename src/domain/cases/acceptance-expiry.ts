@@ -1,11 +1,14 @@
 import type { Db } from '../../db/pool.js';
+import { withTransaction } from '../../db/pool.js';
 import { sql } from '../../db/sql.js';
 import { refreshDueDates } from './sla-policy-store.js';
 
 /**
  * Risk acceptances that ran out (docs/cases.md#risk-acceptance): each `risk_accepted` case whose
  * `expiresAt` has passed reopens, with a history entry by `system` for the reason
- * `acceptance_expired`, and the workflows whose rule it matches hear `case.status_changed`.
+ * `acceptance_expired`, and the workflows whose rule it matches hear `case.status_changed`: the
+ * reopening, the case's new due date and its workflow deliveries commit together, so a crash
+ * after the commit loses no event (the maintenance sweep queues deliveries left unqueued).
  */
 
 /** Cases reopened by one run, by workspace (what the workflow trigger is told). */
@@ -38,25 +41,42 @@ export async function reopenExpiredAcceptances(db: Db, now: Date, limit = 1000):
 }
 
 /**
- * Reopens every expired acceptance, a `limit` at a time, telling `changed` the cases of each
- * workspace after each batch commits. Returns how many reopened.
+ * How a reopening reaches the workflows (the workflows area provides it: cases do not import it).
+ * `R`: what was recorded, handed from `record` to `queue`.
  */
-export async function expireAcceptances(
+export interface ReopenedCaseDeliveries<R> {
+  /** In the reopening transaction: records the workflow deliveries of a workspace's reopened cases. */
+  record(tx: Db, workspaceId: string, caseIds: string[]): Promise<R>;
+  /** After the commit: queues what `record` recorded. A failure leaves them to the sweep. */
+  queue(recorded: R): Promise<unknown>;
+}
+
+/**
+ * Reopens every expired acceptance, a `limit` at a time, each batch in one transaction with the
+ * cases' due dates and workflow deliveries; the deliveries are queued after each commit. Returns
+ * how many reopened.
+ */
+export async function expireAcceptances<R>(
   db: Db,
   now: Date,
-  changed: (workspaceId: string, caseIds: string[]) => Promise<unknown>,
+  deliveries: ReopenedCaseDeliveries<R>,
   limit = 1000,
 ): Promise<number> {
   let total = 0;
   for (;;) {
-    const batch = await reopenExpiredAcceptances(db, now, limit);
-    let n = 0;
-    for (const [workspaceId, ids] of batch) {
-      n += ids.length;
-      // Reopened, they get the due date of today's policy (docs/cases.md#due-dates-and-sla).
-      await refreshDueDates(db, workspaceId, { caseIds: ids });
-      await changed(workspaceId, ids);
-    }
+    const { n, recorded } = await withTransaction(db, async (tx) => {
+      const batch = await reopenExpiredAcceptances(tx, now, limit);
+      const recorded: R[] = [];
+      let n = 0;
+      for (const [workspaceId, ids] of batch) {
+        n += ids.length;
+        // Reopened, they get the due date of today's policy (docs/cases.md#due-dates-and-sla).
+        await refreshDueDates(tx, workspaceId, { caseIds: ids });
+        recorded.push(await deliveries.record(tx, workspaceId, ids));
+      }
+      return { n, recorded };
+    });
+    for (const r of recorded) await deliveries.queue(r);
     total += n;
     if (n < limit) return total;
   }

@@ -67,8 +67,9 @@ export interface IngestScanDeps {
    */
   triageScan?: (scanId: string) => Promise<void>;
   /**
-   * Called once a scan completed, with its workspace and id: mapped workflows pick up the cases
-   * it created or reopened. Its failure is logged, never fails the scan.
+   * Called once a scan completed, with its workspace and id: queues the workflow deliveries its
+   * completion recorded (the maintenance sweep queues them if this never runs). Its failure is
+   * logged, never fails the scan.
    * @defaultValue none
    */
   afterScan?: (workspaceId: string, scanId: string) => Promise<unknown>;

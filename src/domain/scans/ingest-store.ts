@@ -5,7 +5,7 @@ import type { ScanScope } from '../../parsers/index.js';
 import { markScanDuplicates } from '../cases/case-duplicates.js';
 import { lockScanScope, resolveUnseenCases } from '../cases/case-resolution.js';
 import { upsertScanCases } from '../cases/case-upsert.js';
-import { recordScanResolutions } from '../workflows/trigger.js';
+import { recordScanDeliveries } from '../workflows/trigger.js';
 import { EMPTY_SCOPE, NO_SCOPE_NOTE, rescanPlan } from './rescan-scope.js';
 
 /**
@@ -32,8 +32,9 @@ import { EMPTY_SCOPE, NO_SCOPE_NOTE, rescanPlan } from './rescan-scope.js';
  * The final step: cases and counters derived from the scan's stored findings,
  * all in one transaction with the status change. Resolved cases seen again are reopened, with
  * the change in their history; open and in-progress cases of the scan's scope it did not see are
- * resolved (docs/ingestion.md#rescans), with their history and their workflow deliveries, unless
- * the upload said `resolveMissing=false`. Completions of overlapping scopes serialise on the
+ * resolved (docs/ingestion.md#rescans), with their history, unless the upload said
+ * `resolveMissing=false`; the workflow deliveries of the created, reopened and resolved cases are
+ * recorded with them. Completions of overlapping scopes serialise on the
  * scope's advisory locks. Returns false when another attempt already finished the scan.
  */
 export async function completeScan(
@@ -64,10 +65,13 @@ export async function completeScan(
     const named = (await lockScanScope(tx, ws, plan.keys)) > 0;
     const { created, reopened } = await upsertScanCases(tx, scanId, ws, plan.hostless);
     const resolved = plan.resolve && named ? await resolveUnseenCases(tx, scanId, ws, plan.keys) : 0;
-    if (resolved > 0) await recordScanResolutions(tx, ws, scanId);
     // Only a new case can be a duplicate (docs/cases.md#one-vulnerability-one-case). Last, so that
-    // while it holds the workspace's marking lock this transaction writes only rows it holds.
+    // while it holds the workspace's marking lock this transaction writes only rows it holds (and
+    // the new deliveries of those rows).
     if (created > 0) await markScanDuplicates(tx, scanId, ws);
+    // Its workflow deliveries commit with it (docs/workflows.md#when-deliveries-happen); after the
+    // marking, since a rule leaves duplicates out.
+    await recordScanDeliveries(tx, ws, scanId, { created, reopened, resolved });
     const notes = [...result.notes, ...plan.notes, ...(plan.resolve && !named ? [NO_SCOPE_NOTE] : [])];
     await tx.query(
       sql`WITH sev AS (SELECT severity, count(*)::int AS n FROM findings WHERE scan_id = ${scanId} GROUP BY severity),

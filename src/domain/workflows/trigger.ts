@@ -4,17 +4,19 @@ import { insertMatchingDeliveries, pendingDeliveriesOf, type CaseSelection } fro
 import { enabledWorkflows } from './workflow-store.js';
 
 /**
- * THE hook other areas call when cases change (docs/workflows.md#when-deliveries-happen): after a scan completed (its new and
- * reopened cases), after a case's triage answer, after a status change. For each enabled
+ * THE hook other areas call when cases change (docs/workflows.md#when-deliveries-happen): after a
+ * case's triage answer, after a status change. For each enabled
  * workflow of the workspace, one INSERT … SELECT evaluates the rule over the selected cases in
  * SQL and records a pending delivery per match (or per case already linked), then queues them.
  * Calling it twice for the same change is harmless: deliveries to issue trackers are
- * state-based and locked per (workflow, case), so a case still gets exactly one issue.
+ * state-based and locked per (workflow, case), so a case still gets exactly one issue. A change
+ * made inside a transaction records its deliveries in it instead (`recordScanDeliveries`,
+ * `recordCaseDeliveries`) and has them queued after the commit.
  */
 export interface WorkflowTrigger {
   /**
-   * After `completeScan`: the cases the scan created or reopened; and the deliveries of the
-   * cases it resolved, which its completion recorded ({@link recordScanResolutions}), are queued.
+   * After `completeScan`: queues the deliveries its completion recorded for the cases it
+   * created, reopened and resolved ({@link recordScanDeliveries}); records none itself.
    */
   scanCompleted(workspaceId: string, scanId: string): Promise<number>;
   /**
@@ -27,7 +29,15 @@ export interface WorkflowTrigger {
     event: Exclude<WorkflowEvent, 'workflow.test' | 'case.created'>,
     options?: { exceptWorkflowId?: string },
   ): Promise<number>;
+  /**
+   * After the commit of a transaction that recorded deliveries ({@link recordCaseDeliveries}):
+   * queues them. A queue that is down leaves them to the maintenance sweep; never rejects.
+   */
+  queueRecorded(recorded: RecordedDeliveries): Promise<number>;
 }
+
+/** Deliveries a transaction recorded, by workflow id: queued once it committed. */
+export type RecordedDeliveries = Map<string, string[]>;
 
 export function createWorkflowTrigger(deps: {
   pool: Pool;
@@ -53,39 +63,91 @@ export function createWorkflowTrigger(deps: {
     }
     return total;
   }
-  async function enqueueRecorded(workspaceId: string, selection: CaseSelection, event: WorkflowEvent) {
-    const byWorkflow = new Map<string, string[]>();
-    for (const d of await pendingDeliveriesOf(deps.pool, workspaceId, selection, event))
-      byWorkflow.set(d.workflow_id, [...(byWorkflow.get(d.workflow_id) ?? []), d.id]);
-    for (const [workflowId, ids] of byWorkflow)
+  async function queueRecorded(byWorkflow: RecordedDeliveries) {
+    let total = 0;
+    for (const [workflowId, ids] of byWorkflow) {
+      if (ids.length === 0) continue;
       await deps
         .enqueue(workflowId, ids)
         .catch((err: unknown) => deps.onEnqueueFailed?.(err, workflowId, ids.length));
-    return [...byWorkflow.values()].reduce((n, ids) => n + ids.length, 0);
+      total += ids.length;
+    }
+    return total;
+  }
+  async function enqueueRecorded(workspaceId: string, selection: CaseSelection, event: WorkflowEvent) {
+    const byWorkflow: RecordedDeliveries = new Map();
+    for (const d of await pendingDeliveriesOf(deps.pool, workspaceId, selection, event)) {
+      const ids = byWorkflow.get(d.workflow_id);
+      if (ids) ids.push(d.id);
+      else byWorkflow.set(d.workflow_id, [d.id]);
+    }
+    return queueRecorded(byWorkflow);
   }
   return {
     scanCompleted: async (workspaceId, scanId) =>
-      (await run(workspaceId, { createdByScan: scanId }, 'case.created')) +
-      (await run(workspaceId, { reopenedByScan: scanId }, 'case.status_changed')) +
+      (await enqueueRecorded(workspaceId, { createdByScan: scanId }, 'case.created')) +
+      (await enqueueRecorded(workspaceId, { reopenedByScan: scanId }, 'case.status_changed')) +
       (await enqueueRecorded(workspaceId, { resolvedByScan: scanId }, 'case.status_changed')),
     casesChanged: (workspaceId, caseIds, event, options = {}) =>
       caseIds.length === 0
         ? Promise.resolve(0)
         : run(workspaceId, { caseIds }, event, options.exceptWorkflowId),
+    queueRecorded,
   };
 }
 
+/** What a scan's completion changed: how many cases it created, reopened and resolved. */
+export interface ScanCaseChanges {
+  created: number;
+  reopened: number;
+  resolved: number;
+}
+
 /**
- * Records, in the completion transaction `tx` of a rescan, one pending `case.status_changed`
- * delivery per enabled workflow for each case the scan resolved that the workflow's rule matches
- * or that has an issue in it (docs/ingestion.md#rescans): the resolutions and their deliveries
- * commit together. {@link WorkflowTrigger.scanCompleted} queues them after the commit (and the
- * maintenance sweep does if that never happens). Returns how many it recorded.
+ * Records, in the completion transaction `tx` of a scan, one pending delivery per enabled
+ * workflow for each case the scan created (`case.created`), reopened or resolved
+ * (`case.status_changed`) that the workflow's rule matches or that has an issue in it
+ * (docs/workflows.md#when-deliveries-happen): the cases and their deliveries commit together,
+ * so a crash after the commit loses no event. Call it after the duplicates are marked (a rule
+ * leaves duplicates out). {@link WorkflowTrigger.scanCompleted} queues them after the commit
+ * (and the maintenance sweep does if that never happens). Returns how many it recorded.
  */
-export async function recordScanResolutions(tx: Db, workspaceId: string, scanId: string): Promise<number> {
+export async function recordScanDeliveries(
+  tx: Db,
+  workspaceId: string,
+  scanId: string,
+  changed: ScanCaseChanges,
+): Promise<number> {
+  if (changed.created + changed.reopened + changed.resolved === 0) return 0;
+  const steps: [CaseSelection, WorkflowEvent, number][] = [
+    [{ createdByScan: scanId }, 'case.created', changed.created],
+    [{ reopenedByScan: scanId }, 'case.status_changed', changed.reopened],
+    [{ resolvedByScan: scanId }, 'case.status_changed', changed.resolved],
+  ];
   let total = 0;
   for (const w of await enabledWorkflows(tx, workspaceId))
-    total += (await insertMatchingDeliveries(tx, w, { resolvedByScan: scanId }, 'case.status_changed'))
-      .length;
+    for (const [selection, event, n] of steps)
+      if (n > 0) total += (await insertMatchingDeliveries(tx, w, selection, event)).length;
   return total;
+}
+
+/**
+ * Records, in the transaction `tx` that changed them, one pending `event` delivery per enabled
+ * workflow for each of the workspace's `caseIds` that the workflow's rule matches or that has an
+ * issue in it: the change and its deliveries commit together. Queue them after the commit with
+ * {@link WorkflowTrigger.queueRecorded} (the maintenance sweep does if that never happens).
+ */
+export async function recordCaseDeliveries(
+  tx: Db,
+  workspaceId: string,
+  caseIds: string[],
+  event: Exclude<WorkflowEvent, 'workflow.test' | 'case.created'>,
+): Promise<RecordedDeliveries> {
+  const recorded: RecordedDeliveries = new Map();
+  if (caseIds.length === 0) return recorded;
+  for (const w of await enabledWorkflows(tx, workspaceId)) {
+    const ids = await insertMatchingDeliveries(tx, w, { caseIds }, event);
+    if (ids.length > 0) recorded.set(w.id, ids);
+  }
+  return recorded;
 }

@@ -287,7 +287,13 @@ describe('risk acceptance', () => {
         quota: t.deps.quota,
         bus: null,
         clock: t.clock,
-        acceptances: { casesReopened: async (ws, caseIds) => void told.push([ws, caseIds]) },
+        acceptances: {
+          record: async (_tx, ws, caseIds) => {
+            told.push([ws, caseIds]);
+            return new Map();
+          },
+          queue: async () => undefined,
+        },
       });
     expect((await run()).acceptancesExpired).toBe(0);
     const start = t.clock();

@@ -1,0 +1,120 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../../src/lib/config.js';
+import { maintenanceRun } from '../../../src/app/workers.js';
+import { signUpWorkflowManager, TEST_PEPPER } from '../../helpers/test-app.js';
+import { startScanApp, waitForScan, type ScanTestApp } from '../../helpers/scan-app.js';
+import { DAY } from '../../helpers/clock.js';
+
+/**
+ * Workflow deliveries of case changes other than a scan's (docs/workflows.md#when-deliveries-happen):
+ * an expired risk acceptance records its delivery with the reopening, so a crash after the
+ * reopening loses no event.
+ */
+let t: ScanTestApp;
+let owner: Awaited<ReturnType<typeof signUpWorkflowManager>>;
+let ids: string[];
+let workflowId: string;
+
+const api = (method: 'GET' | 'PATCH' | 'POST' | 'DELETE', url: string, payload?: unknown, key = owner.key) =>
+  t.app.inject({ method, url, headers: { 'x-api-key': key }, ...(payload !== undefined ? { payload } : {}) });
+const inDays = (d: number) => new Date(t.clock().getTime() + d * DAY).toISOString();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function upload(prefix: string, n: number): Promise<{ scanId: string; caseIds: string[] }> {
+  const findings = Array.from({ length: n }, (_, i) => ({
+    title: `${prefix}${i}`,
+    severity: 'high',
+    cveIds: [`CVE-2099-4100${i % 10}`],
+    asset: `${prefix.toLowerCase()}-host-${i}`,
+    ruleId: 'R1',
+  }));
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/api/pipeline/scan?format=cli',
+    headers: { 'x-api-key': owner.key, 'content-type': 'application/json' },
+    payload: JSON.stringify({ tool: { name: 'loop-test', version: '1' }, findings }),
+  });
+  expect(res.statusCode, res.body).toBe(202);
+  const scanId = (res.json() as { scanId: string }).scanId;
+  expect((await waitForScan(t.app, owner.key, scanId)).status).toBe('completed');
+  const list = await api('GET', `/api/v1/cases?limit=200&scan=${scanId}`);
+  const caseIds = (list.json().data as { id: string; title: string }[])
+    .sort((a, b) => Number(a.title.slice(prefix.length)) - Number(b.title.slice(prefix.length)))
+    .map((c) => c.id);
+  return { scanId, caseIds };
+}
+
+async function deliveriesOf(caseId: string): Promise<{ event: string }[]> {
+  const { rows } = await t.infra.pool.query<{ event: string }>(
+    `SELECT event FROM workflow_deliveries WHERE workflow_id = $1 AND case_id = $2 ORDER BY seq`,
+    [workflowId, caseId],
+  );
+  return rows;
+}
+
+beforeAll(async () => {
+  t = await startScanApp();
+  owner = await signUpWorkflowManager(t.app, { email: 'loop.owner@acme.test' });
+  ({ caseIds: ids } = await upload('L', 6));
+  const wf = await api('POST', '/api/v1/workflows', {
+    name: 'all',
+    target: { kind: 'webhook', url: 'https://hooks.acme.test/loop' },
+  });
+  expect(wf.statusCode, wf.body).toBe(201);
+  workflowId = wf.json().id;
+}, 120_000);
+
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('an expired risk acceptance', () => {
+  it('records its case.status_changed delivery with the reopening: a crash before the delivery loses no event', async () => {
+    const caseId = ids[0]!;
+    const accepted = await api('PATCH', `/api/v1/cases/${caseId}`, {
+      status: 'risk_accepted',
+      note: 'WAF rule',
+      expiresAt: inDays(3),
+    });
+    expect(accepted.statusCode, accepted.body).toBe(200);
+    const before = (await deliveriesOf(caseId)).length;
+    const config = loadConfig({
+      DATABASE_URL: t.databaseUrl,
+      KEY_PEPPER: TEST_PEPPER,
+      REDIS_URL: '',
+      PORT: '0',
+      LOG_LEVEL: 'silent',
+    });
+    const run = maintenanceRun(config, t.infra, t.deps);
+    const start = t.clock();
+    t.clock.advance(3 * DAY + 1000);
+
+    // Hold the outbox; the run blocks on it, and its connection is cut there (a crash).
+    const holder = await t.infra.pool.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE workflow_deliveries IN SHARE MODE');
+      const first = run().catch((err: unknown) => err);
+      let blocked: number | undefined;
+      for (let i = 0; blocked === undefined; i++) {
+        if (i > 1500) throw new Error('the expiry never reached the outbox');
+        const { rows } = await t.infra.pool.query<{ pid: number }>(
+          `SELECT pid FROM pg_locks WHERE locktype = 'relation' AND NOT granted
+              AND relation = 'workflow_deliveries'::regclass`,
+        );
+        blocked = rows[0]?.pid;
+        if (blocked === undefined) await sleep(20);
+      }
+      await t.infra.pool.query('SELECT pg_terminate_backend($1)', [blocked]);
+      await holder.query('COMMIT');
+      await first;
+    } finally {
+      holder.release();
+    }
+    await run();
+    expect((await api('GET', `/api/v1/cases/${caseId}`)).json().status).toBe('open');
+    const after = await deliveriesOf(caseId);
+    expect(after.slice(before)).toEqual([{ event: 'case.status_changed' }]);
+    t.clock.set(start);
+  });
+});
