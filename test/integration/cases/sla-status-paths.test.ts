@@ -160,7 +160,7 @@ describe('due dates across status changes', () => {
       quota: t.deps.quota,
       bus: null,
       clock: t.clock,
-      acceptances: { casesReopened: async () => undefined },
+      acceptances: { record: async () => new Map(), queue: async () => undefined },
     });
     expect(run.acceptancesExpired).toBe(1);
     expect((await cases(owner)).accepted).toMatchObject({ status: 'open', days: 4 });

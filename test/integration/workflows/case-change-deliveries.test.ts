@@ -15,7 +15,12 @@ let owner: Awaited<ReturnType<typeof signUpWorkflowManager>>;
 let ids: string[];
 let workflowId: string;
 
-const api = (method: 'GET' | 'PATCH' | 'POST' | 'DELETE', url: string, payload?: unknown, key = owner.key) =>
+const api = (
+  method: 'GET' | 'PATCH' | 'POST' | 'DELETE',
+  url: string,
+  payload?: Record<string, unknown>,
+  key = owner.key,
+) =>
   t.app.inject({ method, url, headers: { 'x-api-key': key }, ...(payload !== undefined ? { payload } : {}) });
 const inDays = (d: number) => new Date(t.clock().getTime() + d * DAY).toISOString();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
