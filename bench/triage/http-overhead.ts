@@ -308,7 +308,15 @@ async function main() {
       connects: total(after, (p) => p.connects) - total(before, (p) => p.connects),
       gcMs: total(after, (p) => p.gc.ms) - total(before, (p) => p.gc.ms),
       gcMaxMs: Math.max(...after.map((p) => p.gc.maxMs)),
-      timings: after.flatMap((p) => Object.entries(p.timings)),
+      timings: [
+        ...after
+          .flatMap((p) => Object.entries(p.timings))
+          .reduce((m, [k, t]) => {
+            const o = m.get(k) ?? { n: 0, ms: 0, maxMs: 0 };
+            m.set(k, { n: o.n + t.n, ms: o.ms + t.ms, maxMs: Math.max(o.maxMs, t.maxMs) });
+            return m;
+          }, new Map<string, { n: number; ms: number; maxMs: number }>()),
+      ],
       gcMajor: total(after, (p) => p.gc.major) - total(before, (p) => p.gc.major),
       gcMajorMs: total(after, (p) => p.gc.majorMs) - total(before, (p) => p.gc.majorMs),
       eldP99: after.every((p) => p.eld) ? Math.max(...after.map((p) => p.eld!.p99)) : null,
