@@ -159,7 +159,10 @@ export function consoleInvitationRoutes(untyped: FastifyInstance, deps: Deps): v
     },
     async (req, reply) => {
       await limit(`invite-accept:${req.ip}`, ACCEPTS_PER_MINUTE_PER_IP, 60_000);
-      const session = await signedIn(req);
+      // A session another workspace's SSO made vouches for the person there only: it does not
+      // carry them into this one (docs/console.md#sso-and-sessions); their password does.
+      const signed = await signedIn(req);
+      const session = signed?.signIn === 'password' ? signed : null;
       const accepted = await deps.invitations.accept({
         token: req.params.token,
         userId: session?.userId ?? null,

@@ -144,9 +144,14 @@ export function consoleMemberRoutes(
     },
     async (req, reply) => {
       const { workspaceId } = req.body;
-      const role = isUuid(workspaceId) ? await deps.members.roleIn(req.session.userId, workspaceId) : null;
-      if (!role) throw notFound('workspace');
-      const { token, session } = await deps.sessions.create(req.session.userId, workspaceId, role);
+      if (!isUuid(workspaceId)) throw notFound('workspace');
+      const from = req.session;
+      const role = await deps.members.switchRole(from, workspaceId);
+      // The new session ends when the one it replaces would have: a switch never lengthens a sign-in.
+      const { token, session } = await deps.sessions.create(from.userId, workspaceId, role, {
+        signIn: workspaceId === from.workspaceId ? from.signIn : 'password',
+        expiresAt: from.expiresAt,
+      });
       const old = req.cookies[SESSION_COOKIE];
       if (old) await deps.sessions.destroy(old);
       setSessionCookie(reply, token, session.expiresAt, deps.config.cookieSecure);

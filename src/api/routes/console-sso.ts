@@ -138,6 +138,7 @@ export function consoleSsoRoutes(
         signedIn.userId,
         signedIn.workspaceId,
         signedIn.role,
+        { signIn: 'sso' },
       );
       setSessionCookie(reply, token, session.expiresAt, secure);
       return reply

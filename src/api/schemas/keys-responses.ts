@@ -187,7 +187,10 @@ export const auditEventList = listOf({
     id: { type: 'string' },
     at: isoDateTime,
     action: { type: 'string', enum: [...AUDIT_ACTIONS] },
-    actor: { type: 'string', description: '`user:<id>`, `key:<id>`, `operator` or `system`' },
+    actor: {
+      type: 'string',
+      description: '`user:<id>`, `key:<id>`, `operator`, `system`, or `anonymous` (a refused SSO sign-in)',
+    },
     ip: nullableString,
     userAgent: nullableString,
     keyId: { type: ['string', 'null'] },

@@ -90,6 +90,7 @@ export const AUDIT_ACTIONS = [
   'workspace_delete',
   'retention_change',
   'sla_policy_change',
+  'sso_sign_in_failed',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -79,6 +79,30 @@ export async function workspacesOf(
   return rows;
 }
 
+/** A workspace of the person as a switch needs it: their role, its name, its single sign-on. */
+export interface SwitchTargetRow {
+  role: Role;
+  name: string;
+  /** The slug of its SSO when enabled, else null. */
+  ssoSlug: string | null;
+  ssoRequired: boolean;
+}
+
+/** The person's membership of `workspaceId` with what a switch into it asks, or null. */
+export async function findSwitchTarget(
+  db: Db,
+  userId: string,
+  workspaceId: string,
+): Promise<SwitchTargetRow | null> {
+  const { rows } = await db.query<SwitchTargetRow>(
+    sql`SELECT m.role, w.name, s.slug AS "ssoSlug", COALESCE(s.sso_required, false) AS "ssoRequired"
+          FROM memberships m JOIN workspaces w ON w.id = m.workspace_id
+          LEFT JOIN workspace_sso s ON s.workspace_id = m.workspace_id AND s.enabled
+         WHERE m.user_id = ${userId} AND m.workspace_id = ${workspaceId}`,
+  );
+  return rows[0] ?? null;
+}
+
 /** A console user by email (case-insensitive), or null. */
 export async function findUserByEmail(
   db: Db,

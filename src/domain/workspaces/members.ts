@@ -5,6 +5,7 @@ import { auditMembers } from './audit.js';
 import * as store from './member-store.js';
 import { deleteUserSessions } from './workspace-store.js';
 import { roleAtLeast, type Role } from './roles.js';
+import { switchRole, type SwitchFrom } from './workspace-switch.js';
 
 export interface MemberServiceDeps {
   db: Db;
@@ -53,6 +54,9 @@ export function createMemberService(deps: MemberServiceDeps) {
 
     /** The workspaces a person belongs to, with their role in each. */
     workspacesOf: (userId: string) => store.workspacesOf(db, userId),
+
+    /** The role a session may switch into `workspaceId` with (docs/console.md#sso-and-sessions). */
+    switchRole: (from: SwitchFrom, workspaceId: string) => switchRole(db, from, workspaceId),
 
     /** The role of a person in a workspace, or null when they are not a member. */
     async roleIn(userId: string, workspaceId: string): Promise<Role | null> {

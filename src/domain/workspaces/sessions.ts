@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/pool.js';
 import type { Role } from '../../db/entities/index.js';
 import { hashToken, randomToken } from '../keys/key-secrets.js';
-import { deleteSession, findLiveSession, insertSession } from './workspace-store.js';
+import { deleteSession, findLiveSession, insertSession, type SignInMethod } from './workspace-store.js';
+
+export type { SignInMethod };
 
 /**
  * Console sessions: an opaque token in an HTTP-only, SameSite=Strict cookie; only its
@@ -19,6 +21,22 @@ export interface Session {
   role: Role;
   csrfToken: string;
   expiresAt: Date;
+  /**
+   * What made the session (docs/console.md#sso-and-sessions): `sso` only when its own
+   * workspace's single sign-on did; a session another workspace's SSO made never moves here.
+   */
+  signIn: SignInMethod;
+}
+
+/** How a new session was made, and how long it lasts. */
+export interface NewSessionOptions {
+  /** @defaultValue 'password' */
+  signIn?: SignInMethod;
+  /**
+   * When it ends; by default {@link SESSION_TTL_MS} from now. A switch keeps the end of the
+   * session it replaces, so switching never lengthens a sign-in.
+   */
+  expiresAt?: Date;
 }
 
 export function createSessionStore(db: Db, pepper: string, clock: () => Date = () => new Date()) {
@@ -28,6 +46,7 @@ export function createSessionStore(db: Db, pepper: string, clock: () => Date = (
       userId: string,
       workspaceId: string,
       role: Role,
+      options: NewSessionOptions = {},
     ): Promise<{ token: string; session: Session }> {
       const token = randomToken();
       const session: Session = {
@@ -36,7 +55,8 @@ export function createSessionStore(db: Db, pepper: string, clock: () => Date = (
         workspaceId,
         role,
         csrfToken: randomToken(24),
-        expiresAt: new Date(clock().getTime() + SESSION_TTL_MS),
+        expiresAt: options.expiresAt ?? new Date(clock().getTime() + SESSION_TTL_MS),
+        signIn: options.signIn ?? 'password',
       };
       await insertSession(db, {
         id: session.id,
@@ -44,6 +64,7 @@ export function createSessionStore(db: Db, pepper: string, clock: () => Date = (
         workspaceId,
         csrfToken: session.csrfToken,
         expiresAt: session.expiresAt,
+        signIn: session.signIn,
         tokenHash: hashToken(pepper, token),
       });
       return { token, session };

@@ -117,19 +117,28 @@ export interface SessionRow {
   workspaceId: string;
   csrfToken: string;
   expiresAt: Date;
+  /** What made it: a password (or sign-up, an invitation) or its own workspace's single sign-on. */
+  signIn: SignInMethod;
 }
+
+/** How a console session was made (docs/console.md#sso-and-sessions). */
+export type SignInMethod = 'password' | 'sso';
 
 /** Stores a new console session. */
 export async function insertSession(db: Db, s: SessionRow): Promise<void> {
   await db.query(sql`
-    INSERT INTO console_sessions (id, token_hash, csrf_token, user_id, workspace_id, expires_at)
-    VALUES (${s.id}, ${s.tokenHash}, ${s.csrfToken}, ${s.userId}, ${s.workspaceId}, ${s.expiresAt})`);
+    INSERT INTO console_sessions (id, token_hash, csrf_token, user_id, workspace_id, expires_at, sign_in)
+    VALUES (${s.id}, ${s.tokenHash}, ${s.csrfToken}, ${s.userId}, ${s.workspaceId}, ${s.expiresAt},
+            ${s.signIn})`);
 }
 
 /**
- * The session of a token hash with the member's role now, unless it has expired at `now` or
- * its user is no longer a member of its workspace (removed members are signed out at once:
- * docs/console.md#members-and-roles).
+ * The session of a token hash with the member's role now, unless it has expired at `now`, its
+ * user is no longer a member of its workspace (removed members are signed out at once:
+ * docs/console.md#members-and-roles), or its workspace requires single sign-on and the session
+ * is a non-owner's that its SSO did not make (docs/console.md#sso-and-sessions): the rule is read
+ * on every request, so it holds whichever way the session got there and whenever SSO became
+ * required or the owner became an admin.
  */
 export async function findLiveSession(
   db: Db,
@@ -138,11 +147,26 @@ export async function findLiveSession(
 ): Promise<(Omit<SessionRow, 'tokenHash'> & { role: Role }) | null> {
   const res = await db.query<Omit<SessionRow, 'tokenHash'> & { role: Role }>(sql`
     SELECT s.id, s.user_id AS "userId", s.workspace_id AS "workspaceId", s.csrf_token AS "csrfToken",
-           s.expires_at AS "expiresAt", m.role
+           s.expires_at AS "expiresAt", s.sign_in AS "signIn", m.role
       FROM console_sessions s
       JOIN memberships m ON m.user_id = s.user_id AND m.workspace_id = s.workspace_id
-     WHERE s.token_hash = ${tokenHash} AND s.expires_at > ${now}`);
+      LEFT JOIN workspace_sso w ON w.workspace_id = s.workspace_id AND w.enabled AND w.sso_required
+     WHERE s.token_hash = ${tokenHash} AND s.expires_at > ${now}
+       AND (w.workspace_id IS NULL OR m.role = 'owner' OR s.sign_in = 'sso')`);
   return res.rows[0] ?? null;
+}
+
+/**
+ * Ends the sessions of a workspace that requires single sign-on and no longer admits: the
+ * non-owners' that its SSO did not make. Returns how many ended.
+ */
+export async function deleteSessionsWithoutSso(db: Db, workspaceId: string): Promise<number> {
+  const res = await db.query(sql`
+    DELETE FROM console_sessions s
+     USING memberships m
+     WHERE s.workspace_id = ${workspaceId} AND s.sign_in <> 'sso'
+       AND m.user_id = s.user_id AND m.workspace_id = s.workspace_id AND m.role <> 'owner'`);
+  return res.rowCount ?? 0;
 }
 
 /** Ends the session of a token hash (nothing when there is none). */

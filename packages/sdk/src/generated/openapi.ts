@@ -15,7 +15,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    action?: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "scan_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "sso_update" | "sso_sign_in" | "workspace_delete" | "retention_change" | "sla_policy_change";
+                    action?: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "scan_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "sso_update" | "sso_sign_in" | "workspace_delete" | "retention_change" | "sla_policy_change" | "sso_sign_in_failed";
                     cursor?: string;
                     from?: string;
                     key?: string;
@@ -37,8 +37,8 @@ export interface paths {
                         "application/json": {
                             data: {
                                 /** @enum {string} */
-                                action: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "scan_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "sso_update" | "sso_sign_in" | "workspace_delete" | "retention_change" | "sla_policy_change";
-                                /** @description `user:<id>`, `key:<id>`, `operator` or `system` */
+                                action: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "scan_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "sso_update" | "sso_sign_in" | "workspace_delete" | "retention_change" | "sla_policy_change" | "sso_sign_in_failed";
+                                /** @description `user:<id>`, `key:<id>`, `operator`, `system`, or `anonymous` (a refused SSO sign-in) */
                                 actor: string;
                                 /** Format: date-time */
                                 at: string;
@@ -75,7 +75,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -268,7 +268,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -505,7 +505,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -615,7 +615,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -751,7 +751,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -908,7 +908,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1026,7 +1026,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1169,7 +1169,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1326,7 +1326,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1473,7 +1473,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1632,7 +1632,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1770,7 +1770,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1894,7 +1894,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2007,7 +2007,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2112,7 +2112,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2201,7 +2201,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2319,7 +2319,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2521,7 +2521,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2685,7 +2685,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2787,7 +2787,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2914,7 +2914,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3082,7 +3082,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3210,7 +3210,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3307,7 +3307,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3397,7 +3397,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3481,7 +3481,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3601,7 +3601,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3718,7 +3718,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4062,7 +4062,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4166,7 +4166,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4363,7 +4363,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4533,7 +4533,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4729,7 +4729,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4819,7 +4819,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4926,7 +4926,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5152,7 +5152,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5265,7 +5265,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5384,7 +5384,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5490,7 +5490,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5803,7 +5803,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5968,7 +5968,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6155,7 +6155,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6324,7 +6324,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6401,7 +6401,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6606,7 +6606,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6731,7 +6731,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6833,7 +6833,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6950,7 +6950,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7068,7 +7068,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7144,7 +7144,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7339,7 +7339,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7422,7 +7422,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7497,7 +7497,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7605,7 +7605,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7712,7 +7712,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8142,7 +8142,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8357,7 +8357,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8426,7 +8426,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    action?: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "scan_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "sso_update" | "sso_sign_in" | "workspace_delete" | "retention_change" | "sla_policy_change";
+                    action?: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "scan_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "sso_update" | "sso_sign_in" | "workspace_delete" | "retention_change" | "sla_policy_change" | "sso_sign_in_failed";
                     cursor?: string;
                     from?: string;
                     key?: string;
@@ -8448,8 +8448,8 @@ export interface paths {
                         "application/json": {
                             data: {
                                 /** @enum {string} */
-                                action: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "scan_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "sso_update" | "sso_sign_in" | "workspace_delete" | "retention_change" | "sla_policy_change";
-                                /** @description `user:<id>`, `key:<id>`, `operator` or `system` */
+                                action: "create" | "reveal" | "rotate" | "revoke" | "expire" | "plan_change" | "workflow_create" | "workflow_update" | "workflow_enable" | "workflow_disable" | "workflow_delete" | "scan_delete" | "invitation_create" | "invitation_revoke" | "invitation_accept" | "member_remove" | "member_role_change" | "ownership_transfer" | "password_reset_request" | "password_reset" | "sso_update" | "sso_sign_in" | "workspace_delete" | "retention_change" | "sla_policy_change" | "sso_sign_in_failed";
+                                /** @description `user:<id>`, `key:<id>`, `operator`, `system`, or `anonymous` (a refused SSO sign-in) */
                                 actor: string;
                                 /** Format: date-time */
                                 at: string;
@@ -8486,7 +8486,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8691,7 +8691,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8936,7 +8936,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9192,7 +9192,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9335,7 +9335,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9477,7 +9477,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9629,7 +9629,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9768,7 +9768,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9923,7 +9923,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10101,7 +10101,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10267,7 +10267,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10403,7 +10403,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10528,7 +10528,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10652,7 +10652,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10834,7 +10834,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10990,7 +10990,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11123,7 +11123,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11237,7 +11237,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11376,7 +11376,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11556,7 +11556,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11718,7 +11718,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11833,7 +11833,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -12022,7 +12022,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -12203,7 +12203,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -12305,7 +12305,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -12436,7 +12436,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -12561,7 +12561,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -12746,7 +12746,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -12918,7 +12918,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -13094,7 +13094,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -13256,7 +13256,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -13433,7 +13433,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -13632,7 +13632,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -13813,7 +13813,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -13902,7 +13902,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -14119,7 +14119,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -14256,7 +14256,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -14370,7 +14370,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required). */
+                /** @description Problem document; `code`: `insufficient_scope` (Insufficient scope), `insufficient_role` (Insufficient role), `plan_required` (Plan required), `workspace_suspended` (Workspace suspended), `csrf_failed` (CSRF check failed), `sso_required` (Single sign-on required), `sign_in_required` (Sign-in required). */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -14562,7 +14562,7 @@ export interface components {
         /** @description An RFC 9457 problem document (`application/problem+json`). `errors` only for validation. */
         Problem: {
             /** @enum {string} */
-            code: "invalid_request" | "missing_api_key" | "invalid_api_key" | "key_expired" | "key_revoked" | "unauthenticated" | "sso_failed" | "insufficient_scope" | "insufficient_role" | "plan_required" | "workspace_suspended" | "csrf_failed" | "sso_required" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_conflict" | "conflict" | "reveal_expired" | "link_expired" | "invitation_expired" | "reset_expired" | "payload_too_large" | "unsupported_media_type" | "unsupported_format" | "unparseable_scan" | "confirmation_mismatch" | "case_change_refused" | "rate_limited" | "monthly_limit_exceeded" | "header_too_large" | "internal_error" | "triage_unavailable" | "overloaded" | "sso_unavailable";
+            code: "invalid_request" | "missing_api_key" | "invalid_api_key" | "key_expired" | "key_revoked" | "unauthenticated" | "sso_failed" | "insufficient_scope" | "insufficient_role" | "plan_required" | "workspace_suspended" | "csrf_failed" | "sso_required" | "sign_in_required" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_conflict" | "conflict" | "reveal_expired" | "link_expired" | "invitation_expired" | "reset_expired" | "payload_too_large" | "unsupported_media_type" | "unsupported_format" | "unparseable_scan" | "confirmation_mismatch" | "case_change_refused" | "rate_limited" | "monthly_limit_exceeded" | "header_too_large" | "internal_error" | "triage_unavailable" | "overloaded" | "sso_unavailable";
             /** @description A sentence for people; never secrets, SQL or stack traces. */
             detail: string;
             /** @description One entry per failing field (400 `invalid_request` and 422 `case_change_refused` only). */

@@ -11,6 +11,14 @@ function destination() {
   return next && LOCAL_NEXT.test(next) ? next : '/settings/api-keys';
 }
 
+// `/login?sso=<slug>` (a refused switch names it, docs/console.md#sso-and-sessions) fills in the
+// SSO form and puts the focus on its button.
+const ssoSlug = new URLSearchParams(location.search).get('sso');
+if (ssoSlug && /^[a-z0-9][a-z0-9-]{1,62}$/.test(ssoSlug)) {
+  $('ssoWorkspace').value = ssoSlug;
+  $('sso-form').querySelector('button[type="submit"]').focus();
+}
+
 // Single sign-on (docs/console.md#the-sign-in): an email finds the workspace by its domain, anything
 // else is a slug; the answer is the identity provider's URL, where the browser goes next.
 authForm({

@@ -27,6 +27,7 @@ export const ACTION_NAMES: Record<(typeof AUDIT_ACTIONS)[number], string> = {
   password_reset: 'Password reset',
   sso_update: 'Single sign-on changed',
   sso_sign_in: 'Signed in with SSO',
+  sso_sign_in_failed: 'SSO sign-in failed',
   workspace_delete: 'Workspace deletion requested',
   retention_change: 'Retention changed',
   sla_policy_change: 'SLA policy changed',

@@ -6,6 +6,7 @@ import { insertAuditEvent } from '../../keys/keys-store.js';
 import type { Actor } from '../../keys/key-service.js';
 import { isOidcUnreachable, type OidcClient } from './oidc-client.js';
 import { findSso, upsertSso, type SsoRow } from './sso-store.js';
+import { deleteSessionsWithoutSso } from '../workspace-store.js';
 import type { SsoRole } from './sso-roles.js';
 
 /** The sealing label of client secrets, bound to the workspace's id (`lib/secret-sealing.ts`). */
@@ -161,6 +162,10 @@ export async function saveSsoSettings(
         updatedAt: deps.clock(),
       };
       await upsertSso(tx, row);
+      // Password sessions of members end as SSO becomes required, not at their expiry
+      // (docs/console.md#sso-and-sessions); the owners' stay, as their password does.
+      const sessionsEnded =
+        row.enabled && row.ssoRequired ? await deleteSessionsWithoutSso(tx, input.workspaceId) : 0;
       await insertAuditEvent(tx, {
         workspaceId: input.workspaceId,
         keyId: null,
@@ -170,6 +175,7 @@ export async function saveSsoSettings(
           changed: changedFields(before, row, s.clientSecret !== undefined),
           enabled: row.enabled,
           ssoRequired: row.ssoRequired,
+          ...(sessionsEnded > 0 ? { sessionsEnded } : {}),
         },
         at: deps.clock(),
       });

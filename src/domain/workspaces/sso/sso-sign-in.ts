@@ -103,29 +103,79 @@ export async function startSsoSignIn(
   return { authorizationUrl, browserSecret };
 }
 
+/** Why a sign-in was refused, as the `sso_sign_in_failed` audit event names it. */
+export type SignInFailure =
+  | 'not_started_here'
+  | 'other_browser'
+  | 'state_used'
+  | 'state_expired'
+  | 'sso_disabled'
+  | 'provider_unreachable'
+  | 'not_verified'
+  | 'no_email'
+  | 'email_unverified'
+  | 'not_a_member';
+
+/**
+ * Records a refused sign-in in the workspace it was for (docs/console.md#failed-sign-ins), in
+ * its own statement: the refusal rolls nothing of it back. The details name the reason and
+ * what the person claimed (email, the token check that failed), never a code, state, token or
+ * secret.
+ */
+async function auditFailure(
+  deps: SsoSignInDeps,
+  workspaceId: string,
+  meta: RequestMeta,
+  reason: SignInFailure,
+  details: Record<string, unknown> = {},
+): Promise<void> {
+  await insertAuditEvent(deps.db, {
+    workspaceId,
+    keyId: null,
+    action: 'sso_sign_in_failed',
+    actor: 'anonymous',
+    ip: meta.ip,
+    userAgent: meta.userAgent,
+    details: { reason, ...details },
+    at: deps.clock(),
+  });
+}
+
 /**
  * Finishes a sign-in from the provider's callback: the state must be one this browser started
  * and not yet used; openid-client checks the response's issuer, exchanges the code with the
  * PKCE verifier and verifies the ID token (signature, issuer, audience, expiry, nonce). The
  * person is matched by the token's email, which the provider must call verified; a person who
  * is not a member joins only with auto-join on and an email of one of the workspace's domains.
- * The groups claim sets a member's role (an owner's never changes). Records `sso_sign_in`.
+ * The groups claim sets a member's role (an owner's never changes). Records `sso_sign_in`, or
+ * `sso_sign_in_failed` with the reason in the workspace the sign-in was for (a state nobody
+ * started names none, and is not recorded).
  */
 export async function finishSsoSignIn(
   deps: SsoSignInDeps,
   input: { callbackUrl: URL; state: string; browserSecret: string | null; meta: RequestMeta },
 ): Promise<{ userId: string; workspaceId: string; role: Role }> {
-  if (!input.browserSecret) throw failed('This sign-in was not started in this browser; start again.');
   const now = deps.clock();
-  const pending = await store.takeSignIn(
-    deps.db,
-    hashToken(deps.pepper, `sso-state:${input.state}`),
-    hashToken(deps.pepper, `sso-browser:${input.browserSecret}`),
-    now,
-  );
-  if (!pending) throw failed('This sign-in link was already used, has expired or is unknown; start again.');
+  const stateHash = hashToken(deps.pepper, `sso-state:${input.state}`);
+  const browserHash = input.browserSecret
+    ? hashToken(deps.pepper, `sso-browser:${input.browserSecret}`)
+    : null;
+  const pending = browserHash ? await store.takeSignIn(deps.db, stateHash, browserHash, now) : null;
+  if (!pending) {
+    const why = await store.whyNotTaken(deps.db, stateHash, browserHash, now);
+    if (why) {
+      await auditFailure(deps, why.workspaceId, input.meta, browserHash ? why.reason : 'not_started_here');
+    }
+    if (!browserHash) throw failed('This sign-in was not started in this browser; start again.');
+    throw failed('This sign-in link was already used, has expired or is unknown; start again.');
+  }
+  const refuse = async (reason: SignInFailure, detail: string, details: Record<string, unknown> = {}) => {
+    await auditFailure(deps, pending.workspaceId, input.meta, reason, details);
+    return failed(detail);
+  };
   const row = await store.findSso(deps.db, pending.workspaceId);
-  if (!row || !row.enabled || row.deleting) throw failed('Single sign-on is not enabled for this workspace.');
+  if (!row || !row.enabled || row.deleting)
+    throw await refuse('sso_disabled', 'Single sign-on is not enabled for this workspace.');
   let claims: oidc.IDToken;
   try {
     claims = await deps.oidc.exchange(settingsOf(deps, row), {
@@ -136,23 +186,36 @@ export async function finishSsoSignIn(
       codeVerifier: pending.codeVerifier,
     });
   } catch (err) {
-    if (isOidcUnreachable(err)) throw unavailable();
-    throw failed(`The identity provider's answer could not be verified (${oidcFailureReason(err)}).`);
+    if (isOidcUnreachable(err)) {
+      await auditFailure(deps, pending.workspaceId, input.meta, 'provider_unreachable', {
+        issuer: row.issuer,
+      });
+      throw unavailable();
+    }
+    const check = oidcFailureReason(err);
+    throw await refuse('not_verified', `The identity provider's answer could not be verified (${check}).`, {
+      issuer: row.issuer,
+      check,
+    });
   }
   const email = typeof claims.email === 'string' ? claims.email.trim() : '';
-  if (email === '' || email.length > 254) throw failed('The identity provider sent no email address.');
+  if (email === '' || email.length > 254)
+    throw await refuse('no_email', 'The identity provider sent no email address.', { issuer: row.issuer });
   if (claims.email_verified !== true)
-    throw failed('The identity provider does not say this email address is verified.');
+    throw await refuse(
+      'email_unverified',
+      'The identity provider does not say this email address is verified.',
+      { issuer: row.issuer, email },
+    );
   const mapped = roleFromGroups(claims, row.groupsClaim, row.groupRoles);
 
-  return withTransaction(deps.db, async (tx) => {
+  const signedIn = await withTransaction(deps.db, async (tx) => {
     const person = await store.findPerson(tx, email, row.workspaceId);
     let userId = person?.userId ?? null;
     let joined = false;
     let role: Role | null = isRole(person?.role) ? person.role : null;
     if (role === null) {
-      if (!row.autoJoin || !row.emailDomains.includes(emailDomain(email)))
-        throw failed('This person is not a member of the workspace; ask an admin for an invitation.');
+      if (!row.autoJoin || !row.emailDomains.includes(emailDomain(email))) return null;
       if (userId === null) {
         userId = randomUUID();
         await insertUser(tx, { id: userId, email, passwordHash: NO_PASSWORD, createdAt: now });
@@ -176,4 +239,12 @@ export async function finishSsoSignIn(
     });
     return { userId: userId!, workspaceId: row.workspaceId, role };
   });
+  if (signedIn === null) {
+    throw await refuse(
+      'not_a_member',
+      'This person is not a member of the workspace; ask an admin for an invitation.',
+      { issuer: row.issuer, email },
+    );
+  }
+  return signedIn;
 }

@@ -87,9 +87,17 @@ export interface SignInRow {
   expiresAt: Date;
 }
 
-/** Stores a sign-in in flight, and drops the ones expired at `now` on the way. */
+/**
+ * How long a used or expired sign-in's row stays: a replayed or late callback still names its
+ * workspace, where the refusal is audited (docs/console.md#failed-sign-ins).
+ */
+const KEEP_AFTER_EXPIRY = '1 day';
+
+/** Stores a sign-in in flight, and drops the ones a day past their expiry on the way. */
 export async function insertSignIn(db: Db, row: SignInRow, now: Date): Promise<void> {
-  await db.query(sql`DELETE FROM sso_sign_ins WHERE expires_at <= ${now}`);
+  await db.query(
+    sql`DELETE FROM sso_sign_ins WHERE expires_at <= ${now}::timestamptz - ${KEEP_AFTER_EXPIRY}::interval`,
+  );
   await db.query(sql`
     INSERT INTO sso_sign_ins (state_hash, workspace_id, browser_hash, nonce, code_verifier, expires_at)
     VALUES (${row.stateHash}, ${row.workspaceId}, ${row.browserHash}, ${row.nonce}, ${row.codeVerifier},
@@ -97,9 +105,10 @@ export async function insertSignIn(db: Db, row: SignInRow, now: Date): Promise<v
 }
 
 /**
- * Takes the sign-in of a state hash: deleted as it is read, so a second callback with the same
- * state finds nothing. Null when there is none, it has expired at `now`, or another browser
- * started it (that browser's row stays, for its own callback).
+ * Takes the sign-in of a state hash: marked used as it is read (its nonce and verifier wiped),
+ * so a second callback with the same state finds nothing to take. Null when there is none, it
+ * was used, it has expired at `now`, or another browser started it (that browser's row stays,
+ * for its own callback); {@link whyNotTaken} says which.
  */
 export async function takeSignIn(
   db: Db,
@@ -108,12 +117,44 @@ export async function takeSignIn(
   now: Date,
 ): Promise<SignInRow | null> {
   const { rows } = await db.query<SignInRow>(sql`
-    DELETE FROM sso_sign_ins
-     WHERE state_hash = ${stateHash} AND browser_hash = ${browserHash}
-    RETURNING state_hash AS "stateHash", workspace_id AS "workspaceId", browser_hash AS "browserHash",
-              nonce, code_verifier AS "codeVerifier", expires_at AS "expiresAt"`);
+    UPDATE sso_sign_ins s SET used_at = ${now}, nonce = '', code_verifier = ''
+      FROM (SELECT state_hash, nonce, code_verifier FROM sso_sign_ins
+             WHERE state_hash = ${stateHash} AND browser_hash = ${browserHash} AND used_at IS NULL
+               AND expires_at > ${now}
+               FOR UPDATE) old
+     WHERE s.state_hash = old.state_hash
+    RETURNING s.state_hash AS "stateHash", s.workspace_id AS "workspaceId", s.browser_hash AS "browserHash",
+              old.nonce, old.code_verifier AS "codeVerifier", s.expires_at AS "expiresAt"`);
+  return rows[0] ?? null;
+}
+
+/** Why a state was not taken, and the workspace it belongs to; null when the state is unknown. */
+export async function whyNotTaken(
+  db: Db,
+  stateHash: string,
+  browserHash: string | null,
+  now: Date,
+): Promise<{ workspaceId: string; reason: 'other_browser' | 'state_used' | 'state_expired' } | null> {
+  const { rows } = await db.query<{
+    workspaceId: string;
+    sameBrowser: boolean;
+    used: boolean;
+    expiresAt: Date;
+  }>(
+    sql`SELECT workspace_id AS "workspaceId", browser_hash = ${browserHash ?? ''} AS "sameBrowser",
+               used_at IS NOT NULL AS used, expires_at AS "expiresAt"
+          FROM sso_sign_ins WHERE state_hash = ${stateHash}`,
+  );
   const row = rows[0];
-  return row && row.expiresAt.getTime() > now.getTime() ? row : null;
+  if (!row) return null;
+  const reason = !row.sameBrowser
+    ? 'other_browser'
+    : row.used
+      ? 'state_used'
+      : row.expiresAt.getTime() <= now.getTime()
+        ? 'state_expired'
+        : 'state_used';
+  return { workspaceId: row.workspaceId, reason };
 }
 
 /** A console user by email (case-insensitive) and their role in `workspaceId` (null: not a member). */
