@@ -109,12 +109,18 @@ export function trainSoftmax(
       const n = batch.length;
       const bc1 = 1 - beta1 ** step;
       const bc2 = 1 - beta2 ** step;
-      for (let p = 0; p < w.length; p++) {
-        const isBias = p % stride === d;
-        const grad = (g[p] as number) / n + (isBias ? 0 : opts.l2 * (w[p] as number));
-        m[p] = beta1 * (m[p] as number) + (1 - beta1) * grad;
-        v[p] = beta2 * (v[p] as number) + (1 - beta2) * grad * grad;
-        w[p] = (w[p] as number) - (lr * ((m[p] as number) / bc1)) / (Math.sqrt((v[p] as number) / bc2) + eps);
+      // Every parameter in storage order, the bias (slot d) last of its class; no modulo per
+      // parameter: this loop runs over the whole vocabulary each step and dominates training.
+      for (let c = 0; c < k; c++) {
+        const start = c * stride;
+        for (let p = start; p <= start + d; p++) {
+          const grad = (g[p] as number) / n + (p === start + d ? 0 : opts.l2 * (w[p] as number));
+          const mp = beta1 * (m[p] as number) + (1 - beta1) * grad;
+          const vp = beta2 * (v[p] as number) + (1 - beta2) * grad * grad;
+          m[p] = mp;
+          v[p] = vp;
+          w[p] = (w[p] as number) - (lr * (mp / bc1)) / (Math.sqrt(vp / bc2) + eps);
+        }
       }
     }
   }

@@ -382,8 +382,6 @@ export interface InhouseAnswer {
   modelVersion: string;
 }
 
-const OUTCOMES: readonly SsvcDecision[] = ['Track', 'Track*', 'Attend', 'Act'];
-
 /**
  * The stacked model's choice (`stack.elevatedWeight`): the outcome with the largest weighted
  * probability, then the most probable decision points the tree maps to it at this mission.
@@ -395,29 +393,36 @@ function weightedOutcomeChoice(
 ): DecisionPointPrediction {
   const p = points.probabilities;
   const combos = combinations(mission);
-  const joint = combos.map(
-    (c) =>
-      p.exploitation[c.exploitation] * p.automatable[c.automatable] * p.technicalImpact[c.technicalImpact],
-  );
-  const byOutcome = new Map<SsvcDecision, number>();
-  combos.forEach((c, i) => byOutcome.set(c.outcome, (byOutcome.get(c.outcome) ?? 0) + (joint[i] as number)));
-  let outcome: SsvcDecision = 'Track';
-  let best = -1;
-  for (const o of OUTCOMES) {
-    const w = (byOutcome.get(o) ?? 0) * (o === 'Track' ? 1 : elevatedWeight);
-    if (w > best) {
-      best = w;
-      outcome = o;
-    }
+  // Plain loops over the 12 combinations (no Map, no arrays a call): this runs on every answer.
+  // Each outcome's probability is summed in combination order, as `outcomeProbability` sums it.
+  let track = 0;
+  let trackStar = 0;
+  let attend = 0;
+  let act = 0;
+  for (const c of combos) {
+    const j =
+      p.exploitation[c.exploitation] * p.automatable[c.automatable] * p.technicalImpact[c.technicalImpact];
+    if (c.outcome === 'Track') track += j;
+    else if (c.outcome === 'Track*') trackStar += j;
+    else if (c.outcome === 'Attend') attend += j;
+    else act += j;
   }
+  let outcome: SsvcDecision = 'Track';
+  let best = track;
+  if (trackStar * elevatedWeight > best) [outcome, best] = ['Track*', trackStar * elevatedWeight];
+  if (attend * elevatedWeight > best) [outcome, best] = ['Attend', attend * elevatedWeight];
+  if (act * elevatedWeight > best) outcome = 'Act';
   let choice = points as Pick<DecisionPointPrediction, 'exploitation' | 'automatable' | 'technicalImpact'>;
   let bestJoint = -1;
-  combos.forEach((c, i) => {
-    if (c.outcome === outcome && (joint[i] as number) > bestJoint) {
-      bestJoint = joint[i] as number;
+  for (const c of combos) {
+    if (c.outcome !== outcome) continue;
+    const j =
+      p.exploitation[c.exploitation] * p.automatable[c.automatable] * p.technicalImpact[c.technicalImpact];
+    if (j > bestJoint) {
+      bestJoint = j;
       choice = c;
     }
-  });
+  }
   return {
     ...points,
     exploitation: choice.exploitation,
