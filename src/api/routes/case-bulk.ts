@@ -49,13 +49,18 @@ export function registerCaseBulkRoutes(
   };
   r.post('/cases/owner', { config: write, bodyLimit: 64 * 1024, schema: ownerSchema }, async (req) => {
     const body = req.body;
-    return deps.cases.changeOwnerOfMany({
-      workspaceId: surface.workspaceOf(req),
+    const workspaceId = surface.workspaceOf(req);
+    const { changedIds, ...counts } = await deps.cases.changeOwnerOfMany({
+      workspaceId,
       ...(body.caseIds ? { caseIds: body.caseIds } : { filter: body.filter ?? {} }),
       max: BULK_MAX,
       ...(body.assignee !== undefined ? { assignee: body.assignee } : {}),
       ...(body.addTags ? { addTags: body.addTags } : {}),
       ...(body.removeTags ? { removeTags: body.removeTags } : {}),
     });
+    // Each case whose owner or tags are now different, as a PATCH of it would.
+    if (changedIds.length > 0)
+      await deps.workflows.trigger.casesChanged(workspaceId, changedIds, 'case.updated');
+    return counts;
   });
 }

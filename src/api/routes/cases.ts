@@ -63,7 +63,8 @@ export type CaseRouteDeps = Pick<
  * status changes. The API adds the findings, a case's triage history and the one-case `PATCH`
  * (`cases:write`: an upload-only key can never change a case); the console adds counts by
  * severity and priority (changes of many cases: `case-bulk.ts`). A status change tells
- * the workflows whose rule the case matches. Another workspace's ids are 404 like unknown ones.
+ * the workflows whose rule the case matches (`case.status_changed`), an owner or tags change alone
+ * `case.updated`. Another workspace's ids are 404 like unknown ones.
  */
 export function registerCaseRoutes(app: FastifyInstance, deps: CaseRouteDeps, surface: Surface): void {
   const r = typed(app);
@@ -217,7 +218,10 @@ export function registerCaseRoutes(app: FastifyInstance, deps: CaseRouteDeps, su
       : await deps.cases.get(workspaceId, req.params.id).then((c) => c && { case: c, statusChanged: false });
     if (!edited) throw notFound('case');
     const updated = edited.case;
+    // A status change speaks for the whole change (its delivery carries the new owner and tags).
     if (edited.statusChanged) await statusChanged(workspaceId, [updated.id]);
+    else if ('ownerChanged' in edited && edited.ownerChanged)
+      await deps.workflows.trigger.casesChanged(workspaceId, [updated.id], 'case.updated');
     return {
       ...viewCaseDetail(updated, await deps.cases.detailOf(workspaceId, updated)),
       links: await links(updated.id),

@@ -7,6 +7,7 @@ import {
   RECOMMENDED_ACTIONS,
   SEVERITIES,
 } from '../../domain/triage-engine/types.js';
+import { listFilterProperties } from './scans.js';
 
 /**
  * Request schemas of `/api/v1/workflows` (docs/workflows.md). The rule takes the case list's filters
@@ -46,6 +47,9 @@ export const ruleSchema = {
     environment: enumList(ASSET_ENVIRONMENTS),
     scanner: text(100),
     scan: text(100),
+    assignee: listFilterProperties.assignee,
+    unassigned: listFilterProperties.unassigned,
+    tag: listFilterProperties.tag,
   },
 } as const;
 

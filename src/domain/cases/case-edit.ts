@@ -63,7 +63,7 @@ export async function editCase(
   pool: Pool,
   input: CaseEdit,
   rules: CaseRules,
-): Promise<{ case: Case; statusChanged: boolean } | null> {
+): Promise<{ case: Case; statusChanged: boolean; ownerChanged: boolean } | null> {
   const errors = acceptanceErrors(input, rules.now, rules.maxAcceptanceDays);
   const assignee = await checkedAssignee(pool, input.workspaceId, input.assignee, errors);
   if (errors.length > 0) throw refused(errors);
@@ -80,15 +80,18 @@ export async function editCase(
       });
       if (status === 'missing') return status;
     }
+    let owner: 'changed' | 'unchanged' | 'missing' = 'unchanged';
     if (assignee !== undefined || input.tags !== undefined) {
-      const found = await setOwnerIn(tx, input.workspaceId, input.caseId, { assignee, tags: input.tags });
-      if (!found) return 'missing';
+      owner = await setOwnerIn(tx, input.workspaceId, input.caseId, { assignee, tags: input.tags });
+      if (owner === 'missing') return owner;
     }
-    return status;
+    return { status, owner };
   });
   if (outcome === 'missing') return null;
   const c = await getCase(pool, input.workspaceId, input.caseId, rules.now);
-  return c ? { case: c, statusChanged: outcome === 'changed' } : null;
+  return c
+    ? { case: c, statusChanged: outcome.status === 'changed', ownerChanged: outcome.owner === 'changed' }
+    : null;
 }
 
 /** Cases chosen by id, or by the list's filters (newest first, at most `max`). */

@@ -30,21 +30,30 @@ export const MAX_TAGS = 20;
 /** Sorted, without repeats. */
 export const normaliseTags = (tags: readonly string[]): string[] => [...new Set(tags)].sort();
 
-/** Sets one case's owner and tags on `tx`; false when the workspace has no such case. */
+/**
+ * Sets one case's owner and tags on `tx`: `missing` when the workspace has no such case,
+ * `unchanged` when it already had them (nothing written), else `changed`.
+ */
 export async function setOwnerIn(
   tx: Db,
   workspaceId: string,
   caseId: string,
   change: OwnerChange,
-): Promise<boolean> {
-  if (!isUuid(caseId)) return false;
-  const sets = [sql`updated_at = now()`];
-  if (change.assignee !== undefined) sets.push(sql`assignee = ${change.assignee}`);
-  if (change.tags !== undefined) sets.push(sql`tags = ${normaliseTags(change.tags)}::text[]`);
-  const { rowCount } = await tx.query(
-    sql`UPDATE cases SET ${sql.join(sets, sql`, `)} WHERE id = ${caseId} AND workspace_id = ${workspaceId}`,
+): Promise<'changed' | 'unchanged' | 'missing'> {
+  if (!isUuid(caseId)) return 'missing';
+  const assignee = change.assignee === undefined ? sql`c.assignee` : sql`${change.assignee}::text`;
+  const tags = change.tags === undefined ? sql`c.tags` : sql`${normaliseTags(change.tags)}::text[]`;
+  const { rows } = await tx.query<{ found: boolean; changed: boolean }>(
+    sql`WITH found AS (SELECT id FROM cases WHERE id = ${caseId} AND workspace_id = ${workspaceId}),
+        changed AS (
+          UPDATE cases c SET assignee = ${assignee}, tags = ${tags}, updated_at = now()
+           WHERE c.id = ${caseId} AND c.workspace_id = ${workspaceId}
+             AND (c.assignee IS DISTINCT FROM ${assignee} OR c.tags IS DISTINCT FROM ${tags})
+          RETURNING c.id)
+        SELECT EXISTS (SELECT 1 FROM found) AS found, EXISTS (SELECT 1 FROM changed) AS changed`,
   );
-  return (rowCount ?? 0) > 0;
+  const r = rows[0]!;
+  return !r.found ? 'missing' : r.changed ? 'changed' : 'unchanged';
 }
 
 /** What a change of many cases' owner and tags asks for. */
@@ -62,6 +71,8 @@ export interface BulkOwnerResult {
   tooManyTags: number;
   /** Ids the workspace has no case of. */
   notFound: number;
+  /** The cases whose owner or tags are now different (what the workflow trigger is told). */
+  changedIds: string[];
 }
 
 /**
@@ -76,18 +87,26 @@ export async function changeOwnerOfCases(
 ): Promise<BulkOwnerResult> {
   const ids = [...new Set(caseIds.filter(isUuid))];
   const assignee = change.assignee === undefined ? sql`c.assignee` : sql`${change.assignee}::text`;
-  const { rows } = await db.query<{ found: string; updated: string }>(
+  const { rows } = await db.query<{ found: string; updated: string; changed_ids: string[] }>(
     sql`WITH chosen AS (
-          SELECT c.id, ARRAY(SELECT DISTINCT t FROM unnest(c.tags || ${change.addTags}::text[]) t
-                              WHERE t <> ALL(${change.removeTags}::text[]) ORDER BY t) AS tags
+          SELECT c.id, c.assignee AS was_assignee, c.tags AS was_tags,
+                 ARRAY(SELECT DISTINCT t FROM unnest(c.tags || ${change.addTags}::text[]) t
+                        WHERE t <> ALL(${change.removeTags}::text[]) ORDER BY t) AS tags
             FROM cases c WHERE c.workspace_id = ${workspaceId} AND c.id = ANY(${ids}::uuid[])),
         changed AS (
           UPDATE cases c SET assignee = ${assignee}, tags = chosen.tags, updated_at = now()
             FROM chosen WHERE c.id = chosen.id AND cardinality(chosen.tags) <= ${MAX_TAGS}
-          RETURNING c.id)
-        SELECT (SELECT count(*) FROM chosen) AS found, (SELECT count(*) FROM changed) AS updated`,
+          RETURNING c.id, (c.assignee IS DISTINCT FROM chosen.was_assignee
+                           OR c.tags IS DISTINCT FROM chosen.was_tags) AS differs)
+        SELECT (SELECT count(*) FROM chosen) AS found, (SELECT count(*) FROM changed) AS updated,
+               ARRAY(SELECT id FROM changed WHERE differs ORDER BY id) AS changed_ids`,
   );
   const found = Number(rows[0]!.found);
   const updated = Number(rows[0]!.updated);
-  return { updated, tooManyTags: found - updated, notFound: caseIds.length - found };
+  return {
+    updated,
+    tooManyTags: found - updated,
+    notFound: caseIds.length - found,
+    changedIds: rows[0]!.changed_ids,
+  };
 }

@@ -23,6 +23,9 @@ export function ruleWhere(rule: WorkflowRule): SqlFragment[] {
     asset: rule.asset,
     scan: rule.scan,
     kev: rule.kev,
+    assignee: rule.assignee,
+    unassigned: rule.unassigned,
+    tag: rule.tag,
     // An empty scanner leaves nothing out, like an empty `cve` or `asset`.
     scanner: rule.scanner || undefined,
   };

@@ -36,6 +36,12 @@ export interface WorkflowRule {
   environment?: string[];
   scanner?: string;
   scan?: string;
+  /** Owned by this email (docs/cases.md#owner-and-tags). */
+  assignee?: string;
+  /** `true`: owned by nobody; `false`: owned by someone. */
+  unassigned?: boolean;
+  /** Carries this tag. */
+  tag?: string;
 }
 
 /** The field mapping: templates over the case fields, and per-value maps. */

@@ -8,7 +8,8 @@ import { DAY } from '../../helpers/clock.js';
 /**
  * Workflow deliveries of case changes other than a scan's (docs/workflows.md#when-deliveries-happen):
  * an expired risk acceptance records its delivery with the reopening, so a crash after the
- * reopening loses no event.
+ * reopening loses no event; a change of owner or tags alone delivers `case.updated`, and a rule
+ * may select cases by owner or tag.
  */
 let t: ScanTestApp;
 let owner: Awaited<ReturnType<typeof signUpWorkflowManager>>;
@@ -49,10 +50,10 @@ async function upload(prefix: string, n: number): Promise<{ scanId: string; case
   return { scanId, caseIds };
 }
 
-async function deliveriesOf(caseId: string): Promise<{ event: string }[]> {
+async function deliveriesOf(caseId: string, workflow = workflowId): Promise<{ event: string }[]> {
   const { rows } = await t.infra.pool.query<{ event: string }>(
     `SELECT event FROM workflow_deliveries WHERE workflow_id = $1 AND case_id = $2 ORDER BY seq`,
-    [workflowId, caseId],
+    [workflow, caseId],
   );
   return rows;
 }
@@ -121,5 +122,66 @@ describe('an expired risk acceptance', () => {
     const after = await deliveriesOf(caseId);
     expect(after.slice(before)).toEqual([{ event: 'case.status_changed' }]);
     t.clock.set(start);
+  });
+});
+
+describe('owner and tags', () => {
+  it('a PATCH of the owner or tags alone delivers case.updated, once per change', async () => {
+    const caseId = ids[1]!;
+    const before = (await deliveriesOf(caseId)).length;
+    const set = await api('PATCH', `/api/v1/cases/${caseId}`, {
+      assignee: 'loop.owner@acme.test',
+      tags: ['pci'],
+    });
+    expect(set.statusCode, set.body).toBe(200);
+    // The same values again change nothing, and deliver nothing.
+    expect(
+      (await api('PATCH', `/api/v1/cases/${caseId}`, { assignee: 'Loop.Owner@acme.test' })).statusCode,
+    ).toBe(200);
+    expect((await api('PATCH', `/api/v1/cases/${caseId}`, { tags: ['pci'] })).statusCode).toBe(200);
+    expect((await deliveriesOf(caseId)).slice(before)).toEqual([{ event: 'case.updated' }]);
+    // With a status change, the status change speaks for both.
+    const both = await api('PATCH', `/api/v1/cases/${caseId}`, { status: 'in_progress', assignee: null });
+    expect(both.statusCode, both.body).toBe(200);
+    expect((await deliveriesOf(caseId)).slice(before)).toEqual([
+      { event: 'case.updated' },
+      { event: 'case.status_changed' },
+    ]);
+  });
+
+  it('POST /api/v1/cases/owner delivers case.updated for each case it changed', async () => {
+    const [a, b] = [ids[2]!, ids[3]!];
+    await api('PATCH', `/api/v1/cases/${b}`, { assignee: 'loop.owner@acme.test' });
+    const before = { a: (await deliveriesOf(a)).length, b: (await deliveriesOf(b)).length };
+    const res = await api('POST', '/api/v1/cases/owner', {
+      caseIds: [a, b],
+      assignee: 'loop.owner@acme.test',
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toEqual({ updated: 2, tooManyTags: 0, notFound: 0 });
+    expect((await deliveriesOf(a)).slice(before.a)).toEqual([{ event: 'case.updated' }]);
+    expect((await deliveriesOf(b)).slice(before.b)).toEqual([]);
+  });
+
+  it('a rule on tag or assignee selects by them', async () => {
+    const wf = await api('POST', '/api/v1/workflows', {
+      name: 'pci',
+      target: { kind: 'webhook', url: 'https://hooks.acme.test/pci' },
+      rule: { tag: 'pci', assignee: 'loop.owner@acme.test' },
+    });
+    expect(wf.statusCode, wf.body).toBe(201);
+    expect(wf.json().rule).toEqual({ tag: 'pci', assignee: 'loop.owner@acme.test' });
+    const pci: string = wf.json().id;
+    const [tagged, other] = [ids[4]!, ids[5]!];
+    await api('PATCH', `/api/v1/cases/${tagged}`, { tags: ['pci'], assignee: 'loop.owner@acme.test' });
+    await api('PATCH', `/api/v1/cases/${other}`, { tags: ['sox'], assignee: 'loop.owner@acme.test' });
+    expect(await deliveriesOf(tagged, pci)).toEqual([{ event: 'case.updated' }]);
+    expect(await deliveriesOf(other, pci)).toEqual([]);
+    const bad = await api('POST', '/api/v1/workflows', {
+      name: 'bad',
+      target: { kind: 'webhook', url: 'https://hooks.acme.test/bad' },
+      rule: { tag: 'Not A Tag' },
+    });
+    expect(bad.statusCode).toBe(400);
   });
 });

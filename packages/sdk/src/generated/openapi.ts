@@ -5897,6 +5897,7 @@ export interface paths {
                                 rule: {
                                     action?: ("PATCH_IMMEDIATELY" | "PATCH_SCHEDULED" | "MITIGATE" | "MONITOR" | "INVESTIGATE" | "ACCEPT_RISK")[];
                                     asset?: string;
+                                    assignee?: string;
                                     cve?: string;
                                     environment?: ("PRODUCTION" | "STAGING" | "DEVELOPMENT" | "TEST")[];
                                     kev?: boolean;
@@ -5906,7 +5907,9 @@ export interface paths {
                                     severity?: ("CRITICAL" | "HIGH" | "MEDIUM" | "LOW" | "INFO")[];
                                     stale?: boolean;
                                     status?: ("open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive")[];
+                                    tag?: string;
                                     triaged?: boolean;
+                                    unassigned?: boolean;
                                 };
                                 statusMap?: {
                                     [key: string]: "open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive";
@@ -6025,6 +6028,7 @@ export interface paths {
                         rule?: {
                             action?: ("PATCH_IMMEDIATELY" | "PATCH_SCHEDULED" | "MITIGATE" | "MONITOR" | "INVESTIGATE" | "ACCEPT_RISK")[];
                             asset?: string;
+                            assignee?: string;
                             cve?: string;
                             environment?: ("PRODUCTION" | "STAGING" | "DEVELOPMENT" | "TEST")[];
                             kev?: boolean;
@@ -6034,7 +6038,9 @@ export interface paths {
                             severity?: ("CRITICAL" | "HIGH" | "MEDIUM" | "LOW" | "INFO")[];
                             stale?: boolean;
                             status?: ("open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive")[];
+                            tag?: string;
                             triaged?: boolean;
+                            unassigned?: boolean;
                         };
                         statusMap?: {
                             [key: string]: "open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive";
@@ -6086,6 +6092,7 @@ export interface paths {
                             rule: {
                                 action?: ("PATCH_IMMEDIATELY" | "PATCH_SCHEDULED" | "MITIGATE" | "MONITOR" | "INVESTIGATE" | "ACCEPT_RISK")[];
                                 asset?: string;
+                                assignee?: string;
                                 cve?: string;
                                 environment?: ("PRODUCTION" | "STAGING" | "DEVELOPMENT" | "TEST")[];
                                 kev?: boolean;
@@ -6095,7 +6102,9 @@ export interface paths {
                                 severity?: ("CRITICAL" | "HIGH" | "MEDIUM" | "LOW" | "INFO")[];
                                 stale?: boolean;
                                 status?: ("open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive")[];
+                                tag?: string;
                                 triaged?: boolean;
+                                unassigned?: boolean;
                             };
                             /** @description `whsec_` + base64: signs outbound webhooks (Standard Webhooks) and verifies inbound Jira/GitHub webhooks. */
                             secret: string;
@@ -6257,6 +6266,7 @@ export interface paths {
                             rule: {
                                 action?: ("PATCH_IMMEDIATELY" | "PATCH_SCHEDULED" | "MITIGATE" | "MONITOR" | "INVESTIGATE" | "ACCEPT_RISK")[];
                                 asset?: string;
+                                assignee?: string;
                                 cve?: string;
                                 environment?: ("PRODUCTION" | "STAGING" | "DEVELOPMENT" | "TEST")[];
                                 kev?: boolean;
@@ -6266,7 +6276,9 @@ export interface paths {
                                 severity?: ("CRITICAL" | "HIGH" | "MEDIUM" | "LOW" | "INFO")[];
                                 stale?: boolean;
                                 status?: ("open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive")[];
+                                tag?: string;
                                 triaged?: boolean;
+                                unassigned?: boolean;
                             };
                             statusMap?: {
                                 [key: string]: "open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive";
@@ -6482,6 +6494,7 @@ export interface paths {
                         rule?: {
                             action?: ("PATCH_IMMEDIATELY" | "PATCH_SCHEDULED" | "MITIGATE" | "MONITOR" | "INVESTIGATE" | "ACCEPT_RISK")[];
                             asset?: string;
+                            assignee?: string;
                             cve?: string;
                             environment?: ("PRODUCTION" | "STAGING" | "DEVELOPMENT" | "TEST")[];
                             kev?: boolean;
@@ -6491,7 +6504,9 @@ export interface paths {
                             severity?: ("CRITICAL" | "HIGH" | "MEDIUM" | "LOW" | "INFO")[];
                             stale?: boolean;
                             status?: ("open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive")[];
+                            tag?: string;
                             triaged?: boolean;
+                            unassigned?: boolean;
                         };
                         statusMap?: {
                             [key: string]: "open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive";
@@ -6539,6 +6554,7 @@ export interface paths {
                             rule: {
                                 action?: ("PATCH_IMMEDIATELY" | "PATCH_SCHEDULED" | "MITIGATE" | "MONITOR" | "INVESTIGATE" | "ACCEPT_RISK")[];
                                 asset?: string;
+                                assignee?: string;
                                 cve?: string;
                                 environment?: ("PRODUCTION" | "STAGING" | "DEVELOPMENT" | "TEST")[];
                                 kev?: boolean;
@@ -6548,7 +6564,9 @@ export interface paths {
                                 severity?: ("CRITICAL" | "HIGH" | "MEDIUM" | "LOW" | "INFO")[];
                                 stale?: boolean;
                                 status?: ("open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive")[];
+                                tag?: string;
                                 triaged?: boolean;
+                                unassigned?: boolean;
                             };
                             statusMap?: {
                                 [key: string]: "open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive";
@@ -13362,6 +13380,7 @@ export interface paths {
                                 rule: {
                                     action?: ("PATCH_IMMEDIATELY" | "PATCH_SCHEDULED" | "MITIGATE" | "MONITOR" | "INVESTIGATE" | "ACCEPT_RISK")[];
                                     asset?: string;
+                                    assignee?: string;
                                     cve?: string;
                                     environment?: ("PRODUCTION" | "STAGING" | "DEVELOPMENT" | "TEST")[];
                                     kev?: boolean;
@@ -13371,7 +13390,9 @@ export interface paths {
                                     severity?: ("CRITICAL" | "HIGH" | "MEDIUM" | "LOW" | "INFO")[];
                                     stale?: boolean;
                                     status?: ("open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive")[];
+                                    tag?: string;
                                     triaged?: boolean;
+                                    unassigned?: boolean;
                                 };
                                 statusMap?: {
                                     [key: string]: "open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive";
@@ -13502,6 +13523,7 @@ export interface paths {
                         rule?: {
                             action?: ("PATCH_IMMEDIATELY" | "PATCH_SCHEDULED" | "MITIGATE" | "MONITOR" | "INVESTIGATE" | "ACCEPT_RISK")[];
                             asset?: string;
+                            assignee?: string;
                             cve?: string;
                             environment?: ("PRODUCTION" | "STAGING" | "DEVELOPMENT" | "TEST")[];
                             kev?: boolean;
@@ -13511,7 +13533,9 @@ export interface paths {
                             severity?: ("CRITICAL" | "HIGH" | "MEDIUM" | "LOW" | "INFO")[];
                             stale?: boolean;
                             status?: ("open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive")[];
+                            tag?: string;
                             triaged?: boolean;
+                            unassigned?: boolean;
                         };
                         statusMap?: {
                             [key: string]: "open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive";
@@ -13563,6 +13587,7 @@ export interface paths {
                             rule: {
                                 action?: ("PATCH_IMMEDIATELY" | "PATCH_SCHEDULED" | "MITIGATE" | "MONITOR" | "INVESTIGATE" | "ACCEPT_RISK")[];
                                 asset?: string;
+                                assignee?: string;
                                 cve?: string;
                                 environment?: ("PRODUCTION" | "STAGING" | "DEVELOPMENT" | "TEST")[];
                                 kev?: boolean;
@@ -13572,7 +13597,9 @@ export interface paths {
                                 severity?: ("CRITICAL" | "HIGH" | "MEDIUM" | "LOW" | "INFO")[];
                                 stale?: boolean;
                                 status?: ("open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive")[];
+                                tag?: string;
                                 triaged?: boolean;
+                                unassigned?: boolean;
                             };
                             /** @description `whsec_` + base64: signs outbound webhooks (Standard Webhooks) and verifies inbound Jira/GitHub webhooks. */
                             secret: string;
@@ -13746,6 +13773,7 @@ export interface paths {
                             rule: {
                                 action?: ("PATCH_IMMEDIATELY" | "PATCH_SCHEDULED" | "MITIGATE" | "MONITOR" | "INVESTIGATE" | "ACCEPT_RISK")[];
                                 asset?: string;
+                                assignee?: string;
                                 cve?: string;
                                 environment?: ("PRODUCTION" | "STAGING" | "DEVELOPMENT" | "TEST")[];
                                 kev?: boolean;
@@ -13755,7 +13783,9 @@ export interface paths {
                                 severity?: ("CRITICAL" | "HIGH" | "MEDIUM" | "LOW" | "INFO")[];
                                 stale?: boolean;
                                 status?: ("open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive")[];
+                                tag?: string;
                                 triaged?: boolean;
+                                unassigned?: boolean;
                             };
                             statusMap?: {
                                 [key: string]: "open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive";
@@ -13995,6 +14025,7 @@ export interface paths {
                         rule?: {
                             action?: ("PATCH_IMMEDIATELY" | "PATCH_SCHEDULED" | "MITIGATE" | "MONITOR" | "INVESTIGATE" | "ACCEPT_RISK")[];
                             asset?: string;
+                            assignee?: string;
                             cve?: string;
                             environment?: ("PRODUCTION" | "STAGING" | "DEVELOPMENT" | "TEST")[];
                             kev?: boolean;
@@ -14004,7 +14035,9 @@ export interface paths {
                             severity?: ("CRITICAL" | "HIGH" | "MEDIUM" | "LOW" | "INFO")[];
                             stale?: boolean;
                             status?: ("open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive")[];
+                            tag?: string;
                             triaged?: boolean;
+                            unassigned?: boolean;
                         };
                         statusMap?: {
                             [key: string]: "open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive";
@@ -14052,6 +14085,7 @@ export interface paths {
                             rule: {
                                 action?: ("PATCH_IMMEDIATELY" | "PATCH_SCHEDULED" | "MITIGATE" | "MONITOR" | "INVESTIGATE" | "ACCEPT_RISK")[];
                                 asset?: string;
+                                assignee?: string;
                                 cve?: string;
                                 environment?: ("PRODUCTION" | "STAGING" | "DEVELOPMENT" | "TEST")[];
                                 kev?: boolean;
@@ -14061,7 +14095,9 @@ export interface paths {
                                 severity?: ("CRITICAL" | "HIGH" | "MEDIUM" | "LOW" | "INFO")[];
                                 stale?: boolean;
                                 status?: ("open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive")[];
+                                tag?: string;
                                 triaged?: boolean;
+                                unassigned?: boolean;
                             };
                             statusMap?: {
                                 [key: string]: "open" | "in_progress" | "resolved" | "risk_accepted" | "false_positive";
