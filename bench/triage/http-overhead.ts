@@ -39,7 +39,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createBenchDatabase } from '../lib/bench-db.js';
-import { paced as pacedLoad } from '../lib/paced-load.js';
+import { closeClient, paced as pacedLoad, send } from '../lib/paced-load.js';
 import { signUpOverHttp, startServerProcess, type ServerProcess } from '../../test/helpers/server-process.js';
 
 const PROVIDER_MS = 50;
@@ -52,6 +52,8 @@ interface Probe {
   statements: Record<string, number>;
   redis: Record<string, number>;
   connects: number;
+  /** V8 heap in use at the snapshot (MiB). */
+  heapMb: number;
   /** Since the previous snapshot: time in flight by statement kind (ms). */
   timings: Record<string, { n: number; ms: number; maxMs: number }>;
   gc: { count: number; ms: number; maxMs: number; major: number; majorMs: number };
@@ -278,8 +280,7 @@ async function main() {
     const start = performance.now();
     for (let i = 0; i < n; i++) {
       const t = performance.now();
-      const res = await fetch(urls[i % urls.length]!, request);
-      await res.arrayBuffer();
+      const res = await send(urls[i % urls.length]!, request);
       if (res.status === 200) latencies.push(performance.now() - t);
       else failures++;
     }
@@ -308,6 +309,7 @@ async function main() {
       connects: total(after, (p) => p.connects) - total(before, (p) => p.connects),
       gcMs: total(after, (p) => p.gc.ms) - total(before, (p) => p.gc.ms),
       gcMaxMs: Math.max(...after.map((p) => p.gc.maxMs)),
+      heap: after.map((p) => p.heapMb).join(' + '),
       timings: [
         ...after
           .flatMap((p) => Object.entries(p.timings))
@@ -382,6 +384,7 @@ async function main() {
       'gc ms/req': perN(probed.gcMs),
       'gc max ms': +probed.gcMaxMs.toFixed(1),
       'major gcs (ms)': `${probed.gcMajor} (${Math.round(probed.gcMajorMs)})`,
+      'heap MiB after': probed.heap,
       ...(probed.eldP99 === null
         ? {}
         : {
@@ -473,6 +476,7 @@ async function main() {
     await s.stop();
   }
   child.disconnect();
+  await closeClient();
   const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
   console.log(
     `\ntriage over HTTP (${webs} web process${webs === 1 ? '' : 'es'}, each its own process; Redis for limits), ` +

@@ -109,6 +109,7 @@ function install(out: string): void {
       statements: Object.fromEntries(statements),
       redis: Object.fromEntries(redis),
       connects,
+      heapMb: +(process.memoryUsage().heapUsed / 2 ** 20).toFixed(1),
       timings: Object.fromEntries(timings),
       gc: { ...gc },
       eld: eld
