@@ -198,6 +198,7 @@ export async function buildServices(
         enqueue: (p) => enqueueScanIngest(infra.queues, p),
         gate: uploadGate,
         limits: config.uploads,
+        queueDeliveries: (recorded) => workflows.trigger.queueRecorded(recorded),
       }),
       triageView: (scan) => scanTriageView(infra.pool, scan),
       storage: scanStorage,

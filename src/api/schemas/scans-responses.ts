@@ -386,12 +386,17 @@ export const scanDeletion = {
   description:
     'A deleted scan: its findings and the cases only it sighted are gone (docs/ingestion.md#deleting-a-scan).',
   type: 'object',
-  required: ['object', 'scanId', 'findings', 'casesDeleted', 'casesKept'],
+  required: ['object', 'scanId', 'findings', 'casesDeleted', 'casesClosed', 'casesKept'],
   properties: {
     object: { type: 'string', const: 'scan_deletion' },
     scanId: { type: 'string', format: 'uuid' },
     findings: { type: 'integer', description: 'Findings removed with it.' },
     casesDeleted: { type: 'integer', description: 'Cases no other completed scan sighted, deleted.' },
+    casesClosed: {
+      type: 'integer',
+      description:
+        'Cases no other completed scan sighted that a workflow has an open issue of: kept as false_positive, so the issue closes.',
+    },
     casesKept: {
       type: 'integer',
       description: 'Cases another scan sighted, kept with their sightings recounted.',

@@ -6,19 +6,24 @@ import { isUuid } from '../../lib/ids.js';
 import { removeScanCases } from '../cases/case-scan-removal.js';
 import { recordAuditEvent } from '../keys/audit-log.js';
 import type { Actor } from '../keys/key-service.js';
+import { recordCaseDeliveries, type RecordedDeliveries } from '../workflows/trigger.js';
 
 /**
  * Deleting a scan uploaded by mistake (docs/ingestion.md#deleting-a-scan): in one transaction,
  * under the scan row's lock (the lock a scan's completion takes, so the two never interleave),
- * the cases only it sighted are deleted, the others recounted, the scan's row removed (its
- * findings and evidence follow by the m017 triggers) and an audit event recorded. A scan that a
- * worker may still be writing (`queued`, `parsing`) is refused: 409.
+ * the cases only it sighted are deleted (or, when a workflow has an open issue of one, moved to
+ * `false_positive` with their `case.status_changed` deliveries recorded, so the issue closes),
+ * the others recounted, the scan's row removed (its findings and evidence follow by the m017
+ * triggers) and an audit event recorded. A scan that a worker may still be writing (`queued`,
+ * `parsing`) is refused: 409.
  */
 
 export interface ScanDeletion {
   scanId: string;
   findings: number;
   casesDeleted: number;
+  /** Cases only it sighted that have an open issue in a workflow: kept, `false_positive`. */
+  casesClosed: number;
   casesKept: number;
 }
 
@@ -26,7 +31,7 @@ export interface ScanDeletion {
 export async function deleteScan(
   pool: Pool,
   input: { workspaceId: string; scanId: string; actor: Actor },
-): Promise<ScanDeletion | null> {
+): Promise<{ deletion: ScanDeletion; deliveries: RecordedDeliveries } | null> {
   if (!isUuid(input.scanId)) return null;
   return withTransaction(pool, async (tx) => {
     const { rows } = await tx.query<{
@@ -46,12 +51,14 @@ export async function deleteScan(
         `The scan is ${scan.status}; delete it once it has completed or failed.`,
       );
     }
-    const cases = await removeScanCases(tx, input.workspaceId, input.scanId);
+    const cases = await removeScanCases(tx, input.workspaceId, input.scanId, input.actor.actor);
+    const deliveries = await recordCaseDeliveries(tx, input.workspaceId, cases.closed, 'case.status_changed');
     await tx.query(sql`DELETE FROM scans WHERE id = ${input.scanId}`);
     const deletion: ScanDeletion = {
       scanId: input.scanId,
       findings: scan.findings,
       casesDeleted: cases.deleted.length,
+      casesClosed: cases.closed.length,
       casesKept: cases.kept,
     };
     await recordAuditEvent(tx, input.workspaceId, 'scan_delete', input.actor, {
@@ -59,6 +66,6 @@ export async function deleteScan(
       name: scan.name,
       format: scan.format,
     });
-    return deletion;
+    return { deletion, deliveries };
   });
 }

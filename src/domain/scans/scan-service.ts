@@ -2,6 +2,7 @@ import { deleteScan, type ScanDeletion } from './delete-scan.js';
 import type { Actor } from '../keys/key-service.js';
 import type { Page } from '../../lib/cursor.js';
 import { uploadScan, type UploadScanDeps, type UploadScanInput } from './upload-scan.js';
+import type { RecordedDeliveries } from '../workflows/trigger.js';
 import { getScan, listScans, type Scan, type ScanStatus } from './scan-store.js';
 
 /**
@@ -19,12 +20,26 @@ export interface ScanService {
   remove(workspaceId: string, scanId: string, actor: Actor): Promise<ScanDeletion | null>;
 }
 
+/** What the scan service runs on. */
+export interface ScanServiceDeps extends UploadScanDeps {
+  /**
+   * Queues the workflow deliveries a deletion recorded (the trigger's `queueRecorded`).
+   * @defaultValue none (the maintenance sweep queues them)
+   */
+  queueDeliveries?: (recorded: RecordedDeliveries) => Promise<unknown>;
+}
+
 /** The scan service: plain delegation to the scan store and {@link uploadScan}. */
-export function createScanService(deps: UploadScanDeps): ScanService {
+export function createScanService(deps: ScanServiceDeps): ScanService {
   return {
     get: (workspaceId, id) => getScan(deps.pool, workspaceId, id),
     list: (workspaceId, q) => listScans(deps.pool, workspaceId, q),
     upload: (input) => uploadScan(deps, input),
-    remove: (workspaceId, scanId, actor) => deleteScan(deps.pool, { workspaceId, scanId, actor }),
+    remove: async (workspaceId, scanId, actor) => {
+      const done = await deleteScan(deps.pool, { workspaceId, scanId, actor });
+      if (!done) return null;
+      await deps.queueDeliveries?.(done.deliveries);
+      return done.deletion;
+    },
   };
 }

@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- assertions walk parsed JSON documents */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKey, signUp } from '../../helpers/test-app.js';
+import { createKey, signUp, signUpWorkflowManager } from '../../helpers/test-app.js';
 import { startScanApp, waitForScan, type ScanTestApp } from '../../helpers/scan-app.js';
 import { problemDocument } from '../../helpers/problem.js';
 
@@ -71,6 +71,7 @@ describe('DELETE /api/v1/scans/:id', () => {
       scanId: mistake,
       findings: 2,
       casesDeleted: 1,
+      casesClosed: 0,
       casesKept: 1,
     });
 
@@ -101,6 +102,56 @@ describe('DELETE /api/v1/scans/:id', () => {
         }),
       }),
     ]);
+  });
+
+  it('keeps a case only it sighted whose issue is open, as false_positive, and records the delivery that closes the issue', async () => {
+    const manager = await signUpWorkflowManager(t.app);
+    const wf = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/workflows',
+      headers: { 'x-api-key': manager.key, 'content-type': 'application/json' },
+      payload: JSON.stringify({
+        name: 'to GitHub',
+        target: { kind: 'github', owner: 'acme', repo: 'vulns', token: 'github_pat_test' },
+      }),
+    });
+    expect(wf.statusCode, wf.body).toBe(201);
+    const workflowId: string = wf.json().id;
+    const mistake = await upload(manager.key, ['d', 'e']);
+    const cases = await casesByTitle(manager.key);
+    const [linked, unlinked] = [cases.get('Finding d')!.id as string, cases.get('Finding e')!.id as string];
+    // The workflow made an issue of one of them (as a delivery stores it).
+    await t.infra.pool.query(
+      `INSERT INTO workflow_links (workflow_id, case_id, workspace_id, marker, external_id, url, create_attempts)
+       VALUES ($1, $2, $3, 'vt-test-d', '17', 'https://github.com/acme/vulns/issues/17', 1)`,
+      [workflowId, linked, manager.workspaceId],
+    );
+
+    const res = await call('DELETE', `/api/v1/scans/${mistake}`, manager.key);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toEqual({
+      object: 'scan_deletion',
+      scanId: mistake,
+      findings: 2,
+      casesDeleted: 1,
+      casesClosed: 1,
+      casesKept: 0,
+    });
+    expect((await call('GET', `/api/v1/cases/${unlinked}`, manager.key)).statusCode).toBe(404);
+    const kept = (await call('GET', `/api/v1/cases/${linked}`, manager.key)).json();
+    expect(kept.status).toBe('false_positive');
+    expect(kept.history.at(-1)).toMatchObject({
+      from: 'open',
+      to: 'false_positive',
+      actor: `key:${manager.keyId}`,
+      reason: 'scan_deleted',
+      note: `The only scan that sighted it (${mistake}) was deleted.`,
+    });
+    const { rows } = await t.infra.pool.query<{ event: string }>(
+      `SELECT event FROM workflow_deliveries WHERE workflow_id = $1 AND case_id = $2 AND event <> 'case.created'`,
+      [workflowId, linked],
+    );
+    expect(rows).toEqual([{ event: 'case.status_changed' }]);
   });
 
   it('refuses a scan that is queued or parsing with 409, and deletes it once it has ended', async () => {

@@ -4788,6 +4788,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description Cases no other completed scan sighted that a workflow has an open issue of: kept as false_positive, so the issue closes. */
+                            casesClosed: number;
                             /** @description Cases no other completed scan sighted, deleted. */
                             casesDeleted: number;
                             /** @description Cases another scan sighted, kept with their sightings recounted. */
@@ -12292,6 +12294,8 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description Cases no other completed scan sighted that a workflow has an open issue of: kept as false_positive, so the issue closes. */
+                            casesClosed: number;
                             /** @description Cases no other completed scan sighted, deleted. */
                             casesDeleted: number;
                             /** @description Cases another scan sighted, kept with their sightings recounted. */
