@@ -2,7 +2,8 @@
  * Case list sorts and stale marking at scale (docs/cases.md#sorts): one workspace of `--cases` cases (half
  * triaged, CVEs drawn from 5,000 with EPSS scores), timed in process against PostgreSQL.
  *
- * - `listCases` first page (50) and a page 20 pages deep, per sort, against the unsorted list
+ * - `listCases` first page (50) and a page 20 pages deep, per sort (`dueAt` under the default SLA
+ *   policy), against the unsorted list
  *   (newest first, the baseline in the same run).
  * - `markStaleForCves(null)` (what an EPSS or NVD load runs: every triaged, fresh case compared
  *   with its snapshot) when nothing changed and when 10% of the scores moved by 0.2, against
@@ -15,6 +16,7 @@ import { migratedBenchDatabase } from '../lib/migrated-db.js';
 import { listCases } from '../../src/domain/cases/case-store.js';
 import { markStaleForCves } from '../../src/domain/cases/case-triage-store.js';
 import type { CaseSort } from '../../src/domain/cases/case-sort.js';
+import { DEFAULT_SLA_POLICY, putSlaPolicy } from '../../src/domain/cases/sla-policy-store.js';
 
 const args = process.argv.slice(2);
 const opt = (n: string, d: string) => (args.includes(`--${n}`) ? args[args.indexOf(`--${n}`) + 1]! : d);
@@ -58,6 +60,8 @@ try {
            FROM cases WHERE seq % 2 = 0) p
      WHERE c.id = p.id`,
   );
+  // Due dates under the default policy, as the app keeps them (for the `dueAt` sort).
+  await putSlaPolicy(pool, ws, DEFAULT_SLA_POLICY, { actor: 'operator', ip: null, userAgent: null });
   await pool.query('VACUUM ANALYZE');
   console.log(
     `${N.toLocaleString('en-US')} cases (half triaged) seeded in ${((performance.now() - seed) / 1000).toFixed(1)} s; ` +
@@ -69,7 +73,9 @@ try {
   console.log('\nlistCases, limit 50 (median of %d runs, ms)', RUNS);
   console.log('sort       | first page | page 21 | × baseline (first / deep)');
   let base: [number, number] = [0, 0];
-  for (const sort of [undefined, 'priority', 'lastSeen', 'firstSeen', 'epss'] as (CaseSort | undefined)[]) {
+  for (const sort of [undefined, 'priority', 'lastSeen', 'firstSeen', 'epss', 'dueAt'] as (
+    CaseSort | undefined
+  )[]) {
     let cursor: string | undefined;
     for (let p = 0; p < 20; p++)
       cursor = (await listCases(pool, ws, { limit: 50, sort, cursor })).nextCursor ?? undefined;
