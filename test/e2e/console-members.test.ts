@@ -71,6 +71,9 @@ describe.skipIf(!hasChromium)('console members in a real browser', () => {
     await expect.poll(() => p.locator('#invite-summary').textContent(), SLOW).toContain('Members <b>Co</b>');
     expect(await p.locator('#invite-summary b').count()).toBe(0);
     await screenshot(p, 'console-invitation-phone');
+    await p.setViewportSize({ width: 1280, height: 800 });
+    await screenshot(p, 'console-invitation');
+    await p.setViewportSize({ width: 390, height: 844 });
     await p.getByLabel('Password').fill('the guest chose this');
     await p.getByRole('button', { name: 'Accept the invitation' }).click();
     await p.waitForURL((u) => u.pathname === '/');
@@ -118,6 +121,7 @@ describe.skipIf(!hasChromium)('console members in a real browser', () => {
     await p.getByLabel('New password', { exact: true }).fill('a long new passphrase');
     await p.getByRole('button', { name: 'Set the password' }).click();
     await expect.poll(() => p.locator('#form-error').textContent(), SLOW).toMatch(/older than 30 minutes/);
+    await screenshot(p, 'console-reset-password-phone');
     expect(guest.scriptProblems).toEqual([]);
   });
 });

@@ -5,6 +5,7 @@ import {
   expectStrictPageHeaders,
   hasChromium,
   openBrowser,
+  screenshot,
   SLOW,
   warnWithoutChromium,
   type BrowserSession,
@@ -59,6 +60,7 @@ describe.skipIf(!hasChromium)('console SLA settings in a real browser', () => {
     await expect.poll(() => page.locator('#days-CRITICAL').inputValue(), SLOW).toBe('3');
     expect(await page.locator('#exposed-CRITICAL').inputValue()).toBe('1');
     expect(await page.getByLabel('Longest risk acceptance (days)').inputValue()).toBe('90');
+    await screenshot(page, 'console-sla');
     const api = await page.request.get('/api/console/sla-policy');
     expect(await api.json()).toMatchObject({
       days: { CRITICAL: 3 },

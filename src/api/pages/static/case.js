@@ -362,7 +362,7 @@ async function start() {
   } finally {
     $('case-card').setAttribute('aria-busy', 'false');
   }
-  initTriage().catch(report);
+  if (me.role === 'admin' || me.role === 'owner') initTriage().catch(report);
 
   $('evidence-more').addEventListener('click', async () => {
     try {

@@ -456,7 +456,8 @@ async function start() {
   initSelection();
   initBulk();
   initExport();
-  initTriage().catch(report);
+  // Triage bills a key, and only an admin may list them (docs/console.md#members-and-roles).
+  if (me.role === 'admin' || me.role === 'owner') initTriage().catch(report);
   const card = $('cases-card');
   try {
     await Promise.all([loadCases(), loadCounts()]);

@@ -22,12 +22,24 @@ export class ApiError extends Error {
 let sessionPromise = null;
 
 /** The current console session (`{userId, workspaceId, csrfToken, expiresAt}`), fetched once per page. */
+/**
+ * Marks the page with the member's role (docs/console.md#members-and-roles): console.css hides
+ * every control marked `data-needs-role` above it, and every one until the role is known, so a
+ * viewer never sees a button the API would refuse. The API still checks each call.
+ */
+function showForRole(me) {
+  document.body.dataset.role = me.role;
+  return me;
+}
+
 export function session() {
   if (!sessionPromise) {
-    sessionPromise = api('/session').catch((err) => {
-      sessionPromise = null;
-      throw err;
-    });
+    sessionPromise = api('/session')
+      .then(showForRole)
+      .catch((err) => {
+        sessionPromise = null;
+        throw err;
+      });
   }
   return sessionPromise;
 }

@@ -264,7 +264,9 @@ async function start() {
   initUpload();
   const card = $('scans-card');
   try {
-    const keys = await api('/keys');
+    // Only an admin may list the keys (docs/console.md#members-and-roles): others upload without one.
+    const admin = me.role === 'admin' || me.role === 'owner';
+    const keys = admin ? await api('/keys') : { data: [] };
     keyLabels = new Map(keys.data.map((k) => [k.id, k.label]));
     fillKeys(keys.data);
     await loadScans();

@@ -32,13 +32,16 @@ async function refreshKeys() {
 }
 
 async function start() {
+  let me;
   try {
-    await session();
+    me = await session();
   } catch (err) {
     ui.report(err);
     return;
   }
-  const results = await Promise.allSettled([loadWorkspace(), refreshKeys()]);
+  // Keys are an admin's to read and manage (docs/console.md#members-and-roles): below, the card is hidden.
+  const admin = me.role === 'admin' || me.role === 'owner';
+  const results = await Promise.allSettled([loadWorkspace(), admin ? refreshKeys() : Promise.resolve()]);
   const failed = results.find((r) => r.status === 'rejected');
   if (failed) ui.report(failed.reason);
   try {

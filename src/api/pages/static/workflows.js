@@ -124,8 +124,9 @@ async function showDeliveries(w) {
   show($('deliveries'), true);
 }
 
-function actionButton(label, onClick) {
-  const b = h('button', { type: 'button', class: 'btn btn-small' }, label);
+/** A row's button; `needs` the least role it works for (hidden below it, console.js showForRole). */
+function actionButton(label, onClick, needs = 'admin') {
+  const b = h('button', { type: 'button', class: 'btn btn-small', 'data-needs-role': needs }, label);
   b.addEventListener('click', () => onClick().catch(report));
   return b;
 }
@@ -162,7 +163,7 @@ function row(w) {
           await load();
           await showDeliveries(w);
         }),
-        actionButton('Deliveries', () => showDeliveries(w)),
+        actionButton('Deliveries', () => showDeliveries(w), null),
         actionButton('Edit', async () => edit(w)),
         actionButton(w.enabled ? 'Disable' : 'Enable', async () => {
           await api(`/workflows/${w.id}`, { method: 'PATCH', body: { enabled: !w.enabled } });

@@ -18,7 +18,7 @@ export function acceptanceField(id: string): SafeHtml {
 
 /** A form setting the owner of, and adding or removing tags on, one case or the chosen cases. */
 export function ownerForm(prefix: string, submit: string): SafeHtml {
-  return html`<form id="${prefix}-form" class="bulk-form owner-form" novalidate>
+  return html`<form id="${prefix}-form" class="bulk-form owner-form" novalidate data-needs-role="member">
     <div class="field">
       <label for="${prefix}-assignee">Owner <span class="hint">(a member's email)</span></label>
       <input

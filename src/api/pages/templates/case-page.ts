@@ -72,7 +72,7 @@ export function casePage(id: string): SafeHtml {
           </p>
           <p id="triage-none" class="empty" hidden>Not triaged yet.</p>
           <dl class="facts" id="triage-now" hidden></dl>
-          <form id="triage-form" class="bulk-form" novalidate>
+          <form id="triage-form" class="bulk-form" novalidate data-needs-role="admin">
             <div class="field">
               <label for="triage-key">Bill the AI call to key</label>
               <select id="triage-key" name="key"></select>
@@ -87,7 +87,7 @@ export function casePage(id: string): SafeHtml {
 
         <section class="card" aria-labelledby="status-title">
           <h2 id="status-title">Status</h2>
-          <form id="status-form" class="bulk-form" novalidate>
+          <form id="status-form" class="bulk-form" novalidate data-needs-role="member">
             <div class="field">
               <label for="case-status">Status</label>
               <select id="case-status" name="status">
@@ -101,7 +101,7 @@ export function casePage(id: string): SafeHtml {
             </div>
             <button type="submit" class="btn btn-primary">Save status</button>
           </form>
-          <h3 class="h3">Owner and tags</h3>
+          <h3 class="h3" data-needs-role="member">Owner and tags</h3>
           ${ownerForm('case-owner', 'Save owner and tags')}
           <h3 class="h3">History</h3>
           <p id="history-empty" class="empty" hidden>No status changes yet.</p>

@@ -180,7 +180,7 @@ export function casesPage(): SafeHtml {
 
         <details class="bulk" id="bulk">
           <summary>Bulk actions</summary>
-          <form id="bulk-form" class="bulk-form" novalidate>
+          <form id="bulk-form" class="bulk-form" novalidate data-needs-role="member">
             <fieldset class="field">
               <legend>Apply to</legend>
               <label class="check"
@@ -209,7 +209,7 @@ export function casesPage(): SafeHtml {
             </div>
           </form>
           ${ownerForm('bulk-owner', 'Set owner and tags')}
-          <form id="triage-form" class="bulk-form" novalidate>
+          <form id="triage-form" class="bulk-form" novalidate data-needs-role="admin">
             <div class="field">
               <label for="triage-key">AI triage, billed to key</label>
               <select id="triage-key" name="key" aria-describedby="triage-key-hint"></select>

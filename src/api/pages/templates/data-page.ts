@@ -23,10 +23,12 @@ export function dataPage(): SafeHtml {
             hint: 'Leave blank to keep them. Findings and cases are always kept; only the uploaded files go.',
             attrs: html`min="1" max="3650" step="1" inputmode="numeric"`,
           })}
-          <div><button type="submit" class="btn btn-primary">Save retention</button></div>
+          <div data-needs-role="owner">
+            <button type="submit" class="btn btn-primary">Save retention</button>
+          </div>
         </form>
       </section>
-      <section class="card" aria-labelledby="archive-title">
+      <section class="card" aria-labelledby="archive-title" data-needs-role="owner">
         <h2 id="archive-title">Workspace archive</h2>
         <p class="hint">
           Cases with their status and triage history, the audit log and the usage statements, as one .tar.gz.
@@ -35,7 +37,7 @@ export function dataPage(): SafeHtml {
           <a class="btn" id="archive-link" href="/api/console/workspace/archive" download>Download archive</a>
         </p>
       </section>
-      <section class="card" aria-labelledby="delete-title">
+      <section class="card" aria-labelledby="delete-title" data-needs-role="owner">
         <h2 id="delete-title">Delete workspace</h2>
         <p class="hint">
           Every key is revoked at once and everyone is signed out; then its scans, findings, cases, exports,

@@ -48,7 +48,7 @@ export function scansPage(): SafeHtml {
     main: html`<div class="page-head"><h1 id="page-title">Scans</h1></div>
       <div id="page-error" class="alert alert-error" role="alert" tabindex="-1" hidden></div>
 
-      <section class="card" aria-labelledby="upload-title">
+      <section class="card" aria-labelledby="upload-title" data-needs-role="member">
         <h2 id="upload-title">Upload a scan</h2>
         <form id="upload-form" class="upload" novalidate>
           <div id="drop-zone" class="drop-zone">

@@ -5,12 +5,12 @@ import { layout } from './layout.js';
 const SETTINGS_PAGES = [
   { path: '/settings/api-keys', label: 'API keys' },
   { path: '/settings/members', label: 'Members' },
-  { path: '/settings/audit-log', label: 'Audit log' },
+  { path: '/settings/audit-log', label: 'Audit log', role: 'admin' },
   { path: '/settings/workflows', label: 'Workflows' },
-  { path: '/settings/single-sign-on', label: 'Single sign-on' },
+  { path: '/settings/single-sign-on', label: 'Single sign-on', role: 'admin' },
   { path: '/settings/data', label: 'Data' },
-  { path: '/settings/sla', label: 'SLA' },
-] as const;
+  { path: '/settings/sla', label: 'SLA', role: 'admin' },
+] as const satisfies readonly { path: string; label: string; role?: 'admin' }[];
 
 export type SettingsPath = (typeof SETTINGS_PAGES)[number]['path'];
 
@@ -26,7 +26,7 @@ export function settingsHead(current: SettingsPath, title: string): SafeHtml {
       <ul>
         ${SETTINGS_PAGES.map(
           (p) =>
-            html`<li>
+            html`<li ${'role' in p ? html`data-needs-role="${p.role}"` : ''}>
               <a href="${p.path}" ${p.path === current ? html`aria-current="page"` : ''}>${p.label}</a>
             </li>`,
         )}

@@ -88,17 +88,28 @@ export function settingsPage(config: Pick<Config, 'plans'>): SafeHtml {
           <strong id="trial-days"></strong> on your trial of the service plan (ends
           <span id="trial-ends"></span>). Afterwards the workspace falls back to Free by itself.
         </p>
-        <button type="button" class="btn btn-primary" data-action="upgrade">Upgrade to service plan</button>
+        <button type="button" class="btn btn-primary" data-action="upgrade" data-needs-role="owner">
+          Upgrade to service plan
+        </button>
       </div>
 
       <section class="card" id="workspace-card" aria-labelledby="ws-title" aria-busy="true">
         <div class="card-head">
           <h2 id="ws-title">Workspace</h2>
           <div class="head-actions">
-            <button type="button" id="upgrade-btn" class="btn" data-action="upgrade" hidden>
+            <button
+              type="button"
+              id="upgrade-btn"
+              class="btn"
+              data-action="upgrade"
+              data-needs-role="owner"
+              hidden
+            >
               Upgrade to service plan
             </button>
-            <button type="button" id="downgrade-btn" class="btn btn-quiet" hidden>Go back to Free</button>
+            <button type="button" id="downgrade-btn" class="btn btn-quiet" data-needs-role="owner" hidden>
+              Go back to Free
+            </button>
           </div>
         </div>
         <p id="ws-loading" class="loading" role="status">Loading workspace&hellip;</p>
@@ -141,7 +152,13 @@ export function settingsPage(config: Pick<Config, 'plans'>): SafeHtml {
         </dl>
       </section>
 
-      <section class="card" id="keys-card" aria-labelledby="keys-title" aria-busy="true">
+      <section
+        class="card"
+        id="keys-card"
+        aria-labelledby="keys-title"
+        aria-busy="true"
+        data-needs-role="admin"
+      >
         <div class="card-head">
           <h2 id="keys-title">Keys</h2>
           <div class="head-actions">
@@ -171,7 +188,13 @@ export function settingsPage(config: Pick<Config, 'plans'>): SafeHtml {
         })}
       </section>
 
-      <section class="card" id="create-key" aria-labelledby="create-title" tabindex="-1">
+      <section
+        class="card"
+        id="create-key"
+        aria-labelledby="create-title"
+        tabindex="-1"
+        data-needs-role="admin"
+      >
         <h2 id="create-title">Create a key</h2>
         <p class="hint">The new key is shown once, on its own page, right after you create it.</p>
         <div id="create-error" class="alert alert-error" role="alert" tabindex="-1" hidden></div>

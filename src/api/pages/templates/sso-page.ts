@@ -60,7 +60,7 @@ export function ssoPage(): SafeHtml {
           ></textarea>
           <p class="field-error" id="groupRoles-error" hidden></p>
         </div>
-        ${check('ssoRequired', 'Require single sign-on', 'Members can no longer sign in with a password. Owners keep theirs, to get back in if the provider fails.')}
+        ${check('ssoRequired', 'Require single sign-on', 'Members can no longer sign in with a password, and their password sessions end on saving. Owners keep theirs, to get back in if the provider fails.')}
         <button type="submit" class="btn btn-primary">Save single sign-on</button>
       </form>
     </section>`,

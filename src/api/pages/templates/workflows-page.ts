@@ -55,7 +55,7 @@ export function workflowsPage(): SafeHtml {
         </section>
       </section>
 
-      <section class="card" aria-labelledby="form-title">
+      <section class="card" aria-labelledby="form-title" data-needs-role="admin">
         <h2 id="form-title">New workflow</h2>
         <form id="wf-form" class="stack" novalidate>
           ${field({ id: 'name', label: 'Name', attrs: html`maxlength="200" required` })}
