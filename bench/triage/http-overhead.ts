@@ -30,7 +30,8 @@
  * (the Procfile's scale-out) on one database and Redis prefix, the load sent to them in turn.
  *
  *   npx tsx bench/triage/http-overhead.ts [--seconds 8] [--rates 50,150] [--sequential 500]
- *     [--engines local,instant,slow,reservation] [--web 1] [--loop-delay]
+ *     [--engines local,instant,slow,reservation] [--web 1] [--loop-delay] [--compiled]
+ *     [--server-node-args "--max-semi-space-size=64"]
  */
 import { fork } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -92,7 +93,8 @@ function usage(): string {
 own process, against GET /healthz on the same server at the same rates (the floor).
 
   npx tsx bench/triage/http-overhead.ts [--seconds 8] [--rates 50,150] [--sequential 500]
-    [--engines local,instant,slow,reservation] [--web 1] [--loop-delay]
+    [--engines local,instant,slow,reservation] [--web 1] [--loop-delay] [--compiled]
+    [--server-node-args "flags"]
 
   --seconds N      length of each paced row (default 8)
   --rates a,b      open-loop rates in requests a second, evenly paced (default 50,150)
@@ -103,6 +105,9 @@ own process, against GET /healthz on the same server at the same rates (the floo
   --web N          web processes, the requests sent to them in turn (default 1)
   --loop-delay     also sample each server's event-loop delay (a 1 ms timer: it changes what an
                    idle process does, so off by default)
+  --compiled       run dist/src/main.js as the Procfile does (after npm run build) instead of the
+                   sources under tsx
+  --server-node-args "flags"   options for the server's node (e.g. "--max-semi-space-size=64")
 
 The speed targets (overhead p50 <= 2 ms, p99 <= 10 ms at 200, 500 and 1,000 requests a second), with
 the instant fake provider (run on an idle machine; prints the load average):
@@ -132,6 +137,8 @@ async function main() {
   const engines = opt('engines', 'local,instant,slow,reservation').split(',');
   const webs = Number(opt('web', '1'));
   const eld = args.includes('--loop-delay');
+  const compiled = args.includes('--compiled');
+  const serverNodeArgs = opt('server-node-args', '').split(' ').filter(Boolean);
 
   const child = fork(fileURLToPath(import.meta.url), ['--serve-fakes'], { execArgv: ['--import', 'tsx'] });
   const fakeUrls = await new Promise<{ instant: string; slow: string }>((r) =>
@@ -196,7 +203,7 @@ async function main() {
           ...(eld ? { PROBE_ELD: '1' } : {}),
           ...env,
         },
-        { nodeArgs: ['--import', 'tsx', '--import', PROBE] },
+        { nodeArgs: [...serverNodeArgs, '--import', 'tsx', '--import', PROBE], compiled },
       );
       procs.push({ proc, probeFile, seq: 0 });
     }
