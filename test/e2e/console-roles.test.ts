@@ -1,13 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { startTestServer, type TestServer } from '../helpers/start-test-server.js';
 import {
+  E2E_PASSWORD,
   hasChromium,
   openBrowser,
   screenshot,
+  signedInConsole,
   SLOW,
   warnWithoutChromium,
   type BrowserSession,
+  type SignedInConsole,
 } from './support.js';
 
 warnWithoutChromium('console-roles.test.ts');
@@ -19,10 +21,8 @@ warnWithoutChromium('console-roles.test.ts');
  * workspace sees them all. The API refuses these calls either way; this is what the pages offer.
  */
 describe.skipIf(!hasChromium)('console controls by role in a real browser', () => {
-  let server: TestServer;
-  let owner: BrowserSession;
+  let owner: SignedInConsole;
   let viewer: BrowserSession;
-  const password = 'correct horse battery staple';
   const stamp = Date.now();
 
   /** Each page and the controls on it that need more than a viewer. */
@@ -51,14 +51,9 @@ describe.skipIf(!hasChromium)('console controls by role in a real browser', () =
   }
 
   beforeAll(async () => {
-    server = await startTestServer();
-    owner = await openBrowser(server.url);
-    viewer = await openBrowser(server.url);
-    const signup = await owner.page.request.post('/api/console/signup', {
-      data: { email: `owner-${stamp}@roles-e2e.test`, password, workspaceName: 'Roles E2E', plan: 'free' },
-    });
-    expect(signup.status()).toBe(201);
-    const csrf = ((await signup.json()) as { csrfToken: string }).csrfToken;
+    owner = await signedInConsole({ workspaceName: 'Roles E2E' });
+    viewer = await openBrowser(owner.server.url);
+    const csrf = owner.csrf;
     const invite = await owner.page.request.post('/api/console/invitations', {
       headers: { 'x-csrf-token': csrf },
       data: { email: `viewer-${stamp}@roles-e2e.test`, role: 'viewer' },
@@ -68,15 +63,14 @@ describe.skipIf(!hasChromium)('console controls by role in a real browser', () =
       .split('/')
       .pop()!;
     const accepted = await viewer.page.request.post(`/api/console/invitations/${token}/accept`, {
-      data: { password },
+      data: { password: E2E_PASSWORD },
     });
     expect(accepted.status()).toBe(201);
   });
 
   afterAll(async () => {
-    await owner?.browser.close();
     await viewer?.browser.close();
-    await server?.close();
+    await owner?.close();
   });
 
   for (const width of [1280, 390]) {

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { startTestServer, type TestServer } from '../helpers/start-test-server.js';
 import {
   WORKSPACE_DELETION_QUEUE,
   workspaceDeletionProcessor,
@@ -9,11 +8,11 @@ import {
 import {
   expectStrictPageHeaders,
   hasChromium,
-  openBrowser,
   screenshot,
+  signedInConsole,
   SLOW,
   warnWithoutChromium,
-  type BrowserSession,
+  type SignedInConsole,
 } from './support.js';
 
 warnWithoutChromium('console-settings-data.test.ts');
@@ -25,30 +24,18 @@ warnWithoutChromium('console-settings-data.test.ts');
  * the page at 390 px too.
  */
 describe.skipIf(!hasChromium)('console Settings > Data in a real browser', () => {
-  let server: TestServer;
-  let session: BrowserSession;
+  let session: SignedInConsole;
   let page: Page;
   let worker: { close(): Promise<void> } | undefined;
 
   beforeAll(async () => {
-    server = await startTestServer();
-    session = await openBrowser(server.url);
+    session = await signedInConsole({ workspaceName: 'Data E2E' });
     page = session.page;
-    const signup = await page.request.post('/api/console/signup', {
-      data: {
-        email: `owner-${Date.now()}@data-e2e.test`,
-        password: 'correct horse battery staple',
-        workspaceName: 'Data E2E',
-        plan: 'free',
-      },
-    });
-    expect(signup.status()).toBe(201);
   });
 
   afterAll(async () => {
     await worker?.close();
-    await session?.browser.close();
-    await server?.close();
+    await session?.close();
   });
 
   it('an owner sets the retention and downloads the archive', async () => {
@@ -91,9 +78,9 @@ describe.skipIf(!hasChromium)('console Settings > Data in a real browser', () =>
     await expect
       .poll(() => page.locator('#delete-status').textContent(), SLOW)
       .toContain('Deletion requested');
-    worker = server.infra.queues.worker<WorkspaceDeletionPayload, unknown>(
+    worker = session.server.infra.queues.worker<WorkspaceDeletionPayload, unknown>(
       WORKSPACE_DELETION_QUEUE,
-      workspaceDeletionProcessor(server.deps.workspaceDeletions),
+      workspaceDeletionProcessor(session.server.deps.workspaceDeletions),
     );
     await expect
       .poll(() => page.locator('#delete-status').textContent(), { timeout: 30_000, interval: 200 })

@@ -1,14 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { startTestServer, type TestServer } from '../helpers/start-test-server.js';
 import {
   expectStrictPageHeaders,
   hasChromium,
-  openBrowser,
   screenshot,
+  signedInConsole,
   SLOW,
   warnWithoutChromium,
-  type BrowserSession,
+  type SignedInConsole,
 } from './support.js';
 
 warnWithoutChromium('console-sla.test.ts');
@@ -19,29 +18,15 @@ warnWithoutChromium('console-sla.test.ts');
  * at 390 px.
  */
 describe.skipIf(!hasChromium)('console SLA settings in a real browser', () => {
-  let server: TestServer;
-  let session: BrowserSession;
+  let session: SignedInConsole;
   let page: Page;
 
   beforeAll(async () => {
-    server = await startTestServer();
-    session = await openBrowser(server.url);
+    session = await signedInConsole({ workspaceName: 'SLA E2E' });
     page = session.page;
-    const signup = await page.request.post('/api/console/signup', {
-      data: {
-        email: `owner-${Date.now()}@sla-e2e.test`,
-        password: 'correct horse battery staple',
-        workspaceName: 'SLA E2E',
-        plan: 'free',
-      },
-    });
-    expect(signup.status()).toBe(201);
   });
 
-  afterAll(async () => {
-    await session?.browser.close();
-    await server?.close();
-  });
+  afterAll(() => session?.close());
 
   it('shows the defaults, saves tighter days and keeps them across a reload', async () => {
     const res = await page.goto('/settings/sla');

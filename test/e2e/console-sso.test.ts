@@ -1,16 +1,15 @@
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { startTestServer, type TestServer } from '../helpers/start-test-server.js';
 import { startOidcProvider, type TestOidcProvider } from '../helpers/oidc-provider.js';
 import {
   expectStrictPageHeaders,
   hasChromium,
-  openBrowser,
   screenshot,
+  signedInConsole,
   SLOW,
   warnWithoutChromium,
-  type BrowserSession,
+  type SignedInConsole,
 } from './support.js';
 
 warnWithoutChromium('console-sso.test.ts');
@@ -30,31 +29,26 @@ async function freePort(): Promise<number> {
  * 390 px.
  */
 describe.skipIf(!hasChromium)('console single sign-on in a real browser', () => {
-  let server: TestServer;
   let idp: TestOidcProvider;
-  let session: BrowserSession;
+  let session: SignedInConsole;
   let page: Page;
+  let baseUrl: string;
   const email = `owner-${Date.now()}@sso-e2e.test`;
 
   beforeAll(async () => {
     const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    idp = await startOidcProvider({ redirectUri: `${base}/api/console/sso/callback` });
-    server = await startTestServer({
-      port,
-      env: { PUBLIC_BASE_URL: base, SSO_ALLOW_LOOPBACK_HTTP: 'true' },
+    baseUrl = `http://127.0.0.1:${port}`;
+    idp = await startOidcProvider({ redirectUri: `${baseUrl}/api/console/sso/callback` });
+    session = await signedInConsole({
+      workspaceName: 'SSO E2E',
+      email,
+      server: { port, env: { PUBLIC_BASE_URL: baseUrl, SSO_ALLOW_LOOPBACK_HTTP: 'true' } },
     });
-    session = await openBrowser(server.url);
     page = session.page;
-    const signup = await page.request.post('/api/console/signup', {
-      data: { email, password: 'correct horse battery staple', workspaceName: 'SSO E2E', plan: 'free' },
-    });
-    expect(signup.status()).toBe(201);
   });
 
   afterAll(async () => {
-    await session?.browser.close();
-    await server?.close();
+    await session?.close();
     await idp?.close();
   });
 
@@ -63,7 +57,7 @@ describe.skipIf(!hasChromium)('console single sign-on in a real browser', () => 
     expectStrictPageHeaders(res);
     await expect
       .poll(() => page.locator('#redirect-uri').textContent(), SLOW)
-      .toBe(`${server.url}/api/console/sso/callback`);
+      .toBe(`${baseUrl}/api/console/sso/callback`);
     await page.getByLabel('Workspace slug').fill('sso-e2e');
     await page.getByLabel('Issuer URL').fill(idp.issuer);
     await page.getByLabel('Client ID').fill(idp.clientId);
@@ -99,7 +93,7 @@ describe.skipIf(!hasChromium)('console single sign-on in a real browser', () => 
       .toBe('No such workspace with single sign-on.');
     await page.getByLabel('Work address or workspace slug').fill('sso-e2e');
     await page.getByRole('button', { name: 'Continue with SSO' }).click();
-    await page.waitForURL(`${server.url}/`, SLOW);
+    await page.waitForURL(`${baseUrl}/`, SLOW);
     await expect.poll(() => page.locator('#nav-workspace').textContent(), SLOW).toBe('SSO E2E');
     const me = await page.request.get('/api/console/session');
     expect(me.status()).toBe(200);
@@ -111,7 +105,7 @@ describe.skipIf(!hasChromium)('console single sign-on in a real browser', () => 
     await page.waitForURL(/\/login/, SLOW);
     await page.getByLabel('Work address or workspace slug').fill(email);
     await page.getByRole('button', { name: 'Continue with SSO' }).click();
-    await page.waitForURL(`${server.url}/`, SLOW);
+    await page.waitForURL(`${baseUrl}/`, SLOW);
   });
 
   it('both pages read at 390 px without sideways scrolling', async () => {

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'vitest';
 import { chromium, type Browser, type BrowserContext, type Page, type Response } from 'playwright-core';
+import { startTestServer, type TestServer } from '../helpers/start-test-server.js';
 
 /** Debian's Chromium; CI installs the same package (`apt-get install -y chromium`). */
 export const CHROMIUM_PATH = '/usr/bin/chromium';
@@ -116,4 +117,58 @@ export async function keysMe(
 ): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(`${baseURL}/api/v1/keys/me`, { headers: { 'X-API-Key': key } });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+/** The password the console suites' people sign up with. */
+export const E2E_PASSWORD = 'correct horse battery staple';
+
+/** The real service, Chromium on it, and the owner of a new Free workspace signed in there. */
+export interface SignedInConsole extends BrowserSession {
+  server: TestServer;
+  /** The owner's address; their password is {@link E2E_PASSWORD}. */
+  email: string;
+  workspaceId: string;
+  /** The owner's session's CSRF token, for calls made with `page.request`. */
+  csrf: string;
+  /** Closes the browser, then the service. */
+  close(): Promise<void>;
+}
+
+/**
+ * The set-up the console suites share: a real service (with `server` options: a port chosen
+ * beforehand, environment), Chromium at 1280x800 on it, and an owner signed up through the API
+ * in that browser's cookie jar, so the first `page.goto` is signed in.
+ */
+export async function signedInConsole(o: {
+  workspaceName: string;
+  email?: string;
+  server?: Parameters<typeof startTestServer>[0];
+}): Promise<SignedInConsole> {
+  const server = await startTestServer(o.server);
+  let session: BrowserSession | undefined;
+  try {
+    session = await openBrowser(server.url);
+    const email = o.email ?? `owner-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@e2e.test`;
+    const signup = await session.page.request.post('/api/console/signup', {
+      data: { email, password: E2E_PASSWORD, workspaceName: o.workspaceName, plan: 'free' },
+    });
+    if (signup.status() !== 201) throw new Error(`signup: ${signup.status()} ${await signup.text()}`);
+    const body = (await signup.json()) as { workspace: { id: string }; csrfToken: string };
+    const browser = session;
+    return {
+      ...browser,
+      server,
+      email,
+      workspaceId: body.workspace.id,
+      csrf: body.csrfToken,
+      async close() {
+        await browser.browser.close();
+        await server.close();
+      },
+    };
+  } catch (err) {
+    await session?.browser.close();
+    await server.close();
+    throw err;
+  }
 }
