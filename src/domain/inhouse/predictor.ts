@@ -2,6 +2,11 @@ import { parseCvssVector, STOPWORDS, TEXT_LIMIT, V3_METRICS, V4_METRICS } from '
 import type { FeatureInput } from './features.js';
 import type { Booster, Tree } from './gbt.js';
 import { stackFeatures } from './stack-features.js';
+import { lookupPair, lookupToken, pairTable, tokenTable } from './token-table.js';
+import type { PairTable, TokenTable } from './token-table.js';
+
+/** `tokenId`'s value for a stopword. */
+const STOPWORD = -2;
 
 /**
  * The in-house model compiled for prediction (src/domain/inhouse/README.md#prediction-time): the
@@ -10,10 +15,13 @@ import { stackFeatures } from './stack-features.js';
  * trees stored as objects.
  *
  * - Text: one pass over the lower-cased first `TEXT_LIMIT` characters. A token the vocabulary
- *   never uses (not in any unigram or bigram) only breaks bigrams; a bigram is looked up by the
- *   pair of its tokens' numbers, never as a string.
- * - Heads: weights stored feature-major (`w[feature * classes + class]`), every head summed in
- *   one pass over the input's features, in the order `extractFeatures` lists them.
+ *   never uses (not in any unigram or bigram) only breaks bigrams; a token is looked up by its
+ *   characters in the text and a bigram by the pair of its tokens' numbers (`token-table.ts`),
+ *   never as a string.
+ * - Heads: the weights of all three heads stored feature-major and side by side
+ *   (`w[feature * width + offset[head] + class]`, 3 + 2 + 2 classes), so the weights a feature
+ *   adds are one cache line, not three reads into three arrays of the vocabulary's size; every
+ *   class's sum runs over the input's features in the order `extractFeatures` lists them.
  * - Trees: every booster's nodes in flat typed arrays, children as absolute node numbers.
  *
  * Compiled once a model object (a `WeakMap`), on its first prediction.
@@ -68,16 +76,24 @@ interface StructuredIndex {
 
 interface CompiledModel {
   structured: StructuredIndex;
-  /** Token → its number, for every token of a vocabulary term; stopwords are not tokens. */
-  tokenId: Map<string, number>;
+  /**
+   * Token → its number, for every token of a vocabulary term; a stopword (not a token of any
+   * term) → `STOPWORD`; anything else is missing (-1).
+   */
+  tokenId: TokenTable;
   /** Feature of the unigram of token `id`, or -1. */
   unigram: Int32Array;
-  /** Feature of the bigram `a b`, keyed `a * tokens + b`. */
-  bigram: Map<number, number>;
-  tokens: number;
+  /** Feature of the bigram `a b`, by the pair of token numbers. */
+  bigram: PairTable;
   classes: Int32Array;
-  weights: Float64Array[];
-  bias: Float64Array[];
+  /** Where each head's classes start in a feature's row of `weights`. */
+  offset: Int32Array;
+  /** Classes of all heads together: the row length of `weights`. */
+  width: number;
+  weights: Float64Array;
+  bias: Float64Array;
+  /** Scratch: the class sums of the prediction in progress. */
+  sums: Float64Array;
   boosters: FlatBooster[] | null;
   /** Scratch: feature numbers and values of the prediction in progress, and the dedup stamps. */
   idx: Int32Array;
@@ -116,29 +132,33 @@ function compile(body: CompilableModel['body'], featureIndex: ReadonlyMap<string
     if (parts.length === 1) unigramOf.push([idOf(parts[0] as string), f]);
     else if (parts.length === 2) bigramOf.push([idOf(parts[0] as string), idOf(parts[1] as string), f]);
   });
-  const tokens = tokenId.size;
-  const unigram = new Int32Array(tokens).fill(-1);
+  const unigram = new Int32Array(tokenId.size).fill(-1);
   for (const [id, f] of unigramOf) unigram[id] = f;
-  const bigram = new Map<number, number>();
-  for (const [a, b, f] of bigramOf) bigram.set(a * tokens + b, f);
+  const stopwords = [...STOPWORDS].map((w) => [w, STOPWORD] as const);
   const classes = Int32Array.from(HEADS, (h) => body.heads[h].bias.length);
-  const weights = HEADS.map((h, i) => {
-    const k = classes[i] as number;
-    const w = new Float64Array(d * k);
-    body.heads[h].weights.forEach((row, c) => row.forEach((x, f) => (w[f * k + c] = x)));
-    return w;
+  const offset = new Int32Array(HEADS.length);
+  for (let h = 1; h < HEADS.length; h++) offset[h] = (offset[h - 1] as number) + (classes[h - 1] as number);
+  const width = (offset[HEADS.length - 1] as number) + (classes[HEADS.length - 1] as number);
+  const weights = new Float64Array(d * width);
+  const bias = new Float64Array(width);
+  HEADS.forEach((h, i) => {
+    const o = offset[i] as number;
+    body.heads[h].bias.forEach((b, c) => (bias[o + c] = b));
+    body.heads[h].weights.forEach((row, c) => row.forEach((x, f) => (weights[f * width + o + c] = x)));
   });
-  const bias = HEADS.map((h) => Float64Array.from(body.heads[h].bias));
   const stack = body.stack;
   return {
     structured: structuredIndex(featureIndex),
-    tokenId,
+    // Tokens first: a stopword that is also a token of the vocabulary is a token.
+    tokenId: tokenTable([...tokenId, ...stopwords]),
     unigram,
-    bigram,
-    tokens,
+    bigram: pairTable(bigramOf),
     classes,
+    offset,
+    width,
     weights,
     bias,
+    sums: new Float64Array(width),
     boosters: stack ? HEADS.map((h) => flatten(stack.boosters[h])) : null,
     idx: new Int32Array(d),
     val: new Float64Array(d),
@@ -351,15 +371,14 @@ function collect(c: CompiledModel, input: FeatureInput, parsed: ReturnType<typeo
     }
     // tokenize(): one-character tokens and bare numbers are not tokens at all.
     if (i - start < 2 || !letter) continue;
-    const token = text.slice(start, i);
-    const id = c.tokenId.get(token);
-    if (id === undefined) {
+    const id = lookupToken(c.tokenId, text, start, i, -1);
+    if (id < 0) {
       // Vocabulary terms are made of tokens, never of stopwords: a stopword is skipped, while any
       // other word outside the vocabulary still stands between its neighbours.
-      if (!STOPWORDS.has(token)) prev = -1;
+      if (id !== STOPWORD) prev = -1;
       continue;
     }
-    if (prev >= 0) n = push(c, n, c.bigram.get(prev * c.tokens + id), 1);
+    if (prev >= 0) n = push(c, n, lookupPair(c.bigram, prev, id), 1);
     n = push(c, n, c.unigram[id], 1);
     prev = id;
   }
@@ -368,17 +387,19 @@ function collect(c: CompiledModel, input: FeatureInput, parsed: ReturnType<typeo
 
 /** Class probabilities (in `HEAD_CLASSES` order) of each logistic-regression head, before any rule. */
 function headProbabilities(c: CompiledModel, n: number): Record<HeadName, number[]> {
+  const { width, weights: w, sums: z } = c;
+  z.set(c.bias);
+  // Feature after feature, every class of every head: each class's sum still adds the features in
+  // input order, starting from its bias, so it is the same number as a sum per class.
+  for (let j = 0; j < n; j++) {
+    const at = (c.idx[j] as number) * width;
+    const v = c.val[j] as number;
+    for (let cl = 0; cl < width; cl++) z[cl] = (z[cl] as number) + (w[at + cl] as number) * v;
+  }
   const out = [] as number[][];
   for (let h = 0; h < HEADS.length; h++) {
-    const k = c.classes[h] as number;
-    const w = c.weights[h] as Float64Array;
-    const z = Array.from(c.bias[h] as Float64Array);
-    for (let cl = 0; cl < k; cl++) {
-      let s = z[cl] as number;
-      for (let j = 0; j < n; j++) s += (w[(c.idx[j] as number) * k + cl] as number) * (c.val[j] as number);
-      z[cl] = s;
-    }
-    out.push(softmax(z));
+    const o = c.offset[h] as number;
+    out.push(softmax(Array.from(z.subarray(o, o + (c.classes[h] as number)))));
   }
   return {
     exploitation: out[0] as number[],
