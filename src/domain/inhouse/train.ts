@@ -39,15 +39,15 @@ import { splitByCve } from './split.js';
 export interface TrainOptions extends LogregOptions {
   /** Share of CVEs (by id hash) held out for validation, in percent. @defaultValue 20 */
   validationPercent: number;
-  /** A text term enters the vocabulary only if this many training rows contain it. @defaultValue 20 */
+  /** A text term enters the vocabulary only if this many training rows contain it. @defaultValue 2 */
   minDf: number;
-  /** Largest vocabulary, most frequent terms first. @defaultValue 3000 */
+  /** Largest vocabulary, most frequent terms first. @defaultValue 40000 */
   maxVocab: number;
   /** Decimal places weights are rounded to in the model file. @defaultValue 5 */
   weightDecimals: number;
   /** Folds of the heads' out-of-fold probabilities the stacked trees learn from; 0: no stacked stage. @defaultValue 5 */
   stackFolds: number;
-  /** Boosting rounds of each decision point's trees. @defaultValue 120 */
+  /** Boosting rounds of each decision point's trees, when not selected. @defaultValue 60 */
   gbtRounds: number;
   /** Largest depth of a tree. @defaultValue 3 */
   gbtDepth: number;
@@ -73,11 +73,11 @@ export const DEFAULT_TRAIN_OPTIONS: Readonly<TrainOptions> = Object.freeze({
   learningRate: 0.05,
   l2: 3e-4,
   validationPercent: 20,
-  minDf: 20,
-  maxVocab: 3000,
+  minDf: 2,
+  maxVocab: 40000,
   weightDecimals: 5,
   stackFolds: 5,
-  gbtRounds: DEFAULT_GBT_OPTIONS.rounds,
+  gbtRounds: 60,
   gbtDepth: DEFAULT_GBT_OPTIONS.depth,
   gbtShrinkage: DEFAULT_GBT_OPTIONS.shrinkage,
   elevatedWeight: 2,
