@@ -39,16 +39,19 @@ export function vulnKeysSql(uploadAsset: SqlFragment): SqlFragment {
 const MARKING_LOCK = 27_001;
 
 /**
- * Marks the cases `scanId` created that share a vulnerability key with an open original: each
+ * Marks the cases `scanId` sighted that share a vulnerability key with an open original: each
  * becomes a duplicate of the earliest such case (first seen, then created). Runs in the scan's
- * completion transaction after its cases were upserted.
+ * completion transaction after its cases were upserted. A case the scan created may follow any
+ * earlier open original; a case it saw again (its keys may have grown: a scanner that now names
+ * the CVE or an alias) follows only an original seen before it, and is left as it is when it is
+ * itself the original of duplicates (one level deep, and their rows are not this scan's to lock).
  *
  * Concurrency: completions of one workspace take this step one at a time (a transaction-scoped
  * advisory lock), and each statement after the lock sees what the one before committed. A case
- * another completion committed counts as earlier than this scan's cases, whatever its
+ * another completion committed counts as earlier than this scan's new cases, whatever its
  * timestamps, so two scans of one vulnerability completing together make one original and one
- * duplicate, never two originals. Only this scan's own new cases are written, rows it already
- * holds, so the step waits on no other row lock while holding the advisory lock.
+ * duplicate, never two originals. Only cases this scan sighted are written, rows its upsert
+ * already holds, so the step waits on no other row lock while holding the advisory lock.
  *
  * Returns how many cases it marked.
  */
@@ -60,12 +63,17 @@ export async function markScanDuplicates(tx: Db, scanId: string, workspaceId: st
   await tx.query(sql`SET LOCAL enable_nestloop = off`);
   const picked = await tx.query<{ id: string; original: string }>(
     sql`WITH fresh AS MATERIALIZED (
-       -- The scan's new cases with a key (a key needs a CVE or an alias).
-       SELECT c.id, c.seq, c.vuln_keys, c.scanner, c.rule_id FROM cases c
-       WHERE c.workspace_id = ${workspaceId} AND c.first_scan_id = ${scanId} AND c.vuln_keys <> '{}'
+       -- The cases the scan sighted with a key (a key needs a CVE or an alias): new ones, and
+       -- ones it saw again that no duplicate follows.
+       SELECT c.id, c.seq, c.first_seen, c.first_scan_id = ${scanId} AS new, c.vuln_keys, c.scanner, c.rule_id
+       FROM cases c
+       WHERE c.workspace_id = ${workspaceId} AND c.last_scan_id = ${scanId} AND c.vuln_keys <> '{}'
          AND c.duplicate_of IS NULL AND NOT c.duplicate_kept
+         AND (c.first_scan_id = ${scanId}
+              OR NOT EXISTS (SELECT 1 FROM cases d WHERE d.duplicate_of = c.id))
      ), fk AS MATERIALIZED (
-       SELECT f.id, f.seq, f.scanner, f.rule_id, k.key FROM fresh f, unnest(f.vuln_keys) AS k(key)
+       SELECT f.id, f.seq, f.first_seen, f.new, f.scanner, f.rule_id, k.key
+       FROM fresh f, unnest(f.vuln_keys) AS k(key)
      ), cand AS MATERIALIZED (
        -- A hash semi-join of the workspace's open originals' keys with the new ones. Not
        -- "vuln_keys && (every key)" through the GIN index: PostgreSQL rechecks array overlap
@@ -87,7 +95,8 @@ export async function markScanDuplicates(tx: Db, scanId: string, workspaceId: st
      ), pick AS (
        SELECT DISTINCT ON (fk.id) fk.id, y.id AS original
        FROM fk JOIN firsts y ON y.key = fk.key AND y.id <> fk.id
-       WHERE (y.first_scan_id <> ${scanId} OR y.seq < fk.seq)
+       WHERE (CASE WHEN fk.new THEN y.first_scan_id <> ${scanId} OR y.seq < fk.seq
+                   ELSE (y.first_seen, y.seq) < (fk.first_seen, fk.seq) END)
          AND NOT (y.scanner = fk.scanner AND y.rule_id IS NOT DISTINCT FROM fk.rule_id)
        ORDER BY fk.id, y.first_seen, y.seq
      )

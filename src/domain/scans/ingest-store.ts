@@ -65,10 +65,10 @@ export async function completeScan(
     const named = (await lockScanScope(tx, ws, plan.keys)) > 0;
     const { created, reopened } = await upsertScanCases(tx, scanId, ws, plan.hostless);
     const resolved = plan.resolve && named ? await resolveUnseenCases(tx, scanId, ws, plan.keys) : 0;
-    // Only a new case can be a duplicate (docs/cases.md#one-vulnerability-one-case). Last, so that
+    // A case it created or saw again may be a duplicate (docs/cases.md#one-vulnerability-one-case). Last, so that
     // while it holds the workspace's marking lock this transaction writes only rows it holds (and
     // the new deliveries of those rows).
-    if (created > 0) await markScanDuplicates(tx, scanId, ws);
+    await markScanDuplicates(tx, scanId, ws);
     // Its workflow deliveries commit with it (docs/workflows.md#when-deliveries-happen); after the
     // marking, since a rule leaves duplicates out.
     await recordScanDeliveries(tx, ws, scanId, { created, reopened, resolved });
