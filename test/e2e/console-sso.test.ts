@@ -4,7 +4,9 @@ import type { Page } from 'playwright-core';
 import { startOidcProvider, type TestOidcProvider } from '../helpers/oidc-provider.js';
 import {
   expectStrictPageHeaders,
+  E2E_PASSWORD,
   hasChromium,
+  openBrowser,
   screenshot,
   signedInConsole,
   SLOW,
@@ -123,5 +125,70 @@ describe.skipIf(!hasChromium)('console single sign-on in a real browser', () => 
       await screenshot(page, `console-sso${url.replaceAll('/', '-')}-phone`);
     }
     expect(session.scriptProblems).toEqual([]);
+  });
+  it('refuses a member switching in with a password session, and links to the SSO sign-in', async () => {
+    const owner = await page.request.post('/api/console/login', { data: { email, password: E2E_PASSWORD } });
+    expect(owner.status()).toBe(200);
+    const csrf = ((await owner.json()) as { csrfToken: string }).csrfToken;
+    const patEmail = `pat-${Date.now()}@elsewhere.test`;
+    const invite = await page.request.post('/api/console/invitations', {
+      headers: { 'x-csrf-token': csrf },
+      data: { email: patEmail, role: 'member' },
+    });
+    expect(invite.status()).toBe(201);
+    const token = new URL(((await invite.json()) as { invitationUrl: string }).invitationUrl).pathname
+      .split('/')
+      .pop()!;
+    const current = (await (await page.request.get('/api/console/sso')).json()) as Record<string, unknown>;
+    const settings = Object.fromEntries(
+      [
+        'slug',
+        'issuer',
+        'clientId',
+        'enabled',
+        'emailDomains',
+        'autoJoin',
+        'defaultRole',
+        'groupsClaim',
+        'groupRoles',
+      ].map((k) => [k, current[k]]),
+    );
+    const required = await page.request.put('/api/console/sso', {
+      headers: { 'x-csrf-token': csrf },
+      data: { ...settings, ssoRequired: true },
+    });
+    expect(required.status(), await required.text()).toBe(200);
+
+    const pat = await openBrowser(session.server.url);
+    try {
+      const p = pat.page;
+      const signup = await p.request.post('/api/console/signup', {
+        data: { email: patEmail, password: E2E_PASSWORD, workspaceName: 'Pat Co', plan: 'free' },
+      });
+      expect(signup.status()).toBe(201);
+      const accepted = await p.request.post(`/api/console/invitations/${token}/accept`, {
+        headers: { 'x-csrf-token': ((await signup.json()) as { csrfToken: string }).csrfToken },
+        data: {},
+      });
+      expect(accepted.status()).toBe(201);
+      // A member's password sign-in opens the workspace that does not require SSO.
+      const login = await p.request.post('/api/console/login', {
+        data: { email: patEmail, password: E2E_PASSWORD },
+      });
+      expect(login.status()).toBe(200);
+      await p.goto('/settings/members');
+      await expect.poll(() => p.locator('#switch-workspace option').count(), SLOW).toBe(2);
+      await p.locator('#switch-workspace').selectOption({ label: 'SSO E2E (member)' });
+      await p.getByRole('button', { name: 'Switch' }).click();
+      await expect
+        .poll(() => p.locator('#page-error').textContent(), SLOW)
+        .toContain('SSO E2E requires single sign-on: sign in with SSO (workspace "sso-e2e")');
+      await p.locator('#page-error').getByRole('link', { name: 'Sign in with SSO' }).click();
+      await p.waitForURL(/\/login\?sso=sso-e2e$/, SLOW);
+      expect(await p.getByLabel('Work address or workspace slug').inputValue()).toBe('sso-e2e');
+      expect(pat.scriptProblems).toEqual([]);
+    } finally {
+      await pat.browser.close();
+    }
   });
 });

@@ -46,12 +46,16 @@ const revealParams = {
 } as const;
 
 /**
- * `?next=` and `?notice=` of the sign-in page. Given twice, one is a list, which the page ignores
- * as it ignores any value it does not know, rather than refuse the page.
+ * `?next=`, `?notice=` and `?sso=` of the sign-in page. Given twice, one is a list, which the page
+ * ignores as it ignores any value it does not know, rather than refuse the page.
  */
 const loginQuery = {
   type: 'object',
-  properties: { next: { type: ['string', 'array'] }, notice: { type: ['string', 'array'] } },
+  properties: {
+    next: { type: ['string', 'array'] },
+    notice: { type: ['string', 'array'] },
+    sso: { type: ['string', 'array'] },
+  },
 } as const;
 
 /** Days of new cases the dashboard's chart shows. */
@@ -157,8 +161,10 @@ function pageRoutes(untyped: FastifyInstance, deps: PageDeps): void {
   );
 
   app.get('/login', { schema: { querystring: loginQuery } }, async (req, reply) => {
-    const { next, notice } = req.query;
-    if (await signedIn(req)) {
+    const { next, notice, sso } = req.query;
+    // `?sso=` asks for another workspace's own sign-in (docs/console.md#sso-and-sessions): the
+    // page shows even to a person signed in elsewhere.
+    if (sso === undefined && (await signedIn(req))) {
       return redirect(reply, typeof next === 'string' && LOCAL_NEXT.test(next) ? next : '/settings/api-keys');
     }
     return page(reply, loginPage(typeof notice === 'string' ? notice : undefined));

@@ -138,6 +138,11 @@ async function loadWorkspaces() {
       location.assign('/');
     } catch (err) {
       report(err);
+      // A workspace that wants its own sign-in names where (docs/console.md#sso-and-sessions): link it.
+      const where = /\/login\?sso=[a-z0-9-]+/.exec(err.message);
+      if ((err.code === 'sso_required' || err.code === 'sign_in_required') && where) {
+        $('page-error').append(' ', h('a', { href: where[0] }, 'Sign in with SSO'));
+      }
     }
   });
 }
