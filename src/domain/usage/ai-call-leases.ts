@@ -16,6 +16,10 @@ import type { QuotaService } from './quota.js';
  * less room, so near the limit one may refuse a call another could still have given. Leases
  * shrink as the month fills (a `spread`th of what is left at most), and a plan under 2,000
  * calls a month leases one call at a time, which is exactly a reservation per request.
+ *
+ * A lease of 4 calls or more reserves the next one when its last quarter is being handed out,
+ * so no request waits for that reservation's round trip; the next lease is handed out only once
+ * the current one is spent. A process then holds up to a quarter lease more than it hands out.
  */
 export interface LeasedCall {
   /** The reservation the answer's statement settles one call of. */
@@ -59,6 +63,8 @@ interface Lease {
   workspaceId: string;
   month: string;
   limit: number;
+  /** Calls reserved for it. */
+  size: number;
   left: number;
   retireAt: number;
   retired: boolean;
@@ -73,6 +79,8 @@ export function createAiCallLeases(quota: QuotaService, options: AiCallLeaseOpti
   if (!(leaseMs > 0 && ttlMs > leaseMs)) throw new Error('leaseMs must be positive and below ttlMs');
 
   const current = new Map<string, Lease>();
+  /** Reserved ahead while the current lease hands out its last quarter. */
+  const next = new Map<string, Lease>();
   const fetching = new Map<string, Promise<boolean>>();
   const releasing = new Set<Promise<unknown>>();
 
@@ -88,6 +96,7 @@ export function createAiCallLeases(quota: QuotaService, options: AiCallLeaseOpti
     if (lease.retired) return;
     lease.retired = true;
     if (current.get(lease.workspaceId) === lease) current.delete(lease.workspaceId);
+    if (next.get(lease.workspaceId) === lease) next.delete(lease.workspaceId);
     giveBackToMonth(lease, lease.left);
     lease.left = 0;
   }
@@ -96,32 +105,64 @@ export function createAiCallLeases(quota: QuotaService, options: AiCallLeaseOpti
     return lease.month === monthOf(now) && lease.limit <= limit && now.getTime() < lease.retireAt;
   }
 
+  /** Reserves a lease: the current one if that is spent or unusable, else the next one. */
   async function fetchLease(workspaceId: string, limit: number): Promise<boolean> {
     const r = await quota.reserveUpTo(workspaceId, { atMost: size(limit), limit, spread, ttlMs });
     if (!r.ok) return false;
-    const previous = current.get(workspaceId);
-    if (previous) retire(previous);
     const { id, month, amount } = r.reservation;
     const lease = {
       id,
       workspaceId,
       month,
       limit,
+      size: amount,
       left: amount,
       retireAt: clock().getTime() + leaseMs,
       retired: false,
     };
-    current.set(workspaceId, lease);
+    const previous = current.get(workspaceId);
+    if (previous && previous.left > 0 && usable(previous, limit, clock())) {
+      const queued = next.get(workspaceId);
+      if (queued) retire(queued);
+      next.set(workspaceId, lease);
+    } else {
+      if (previous) retire(previous);
+      current.set(workspaceId, lease);
+    }
     return true;
+  }
+
+  /** One reservation at a time per workspace; the requests waiting on it share it. */
+  function startFetch(workspaceId: string, limit: number): Promise<boolean> {
+    const pending = fetchLease(workspaceId, limit).finally(() => fetching.delete(workspaceId));
+    fetching.set(workspaceId, pending);
+    return pending;
+  }
+
+  /** Whether handing out a call of `lease` should reserve the next lease now. */
+  function refillDue(lease: Lease): boolean {
+    return (
+      lease.size >= 4 &&
+      lease.left <= Math.floor(lease.size / 4) &&
+      !next.has(lease.workspaceId) &&
+      !fetching.has(lease.workspaceId)
+    );
   }
 
   return {
     async take(workspaceId, limit) {
       for (;;) {
         const lease = current.get(workspaceId);
-        if (lease && !usable(lease, limit, clock())) retire(lease);
-        else if (lease && lease.left > 0) {
+        if (lease && !usable(lease, limit, clock())) {
+          retire(lease);
+          continue;
+        }
+        if (lease && lease.left > 0) {
           lease.left -= 1;
+          if (refillDue(lease)) {
+            // Ahead of need: a failure here is met again by the request that finds the lease spent.
+            void startFetch(workspaceId, limit).catch(() => undefined);
+          }
           return {
             reservationId: lease.id,
             giveBack: () => {
@@ -131,18 +172,23 @@ export function createAiCallLeases(quota: QuotaService, options: AiCallLeaseOpti
             abandon: () => retire(lease),
           };
         }
-        // One reservation at a time per workspace; the requests waiting on it share it.
-        let pending = fetching.get(workspaceId);
-        if (!pending) {
-          pending = fetchLease(workspaceId, limit).finally(() => fetching.delete(workspaceId));
-          fetching.set(workspaceId, pending);
+        const queued = next.get(workspaceId);
+        if (queued) {
+          if (lease) retire(lease); // spent: nothing to give back
+          next.delete(workspaceId);
+          if (usable(queued, limit, clock())) current.set(workspaceId, queued);
+          else retire(queued);
+          continue;
         }
+        const pending = fetching.get(workspaceId) ?? startFetch(workspaceId, limit);
         if (!(await pending)) return null;
       }
     },
 
     async close() {
-      for (const lease of [...current.values()]) retire(lease);
+      // A reservation in flight lands first, so its calls go back with the rest.
+      await Promise.allSettled([...fetching.values()]);
+      for (const lease of [...current.values(), ...next.values()]) retire(lease);
       await Promise.all(releasing);
     },
   };

@@ -82,10 +82,50 @@ describe('AI-call leases', () => {
     const { workspaceId } = await signUp(t.app);
     const quota = countingQuota();
     const leases = leasesOf(quota);
-    const calls = await Promise.all(Array.from({ length: 50 }, () => leases.take(workspaceId, 50_000)));
+    // 40: the second lease keeps more than a quarter, so no third is reserved ahead.
+    const calls = await Promise.all(Array.from({ length: 40 }, () => leases.take(workspaceId, 50_000)));
     expect(calls.every((c) => c !== null)).toBe(true);
     expect(quota.leases).toEqual([25, 25]);
     await leases.close();
+  });
+
+  it('reserves the next lease while the last quarter of the current one is handed out', async () => {
+    const { workspaceId } = await signUp(t.app);
+    const inner = createQuotaService(t.infra.pool, t.clock);
+    // Each reservation waits until the test lets it through, so none can land unseen.
+    const gates: (() => void)[] = [];
+    const state = { started: 0, landed: 0 };
+    const quota: QuotaService = {
+      ...inner,
+      async reserveUpTo(id, opts) {
+        state.started++;
+        await new Promise<void>((go) => gates.push(go));
+        const r = await inner.reserveUpTo(id, opts);
+        state.landed++;
+        return r;
+      },
+    };
+    const leases = leasesOf(quota);
+    const first = leases.take(workspaceId, 50_000);
+    gates.shift()!();
+    const calls = [(await first)!];
+    for (let i = 1; i < 18; i++) calls.push((await leases.take(workspaceId, 50_000))!);
+    expect(state.started).toBe(1); // 7 of 25 left: more than a quarter
+    calls.push((await leases.take(workspaceId, 50_000))!);
+    expect(state.started).toBe(2); // 6 left: the next lease is reserved now, ahead of need
+    gates.shift()!();
+    while (state.landed < 2) await new Promise((r) => setTimeout(r, 5));
+
+    // The rest of the first lease, then the next one: no take waits for a reservation.
+    for (let i = 0; i < 7; i++) calls.push((await leases.take(workspaceId, 50_000))!);
+    expect(state.started).toBe(2);
+    const ids = [...new Set(calls.map((c) => c.reservationId))];
+    expect(ids).toHaveLength(2);
+    expect(calls.filter((c) => c.reservationId === ids[0])).toHaveLength(25);
+    expect(await counter(workspaceId)).toEqual({ used: 0, reserved: 50, rows: 2 });
+
+    await leases.close(); // the second lease's 24 calls not handed out go back
+    expect(await counter(workspaceId)).toEqual({ used: 0, reserved: 26, rows: 2 });
   });
 
   it('shrinks leases as the month fills and gives exactly the limit, then null', async () => {
