@@ -51,6 +51,8 @@ export async function startScanApp(
       storage,
       batchSize: options.batchSize ?? 100,
       triageScan: (scanId) => app.deps.caseTriage.triageScan(scanId),
+      // As the Procfile worker: the deliveries a completion recorded are queued after it commits.
+      afterScan: app.deps.workflows.trigger.scanCompleted,
     });
   };
   const stopWorker = async () => {
