@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import {
   checksumOf,
   generateApiKey,
@@ -82,6 +82,27 @@ describe('API key format', () => {
   });
 });
 
+/** A key row as the verifier's lookup reads it. */
+const keyRow = (state: 'active' | 'revoked') => ({
+  id: 'k1',
+  label: 'k',
+  scopes: ['usage:read'],
+  state,
+  prefix: 'svc_AbCd',
+  last_four: 'wXyZ',
+  created_at: new Date(),
+  expires_at: null,
+  grace_ends_at: null,
+  last_used_at: null,
+  successor_id: null,
+  ws_id: 'w1',
+  ws_name: 'W',
+  ws_plan: 'free',
+  ws_trial_ends_at: null,
+  ws_status: 'active',
+  ws_rotation_policy_days: 90,
+});
+
 describe('key verifier cache', () => {
   it('does not cache a lookup that was in flight when an invalidation arrived', async () => {
     const pepper = 'p'.repeat(40);
@@ -89,25 +110,7 @@ describe('key verifier cache', () => {
     let state: 'active' | 'revoked' = 'active';
     let release: (() => void) | null = null;
     let queries = 0;
-    const row = () => ({
-      id: 'k1',
-      label: 'k',
-      scopes: ['usage:read'],
-      state,
-      prefix: 'svc_AbCd',
-      last_four: 'wXyZ',
-      created_at: new Date(),
-      expires_at: null,
-      grace_ends_at: null,
-      last_used_at: null,
-      successor_id: null,
-      ws_id: 'w1',
-      ws_name: 'W',
-      ws_plan: 'free',
-      ws_trial_ends_at: null,
-      ws_status: 'active',
-      ws_rotation_policy_days: 90,
-    });
+    const row = () => keyRow(state);
     const db = {
       query: async () => {
         queries++;
@@ -126,5 +129,42 @@ describe('key verifier cache', () => {
     expect(await slow).toMatchObject({ ok: true }); // it began before the revoke
     expect(await verifier.verify(key)).toEqual({ ok: false, code: 'key_revoked' });
     expect(queries).toBe(2);
+  });
+
+  it('reads the key-version counter ahead in the last quarter of its window: no request waits on it', async () => {
+    const key = generateApiKey();
+    const db = { query: async () => ({ rows: [keyRow('active')], rowCount: 1 }) } as unknown as Queryable;
+    let now = Date.now();
+    vi.spyOn(Date, 'now').mockImplementation(() => now);
+    onTestFinished(() => {
+      vi.restoreAllMocks();
+    });
+    let reads = 0;
+    let release: (() => void) | null = null;
+    const verifier = createKeyVerifier({
+      db,
+      pepper: 'p'.repeat(40),
+      ttlMs: 60_000,
+      versionCheckMs: 200,
+      readVersion: async () => {
+        reads++;
+        if (reads === 2) await new Promise<void>((r) => (release = r)); // the read ahead hangs
+        return 'v1';
+      },
+    });
+    expect(await verifier.verify(key)).toMatchObject({ ok: true }); // first read, then the lookup
+    expect(reads).toBe(1);
+    now += 170; // past 75% of the window, inside it
+    // Answered from the cache while the read it started is still out.
+    expect(await verifier.verify(key)).toMatchObject({ ok: true });
+    expect(reads).toBe(2);
+    expect(await verifier.verify(key)).toMatchObject({ ok: true }); // one read at a time
+    expect(reads).toBe(2);
+    release!();
+    await new Promise((r) => setTimeout(r, 0));
+    // The read ahead renewed the window from when it started: still trusted without a read.
+    now += 60;
+    expect(await verifier.verify(key)).toMatchObject({ ok: true });
+    expect(reads).toBe(2);
   });
 });
