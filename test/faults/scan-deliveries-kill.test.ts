@@ -1,9 +1,7 @@
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { signUpWorkflowManager, TEST_PEPPER } from '../helpers/test-app.js';
-import { startScanApp, waitForScan, type ScanTestApp } from '../helpers/scan-app.js';
-import { startScanWorkerProcess, type ScanWorkerProcess } from '../helpers/scan-worker-process.js';
+import { waitForScan } from '../helpers/scan-app.js';
+import { startOutboxKillRig, type OutboxKillRig } from '../helpers/outbox-kill.js';
 import { DELIVERY_QUEUE } from '../../src/jobs/workflow-delivery.js';
 
 /**
@@ -15,76 +13,23 @@ import { DELIVERY_QUEUE } from '../../src/jobs/workflow-delivery.js';
  */
 const DIR = path.resolve('test/fixtures/scans/rescan');
 
-const cleanups: (() => Promise<void>)[] = [];
-afterAll(async () => {
-  for (const c of cleanups.reverse()) await c().catch(() => undefined);
-});
+let rig: OutboxKillRig | undefined;
+afterAll(async () => rig?.close());
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('kill -9 of the worker while a scan records its workflow deliveries', () => {
   it('loses no case.created delivery', async () => {
-    const namespace = `created${Date.now().toString(36)}`;
-    const t: ScanTestApp = await startScanApp({ worker: false, queueNamespace: namespace });
-    cleanups.push(() => t.close());
-    const owner = await signUpWorkflowManager(t.app);
-    const wf = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/workflows',
-      headers: { 'x-api-key': owner.key, 'content-type': 'application/json' },
-      payload: JSON.stringify({ name: 'all', target: { kind: 'webhook', url: 'https://hooks.acme.test/v' } }),
-    });
-    expect(wf.statusCode).toBe(201);
-    const env = {
-      DATABASE_URL: t.databaseUrl,
-      KEY_PEPPER: TEST_PEPPER,
-      REDIS_URL: '',
-      SCAN_STORAGE_DIR: t.storageDir,
-      PARSER_THREADS: '1',
-      QUEUE_NAMESPACE: namespace,
-      SCAN_LOCK_MS: '2000',
-    };
-    let worker: ScanWorkerProcess = await startScanWorkerProcess(env);
-    cleanups.push(() => worker.kill());
+    rig = await startOutboxKillRig('created', DIR);
+    const { t, owner } = rig;
     const db = t.infra.pool;
+    await rig.holdOutbox();
+    const scanId = await rig.upload('nessus-first.nessus');
+    await rig.waitBlockedOnOutbox();
+    await rig.killWorkerAndReleaseOutbox();
 
-    const holder = await db.connect();
-    cleanups.push(async () => holder.release());
-    await holder.query('BEGIN');
-    await holder.query('LOCK TABLE workflow_deliveries IN SHARE MODE');
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/api/pipeline/scan',
-      headers: { 'x-api-key': owner.key, 'content-type': 'application/xml' },
-      payload: readFileSync(path.join(DIR, 'nessus-first.nessus')),
-    });
-    expect(res.statusCode).toBe(202);
-    const scanId = (res.json() as { scanId: string }).scanId;
-    const blockedOnOutbox = async () =>
-      (
-        await db.query<{ n: number }>(
-          `SELECT count(*)::int AS n FROM pg_locks
-            WHERE locktype = 'relation' AND NOT granted AND relation = 'workflow_deliveries'::regclass`,
-        )
-      ).rows[0]!.n;
-    for (let i = 0; (await blockedOnOutbox()) === 0; i++) {
-      if (i > 1500) throw new Error(`the scan never reached the outbox:\n${worker.output()}`);
-      await sleep(20);
-    }
-    await worker.kill('SIGKILL');
-    await holder.query('COMMIT');
-    for (let i = 0; ; i++) {
-      const { rows } = await db.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM pg_stat_activity
-          WHERE datname = current_database() AND pid <> pg_backend_pid() AND xact_start IS NOT NULL
-            AND backend_type = 'client backend' AND query ILIKE '%workflow_deliveries%'`,
-      );
-      if (rows[0]!.n === 0) break;
-      if (i > 1500) throw new Error('the killed worker’s transaction never ended');
-      await sleep(20);
-    }
-
-    worker = await startScanWorkerProcess(env);
+    await rig.restartWorker();
+    const worker = rig.worker();
     const done = await waitForScan(t.app, owner.key, scanId, 120_000);
     expect(done, worker.output()).toMatchObject({ status: 'completed', counts: { new: 12 } });
     const { rows } = await db.query<{ cases: number; deliveries: number; per_case: number }>(
