@@ -25,7 +25,9 @@ export interface KeyLastUse {
 /**
  * Adds request counts per key and day and advances the keys' `last_used_at`, in one statement
  * so a flush is all or nothing. `api_keys.last_used_at` belongs to the keys area; the meter
- * owns this one column's writes (no write per request).
+ * owns this one column's writes (no write per request). Counts of a key that no longer exists
+ * (its workspace was deleted, docs/operations.md#end-of-life) are dropped: written, they would
+ * fail the foreign key, and with it every later flush of the process that kept them.
  */
 export async function addKeyRequests(
   db: Db,
@@ -36,8 +38,10 @@ export async function addKeyRequests(
   await db.query(sql`
     WITH counts AS (
       INSERT INTO key_request_counters (key_id, workspace_id, day, requests)
-      SELECT * FROM unnest(${counts.map((c) => c.keyId)}::uuid[], ${counts.map((c) => c.workspaceId)}::uuid[],
-                           ${counts.map((c) => c.day)}::date[], ${counts.map((c) => c.requests)}::bigint[])
+      SELECT c.* FROM unnest(${counts.map((c) => c.keyId)}::uuid[], ${counts.map((c) => c.workspaceId)}::uuid[],
+                             ${counts.map((c) => c.day)}::date[], ${counts.map((c) => c.requests)}::bigint[])
+                      AS c(key_id, workspace_id, day, requests)
+       WHERE EXISTS (SELECT 1 FROM api_keys k WHERE k.id = c.key_id)
       ON CONFLICT (key_id, day) DO UPDATE SET requests = key_request_counters.requests + EXCLUDED.requests
       RETURNING 1
     )
