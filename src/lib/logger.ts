@@ -2,7 +2,7 @@ import pino, { type Logger, type DestinationStream } from 'pino';
 import pretty from 'pino-pretty';
 
 /**
- * Secrets never reach logs (foundation §11): headers that carry them are redacted, and
+ * Secrets never reach logs (docs/operations.md#processes): headers that carry them are redacted, and
  * anything shaped like an API key or a reveal token is masked wherever it appears in a URL.
  */
 const KEY_IN_TEXT = /svc_[0-9A-Za-z]{38}/g;

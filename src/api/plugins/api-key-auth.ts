@@ -36,7 +36,7 @@ const DETAILS = {
 } as const;
 
 /**
- * The API-key gate for a route prefix (foundation §5): header, checksum, cache or lookup,
+ * The API-key gate for a route prefix (docs/api.md#keys): header, checksum, cache or lookup,
  * state, workspace status, scope, then the per-key rate limit of the plan. It runs on
  * `onRequest`, before the body is read, so nobody unauthenticated gets a body parsed.
  */

@@ -163,8 +163,8 @@ export function createExportService(deps: ExportServiceDeps): ExportService {
       try {
         await deps.enqueue(e.id);
       } catch (err) {
-        // Not queued means never run: withdraw the export, so a 503 leaves nothing behind (issue
-        // 11 §2). A worker already running it means the add reached the queue after all (a
+        // Not queued means never run: withdraw the export, so a 503 leaves nothing behind
+        // (docs/operations.md#failure-behaviour). A worker already running it means the add reached the queue after all (a
         // timeout after the add): the export was accepted. If the withdrawal itself fails, the
         // record says the export failed rather than stay queued for ever.
         const withdrawn = await deleteQueuedExport(deps.db, e.id).catch(async () => {

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { attributedAsset, type Finding, type FindingAsset } from '../../parsers/index.js';
 
 /**
- * Rows of `COPY ... FROM STDIN` (text format) for findings, each with its evidence (docs/ingestion.md#formats,
- * §10; m020). Text format, not CSV: most fields need no escaping at all, so a row is one join of
+ * Rows of `COPY ... FROM STDIN` (text format) for findings, each with its evidence (docs/ingestion.md#formats;
+ * m020). Text format, not CSV: most fields need no escaping at all, so a row is one join of
  * mostly untouched strings (see bench/ingest for the figures).
  */
 

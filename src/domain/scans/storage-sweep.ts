@@ -31,8 +31,8 @@ export interface StorageSweepReport {
 const BATCH = 500;
 
 /**
- * Keeps scan storage down to files of live scans, live exports and uploads in progress (issue
- * 11 §5): a `web` process killed mid-upload leaves its `.part` file, and a process that dies
+ * Keeps scan storage down to files of live scans, live exports and uploads in progress
+ * (docs/operations.md#failure-behaviour): a `web` process killed mid-upload leaves its `.part` file, and a process that dies
  * between storing a file and recording its scan (or between deleting a row and its file) leaves
  * a file nothing owns. Owners are looked up by id in both `scans` and `exports`, so an export's
  * file is kept whatever its status. Idempotent; safe to run concurrently with uploads.

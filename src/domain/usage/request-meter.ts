@@ -4,8 +4,8 @@ import { addKeyRequests, type KeyDayCount, type KeyLastUse } from './counter-sto
 /**
  * Counts authenticated requests per key and remembers when each key was last used,
  * in memory, and writes both in one statement per flush (every second by default).
- * This is how `last used` stays current without a database write per request (§5 of
- * the foundation issue). A crash loses at most one interval of counts.
+ * This is how `last used` stays current without a database write per request
+ * (docs/api.md#keys). A crash loses at most one interval of counts.
  */
 export interface RequestMeter {
   record(keyId: string, workspaceId: string, at: Date): void;
