@@ -6,7 +6,13 @@ import type { InboundDeps } from '../domain/workflows/inbound.js';
 import { localPacer, redisPacer } from '../domain/workflows/rate-limit.js';
 import { requeueLostDeliveries } from '../domain/workflows/lost-deliveries.js';
 import { announceSlaBreaches } from '../domain/workflows/sla-breaches.js';
-import { createWorkflowTrigger, type WorkflowTrigger } from '../domain/workflows/trigger.js';
+import {
+  createWorkflowTrigger,
+  recordCaseDeliveries,
+  type RecordedDeliveries,
+  type WorkflowTrigger,
+} from '../domain/workflows/trigger.js';
+import type { CaseChangeDeliveries } from '../domain/cases/case-deliveries.js';
 import { createWorkflowService, type WorkflowService } from '../domain/workflows/workflow-service.js';
 import { enqueueDeliveries } from '../jobs/workflow-delivery.js';
 
@@ -16,6 +22,11 @@ export interface Workflows {
   inbound: InboundDeps;
   /** The hook the ingest, triage and case-status paths call when cases change. */
   trigger: WorkflowTrigger;
+  /**
+   * What the cases area records in the transaction of a change people or time make (a status,
+   * an owner, an expired acceptance) and queues after its commit.
+   */
+  caseDeliveries: CaseChangeDeliveries<RecordedDeliveries>;
   /** What the `deliveries` worker runs with. */
   delivery: DeliveryDeps;
   /** Queues again pending deliveries whose job was lost (`requeueLostDeliveries`); maintenance runs it. */
@@ -70,6 +81,10 @@ export function buildWorkflows(
     }),
     inbound: { pool: infra.pool, pepper: infra.pepper, clock, trigger },
     trigger,
+    caseDeliveries: {
+      record: (tx, workspaceId, caseIds, event) => recordCaseDeliveries(tx, workspaceId, caseIds, event),
+      queue: (recorded) => trigger.queueRecorded(recorded),
+    },
     delivery,
     requeueLost: (olderThanMs) => requeueLostDeliveries(infra.pool, enqueue, olderThanMs),
     announceSlaBreaches: (now) => announceSlaBreaches({ pool: infra.pool, enqueue, onEnqueueFailed }, now),

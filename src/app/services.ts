@@ -159,7 +159,7 @@ export async function buildServices(
       plans: config.plans,
       clock,
     }),
-    cases: createCaseService(infra.pool, clock),
+    cases: createCaseService(infra.pool, workflows.caseDeliveries, clock),
     slaPolicy: createSlaPolicyService(infra.pool),
     caseSelection: createCaseSelectionService(infra.pool),
     usageReports: createUsageReports(infra.pool),

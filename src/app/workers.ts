@@ -3,7 +3,6 @@ import type { Infrastructure } from './infrastructure.js';
 import type { Services } from './services.js';
 import { makeWebhookDeliverer, type deliverWebhook } from '../domain/triage/webhook.js';
 import { runMaintenance, type MaintenanceReport } from '../domain/maintenance.js';
-import { recordCaseDeliveries } from '../domain/workflows/trigger.js';
 import { SCAN_INGEST_QUEUE } from '../jobs/scan-ingest.js';
 import { TRIAGE_QUEUE } from '../jobs/triage-batch.js';
 import { startWorkers } from '../workers/main.js';
@@ -35,11 +34,7 @@ export function maintenanceRun(
       slaBreaches: { announce: (now) => services.workflows.announceSlaBreaches(now) },
       deletions: services.workspaceDeletions,
       scanFiles: { storage: services.scans.storage },
-      acceptances: {
-        record: (tx, workspaceId, caseIds) =>
-          recordCaseDeliveries(tx, workspaceId, caseIds, 'case.status_changed'),
-        queue: (recorded) => services.workflows.trigger.queueRecorded(recorded),
-      },
+      acceptances: services.workflows.caseDeliveries,
       storage: {
         storage: services.scans.storage,
         // A live upload writes at least every idle timeout, and none lasts past the body timeout.

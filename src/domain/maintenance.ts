@@ -9,7 +9,8 @@ import type { ScanStorage } from './scans/scan-storage.js';
 import { existingScanIds } from './scans/scan-store.js';
 import { removeExpiredScanFiles } from './scans/file-retention.js';
 import { existingExportIds } from './exports/export-store.js';
-import { expireAcceptances, type ReopenedCaseDeliveries } from './cases/acceptance-expiry.js';
+import { expireAcceptances } from './cases/acceptance-expiry.js';
+import type { CaseChangeDeliveries } from './cases/case-deliveries.js';
 import type { RecordedDeliveries } from './workflows/trigger.js';
 import { failStuckBatches, type BatchSweepReport, type StuckBatchSweepDeps } from './triage/batch-sweep.js';
 
@@ -88,7 +89,7 @@ export async function runMaintenance(deps: {
    * whose risk acceptance expired (`recordCaseDeliveries`) and queues them after it commits; the
    * expiry step is skipped without it.
    */
-  acceptances?: ReopenedCaseDeliveries<RecordedDeliveries>;
+  acceptances?: CaseChangeDeliveries<RecordedDeliveries>;
 }): Promise<MaintenanceReport> {
   const now = deps.clock();
   const reservationsReleased = await deps.quota.releaseExpired();

@@ -27,7 +27,8 @@ export function registerCaseBulkRoutes(
   r.post('/cases/status', { config: write, bodyLimit: 64 * 1024, schema: bulkSchema }, async (req) => {
     const body = req.body;
     const workspaceId = surface.workspaceOf(req);
-    const { changedIds, ...counts } = await deps.cases.changeStatusOfMany({
+    // The changed ids are what the workflows were told (in each change's transaction), not the answer.
+    const { changedIds: _told, ...counts } = await deps.cases.changeStatusOfMany({
       workspaceId,
       ...(body.caseIds ? { caseIds: body.caseIds } : { filter: body.filter ?? {} }),
       max: BULK_MAX,
@@ -36,9 +37,6 @@ export function registerCaseBulkRoutes(
       ...(body.expiresAt !== undefined ? { expiresAt: body.expiresAt } : {}),
       actor: surface.actorOf(req),
     });
-    // As a PATCH of each would: the workflows whose rule the cases match hear of it.
-    if (changedIds.length > 0)
-      await deps.workflows.trigger.casesChanged(workspaceId, changedIds, 'case.status_changed');
     return counts;
   });
 
@@ -50,7 +48,7 @@ export function registerCaseBulkRoutes(
   r.post('/cases/owner', { config: write, bodyLimit: 64 * 1024, schema: ownerSchema }, async (req) => {
     const body = req.body;
     const workspaceId = surface.workspaceOf(req);
-    const { changedIds, ...counts } = await deps.cases.changeOwnerOfMany({
+    const { changedIds: _told, ...counts } = await deps.cases.changeOwnerOfMany({
       workspaceId,
       ...(body.caseIds ? { caseIds: body.caseIds } : { filter: body.filter ?? {} }),
       max: BULK_MAX,
@@ -58,9 +56,6 @@ export function registerCaseBulkRoutes(
       ...(body.addTags ? { addTags: body.addTags } : {}),
       ...(body.removeTags ? { removeTags: body.removeTags } : {}),
     });
-    // Each case whose owner or tags are now different, as a PATCH of it would.
-    if (changedIds.length > 0)
-      await deps.workflows.trigger.casesChanged(workspaceId, changedIds, 'case.updated');
     return counts;
   });
 }

@@ -62,9 +62,9 @@ export type CaseRouteDeps = Pick<
  * with filters, sorts and cursor paging, a case with its detail, its evidence page by page and
  * status changes. The API adds the findings, a case's triage history and the one-case `PATCH`
  * (`cases:write`: an upload-only key can never change a case); the console adds counts by
- * severity and priority (changes of many cases: `case-bulk.ts`). A status change tells
- * the workflows whose rule the case matches (`case.status_changed`), an owner or tags change alone
- * `case.updated`. Another workspace's ids are 404 like unknown ones.
+ * severity and priority (changes of many cases: `case-bulk.ts`). A change tells the workflows
+ * whose rule the case matches, recorded in the change's transaction (`domain/cases/case-edit.ts`).
+ * Another workspace's ids are 404 like unknown ones.
  */
 export function registerCaseRoutes(app: FastifyInstance, deps: CaseRouteDeps, surface: Surface): void {
   const r = typed(app);
@@ -72,8 +72,6 @@ export function registerCaseRoutes(app: FastifyInstance, deps: CaseRouteDeps, su
   const read = surface.needs('scans:read');
   const withNotFound = [...surface.errors, 404];
   const links = (caseId: string) => deps.workflows.service.links(caseId);
-  const statusChanged = (workspaceId: string, caseIds: string[]) =>
-    deps.workflows.trigger.casesChanged(workspaceId, caseIds, 'case.status_changed');
 
   if (surface.kind === 'api') {
     const findingsSchema = {
@@ -218,10 +216,6 @@ export function registerCaseRoutes(app: FastifyInstance, deps: CaseRouteDeps, su
       : await deps.cases.get(workspaceId, req.params.id).then((c) => c && { case: c, statusChanged: false });
     if (!edited) throw notFound('case');
     const updated = edited.case;
-    // A status change speaks for the whole change (its delivery carries the new owner and tags).
-    if (edited.statusChanged) await statusChanged(workspaceId, [updated.id]);
-    else if ('ownerChanged' in edited && edited.ownerChanged)
-      await deps.workflows.trigger.casesChanged(workspaceId, [updated.id], 'case.updated');
     return {
       ...viewCaseDetail(updated, await deps.cases.detailOf(workspaceId, updated)),
       links: await links(updated.id),

@@ -2,6 +2,7 @@ import type { Db } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
 import { sql } from '../../db/sql.js';
 import { refreshDueDates } from './sla-policy-store.js';
+import type { CaseChangeDeliveries } from './case-deliveries.js';
 
 /**
  * Risk acceptances that ran out (docs/cases.md#risk-acceptance): each `risk_accepted` case whose
@@ -41,17 +42,6 @@ export async function reopenExpiredAcceptances(db: Db, now: Date, limit = 1000):
 }
 
 /**
- * How a reopening reaches the workflows (the workflows area provides it: cases do not import it).
- * `R`: what was recorded, handed from `record` to `queue`.
- */
-export interface ReopenedCaseDeliveries<R> {
-  /** In the reopening transaction: records the workflow deliveries of a workspace's reopened cases. */
-  record(tx: Db, workspaceId: string, caseIds: string[]): Promise<R>;
-  /** After the commit: queues what `record` recorded. A failure leaves them to the sweep. */
-  queue(recorded: R): Promise<unknown>;
-}
-
-/**
  * Reopens every expired acceptance, a `limit` at a time, each batch in one transaction with the
  * cases' due dates and workflow deliveries; the deliveries are queued after each commit. Returns
  * how many reopened.
@@ -59,7 +49,7 @@ export interface ReopenedCaseDeliveries<R> {
 export async function expireAcceptances<R>(
   db: Db,
   now: Date,
-  deliveries: ReopenedCaseDeliveries<R>,
+  deliveries: CaseChangeDeliveries<R>,
   limit = 1000,
 ): Promise<number> {
   let total = 0;
@@ -72,7 +62,7 @@ export async function expireAcceptances<R>(
         n += ids.length;
         // Reopened, they get the due date of today's policy (docs/cases.md#due-dates-and-sla).
         await refreshDueDates(tx, workspaceId, { caseIds: ids });
-        recorded.push(await deliveries.record(tx, workspaceId, ids));
+        recorded.push(await deliveries.record(tx, workspaceId, ids, 'case.status_changed'));
       }
       return { n, recorded };
     });

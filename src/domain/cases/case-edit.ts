@@ -7,6 +7,7 @@ import { changeStatusIn, getCase, listCases } from './case-store.js';
 import type { ListFilters } from './list-filters.js';
 import { changeOwnerOfCases, memberEmails, setOwnerIn, type BulkOwnerResult } from './case-owner-store.js';
 import { acceptanceErrors } from './risk-acceptance.js';
+import type { CaseChangeDeliveries } from './case-deliveries.js';
 
 /**
  * Changes people make to cases (docs/cases.md#statuses, docs/cases.md#owner-and-tags,
@@ -58,11 +59,16 @@ async function checkedAssignee(
   return email;
 }
 
-/** The whole change of one case in one transaction; null when the workspace has no such case. */
-export async function editCase(
+/**
+ * The whole change of one case in one transaction, with its workflow deliveries: a status change
+ * speaks for the whole change (`case.status_changed`, its payload carries the owner and tags), an
+ * owner or tags change alone is `case.updated`. Null when the workspace has no such case.
+ */
+export async function editCase<R>(
   pool: Pool,
   input: CaseEdit,
   rules: CaseRules,
+  deliveries: CaseChangeDeliveries<R>,
 ): Promise<{ case: Case; statusChanged: boolean; ownerChanged: boolean } | null> {
   const errors = acceptanceErrors(input, rules.now, rules.maxAcceptanceDays);
   const assignee = await checkedAssignee(pool, input.workspaceId, input.assignee, errors);
@@ -85,9 +91,12 @@ export async function editCase(
       owner = await setOwnerIn(tx, input.workspaceId, input.caseId, { assignee, tags: input.tags });
       if (owner === 'missing') return owner;
     }
-    return { status, owner };
+    const event = status === 'changed' ? 'case.status_changed' : owner === 'changed' ? 'case.updated' : null;
+    const recorded = event ? await deliveries.record(tx, input.workspaceId, [input.caseId], event) : null;
+    return { status, owner, recorded };
   });
   if (outcome === 'missing') return null;
+  if (outcome.recorded !== null) await deliveries.queue(outcome.recorded);
   const c = await getCase(pool, input.workspaceId, input.caseId, rules.now);
   return c
     ? { case: c, statusChanged: outcome.status === 'changed', ownerChanged: outcome.owner === 'changed' }
@@ -126,10 +135,11 @@ export interface BulkStatusResult {
  * transaction exactly as a single `PATCH` writes it (its own history entry), after the rules are
  * checked once for all.
  */
-export async function changeStatusOfCases(
+export async function changeStatusOfCases<R>(
   pool: Pool,
   input: BulkStatusChange,
   rules: CaseRules,
+  deliveries: CaseChangeDeliveries<R>,
 ): Promise<BulkStatusResult> {
   const errors = acceptanceErrors(input, rules.now, rules.maxAcceptanceDays);
   if (errors.length > 0) throw refused(errors);
@@ -137,9 +147,22 @@ export async function changeStatusOfCases(
   const result: BulkStatusResult = { changed: 0, unchanged: 0, notFound: 0, changedIds: [] };
   const expiresAt = input.expiresAt === undefined ? null : new Date(input.expiresAt);
   for (const caseId of ids) {
-    const outcome = await withTransaction(pool, (tx) =>
-      changeStatusIn(tx, { ...input, caseId, note: input.note?.trim() || null, expiresAt }),
-    );
+    const { outcome, recorded } = await withTransaction(pool, async (tx) => {
+      const outcome = await changeStatusIn(tx, {
+        ...input,
+        caseId,
+        note: input.note?.trim() || null,
+        expiresAt,
+      });
+      return {
+        outcome,
+        recorded:
+          outcome === 'changed'
+            ? await deliveries.record(tx, input.workspaceId, [caseId], 'case.status_changed')
+            : null,
+      };
+    });
+    if (recorded !== null) await deliveries.queue(recorded);
     if (outcome === 'missing') result.notFound += 1;
     else if (outcome === 'unchanged') result.unchanged += 1;
     else {
@@ -157,17 +180,33 @@ export interface BulkOwnerInput extends CaseChoice {
   removeTags?: string[];
 }
 
-/** Sets the owner of, and adds and removes tags on, many cases in one statement. */
-export async function changeOwnerOfMany(pool: Pool, input: BulkOwnerInput): Promise<BulkOwnerResult> {
+/**
+ * Sets the owner of, and adds and removes tags on, many cases in one statement, with a
+ * `case.updated` delivery for each case whose owner or tags are now different.
+ */
+export async function changeOwnerOfMany<R>(
+  pool: Pool,
+  input: BulkOwnerInput,
+  deliveries: CaseChangeDeliveries<R>,
+): Promise<BulkOwnerResult> {
   const errors: FieldError[] = [];
   const assignee = await checkedAssignee(pool, input.workspaceId, input.assignee, errors);
   if (errors.length > 0) throw refused(errors);
   const ids = await chosenIds(pool, input);
-  return changeOwnerOfCases(pool, input.workspaceId, ids, {
-    ...(assignee !== undefined ? { assignee } : {}),
-    addTags: input.addTags ?? [],
-    removeTags: input.removeTags ?? [],
+  const { result, recorded } = await withTransaction(pool, async (tx) => {
+    const result = await changeOwnerOfCases(tx, input.workspaceId, ids, {
+      ...(assignee !== undefined ? { assignee } : {}),
+      addTags: input.addTags ?? [],
+      removeTags: input.removeTags ?? [],
+    });
+    const recorded =
+      result.changedIds.length > 0
+        ? await deliveries.record(tx, input.workspaceId, result.changedIds, 'case.updated')
+        : null;
+    return { result, recorded };
   });
+  if (recorded !== null) await deliveries.queue(recorded);
+  return result;
 }
 
 /**

@@ -30,6 +30,7 @@ import {
 import { listCaseTriageHistory, type CaseTriageHistoryEntry } from './case-triage-store.js';
 import { unmarkDuplicate } from './case-duplicates.js';
 import { getFinding, listFindings, type StoredFinding } from './finding-store.js';
+import type { CaseChangeDeliveries } from './case-deliveries.js';
 
 export type { BulkStatusChange, BulkStatusResult, BulkOwnerInput, CaseEdit };
 export type { BulkOwnerResult };
@@ -106,12 +107,14 @@ export interface CaseService {
 }
 
 /**
- * The case service over `pool`: plain delegation to the cases area's stores. SLA states are read
+ * The case service over `pool`: plain delegation to the cases area's stores; the changes people
+ * make record their workflow deliveries through `deliveries` in their own transactions. SLA states are read
  * at `clock()` (docs/cases.md#due-dates-and-sla); `clock` and `maxAcceptanceDays` are what the
  * rules of a risk acceptance are checked against.
  */
-export function createCaseService(
+export function createCaseService<R>(
   pool: Pool,
+  deliveries: CaseChangeDeliveries<R>,
   clock: () => Date = () => new Date(),
   maxAcceptanceDays: (workspaceId: string) => Promise<number> = async (workspaceId) =>
     (await getSlaPolicy(pool, workspaceId)).maxAcceptanceDays,
@@ -139,9 +142,10 @@ export function createCaseService(
       const c = await getCase(pool, workspaceId, caseId);
       return c ? listCaseTriageHistory(pool, { workspaceId, caseId: c.id }, q) : null;
     },
-    edit: async (input) => editCase(pool, input, await rules(input.workspaceId)),
-    changeStatusOfMany: async (input) => changeStatusOfCases(pool, input, await rules(input.workspaceId)),
-    changeOwnerOfMany: (input) => changeOwnerOfMany(pool, input),
+    edit: async (input) => editCase(pool, input, await rules(input.workspaceId), deliveries),
+    changeStatusOfMany: async (input) =>
+      changeStatusOfCases(pool, input, await rules(input.workspaceId), deliveries),
+    changeOwnerOfMany: (input) => changeOwnerOfMany(pool, input, deliveries),
     unmarkDuplicate: (input) => unmarkDuplicate(pool, input),
     counts: (workspaceId, filter) => countCases(pool, workspaceId, { ...filter, now: clock() }),
     dashboard: (workspaceId, now, days) => caseDashboard(pool, workspaceId, now, days),

@@ -58,10 +58,39 @@ async function deliveriesOf(caseId: string, workflow = workflowId): Promise<{ ev
   return rows;
 }
 
+/**
+ * Runs `act` while the test holds the workflow outbox (a SHARE lock on `workflow_deliveries`), cuts
+ * the connection of whatever waits on it there (a crash at that point), then lets go; `act`'s
+ * answer or error.
+ */
+async function cutAtOutbox(act: () => Promise<unknown>): Promise<unknown> {
+  const holder = await t.infra.pool.connect();
+  try {
+    await holder.query('BEGIN');
+    await holder.query('LOCK TABLE workflow_deliveries IN SHARE MODE');
+    const first = act().catch((err: unknown) => err);
+    let blocked: number | undefined;
+    for (let i = 0; blocked === undefined; i++) {
+      if (i > 1500) throw new Error('the change never reached the outbox');
+      const { rows } = await t.infra.pool.query<{ pid: number }>(
+        `SELECT pid FROM pg_locks WHERE locktype = 'relation' AND NOT granted
+            AND relation = 'workflow_deliveries'::regclass`,
+      );
+      blocked = rows[0]?.pid;
+      if (blocked === undefined) await sleep(20);
+    }
+    await t.infra.pool.query('SELECT pg_terminate_backend($1)', [blocked]);
+    await holder.query('COMMIT');
+    return await first;
+  } finally {
+    holder.release();
+  }
+}
+
 beforeAll(async () => {
   t = await startScanApp();
   owner = await signUpWorkflowManager(t.app, { email: 'loop.owner@acme.test' });
-  ({ caseIds: ids } = await upload('L', 6));
+  ({ caseIds: ids } = await upload('L', 9));
   const wf = await api('POST', '/api/v1/workflows', {
     name: 'all',
     target: { kind: 'webhook', url: 'https://hooks.acme.test/loop' },
@@ -95,33 +124,45 @@ describe('an expired risk acceptance', () => {
     const start = t.clock();
     t.clock.advance(3 * DAY + 1000);
 
-    // Hold the outbox; the run blocks on it, and its connection is cut there (a crash).
-    const holder = await t.infra.pool.connect();
-    try {
-      await holder.query('BEGIN');
-      await holder.query('LOCK TABLE workflow_deliveries IN SHARE MODE');
-      const first = run().catch((err: unknown) => err);
-      let blocked: number | undefined;
-      for (let i = 0; blocked === undefined; i++) {
-        if (i > 1500) throw new Error('the expiry never reached the outbox');
-        const { rows } = await t.infra.pool.query<{ pid: number }>(
-          `SELECT pid FROM pg_locks WHERE locktype = 'relation' AND NOT granted
-              AND relation = 'workflow_deliveries'::regclass`,
-        );
-        blocked = rows[0]?.pid;
-        if (blocked === undefined) await sleep(20);
-      }
-      await t.infra.pool.query('SELECT pg_terminate_backend($1)', [blocked]);
-      await holder.query('COMMIT');
-      await first;
-    } finally {
-      holder.release();
-    }
+    // The run blocks on the held outbox, and its connection is cut there (a crash).
+    await cutAtOutbox(run);
     await run();
     expect((await api('GET', `/api/v1/cases/${caseId}`)).json().status).toBe('open');
     const after = await deliveriesOf(caseId);
     expect(after.slice(before)).toEqual([{ event: 'case.status_changed' }]);
     t.clock.set(start);
+  });
+});
+
+describe('a status change people make', () => {
+  it('records its delivery with the change: a crash before the delivery loses no event', async () => {
+    const caseId = ids[6]!;
+    const before = (await deliveriesOf(caseId)).length;
+    const res = (await cutAtOutbox(() =>
+      api('PATCH', `/api/v1/cases/${caseId}`, { status: 'in_progress' }),
+    )) as {
+      statusCode: number;
+    };
+    const status = (await api('GET', `/api/v1/cases/${caseId}`)).json().status as string;
+    // Stored only with its delivery: either both (the transaction retried after the cut) or neither.
+    if (status === 'in_progress')
+      expect((await deliveriesOf(caseId)).slice(before)).toEqual([{ event: 'case.status_changed' }]);
+    else {
+      expect(res.statusCode).toBe(503);
+      expect((await deliveriesOf(caseId)).slice(before)).toEqual([]);
+    }
+  });
+
+  it('POST /api/v1/cases/status records each delivery with its case: a crash loses none', async () => {
+    const caseIds = [ids[7]!, ids[8]!];
+    const before = await Promise.all(caseIds.map(async (id) => (await deliveriesOf(id)).length));
+    await cutAtOutbox(() => api('POST', '/api/v1/cases/status', { caseIds, status: 'in_progress' }));
+    for (const [i, id] of caseIds.entries()) {
+      const status = (await api('GET', `/api/v1/cases/${id}`)).json().status as string;
+      expect((await deliveriesOf(id)).slice(before[i]!)).toEqual(
+        status === 'in_progress' ? [{ event: 'case.status_changed' }] : [],
+      );
+    }
   });
 });
 
