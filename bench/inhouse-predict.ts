@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { parseLabelledDataset } from '../src/domain/inhouse/dataset.js';
 import { inhouseTriage, predictDecisionPoints, textHeadProbabilities } from '../src/domain/inhouse/model.js';
 import type { InhouseTriageInput } from '../src/domain/inhouse/model.js';
-import { readInhouseModelFile } from '../src/domain/inhouse/model-file.js';
+import { INHOUSE_MODEL_PATH, readInhouseModelFile } from '../src/domain/inhouse/model-file.js';
 import { rowFeatureInput } from '../src/domain/inhouse/train.js';
 import { referencePredictDecisionPoints } from '../test/unit/inhouse/reference-predict.js';
 
@@ -23,7 +23,7 @@ const { values } = parseArgs({
   options: { rounds: { type: 'string', default: '500' }, model: { type: 'string' } },
 });
 const rounds = Number(values.rounds);
-const model = readInhouseModelFile(values.model ?? path.join(root, 'config/inhouse-model.json'));
+const model = readInhouseModelFile(values.model ?? path.join(root, INHOUSE_MODEL_PATH));
 const rows = parseLabelledDataset(
   readFileSync(path.join(root, 'test/fixtures/inhouse/labelled-sample.csv'), 'utf8'),
 );

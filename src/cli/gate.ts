@@ -12,7 +12,7 @@
  * The record goes to the database every process reads (table `inhouse_gate_records`): the one of
  * DATABASE_URL, or without it the embedded PostgreSQL of DATA_DIR, as `npm run admin` finds it.
  * `--import FILE` copies the records an earlier release kept in `DATA_DIR/inhouse-gate.json`.
- * Defaults: --model config/inhouse-model.json, --config config/inhouse-gate.json (relative to the
+ * Defaults: --model config/inhouse-model.json.gz, --config config/inhouse-gate.json (relative to the
  * project root). Exit codes: 0 passed (or imported), 1 failed (the record is still written),
  * 2 bad input or no database to record in.
  */

@@ -1,12 +1,12 @@
 /**
- * Trains the in-house SSVC model and writes `config/inhouse-model.json`.
+ * Trains the in-house SSVC model and writes `config/inhouse-model.json.gz`.
  *
  *   npx tsx src/cli/train-inhouse.ts --dataset FILE [--out FILE] [--report FILE]
  *     [--epochs N] [--l2 X] [--learning-rate X] [--min-df N] [--max-vocab N]
  *     [--stack-folds N] [--gbt-rounds N] [--gbt-depth N] [--gbt-shrinkage X] [--elevated-weight X]
  *     [--validation-percent N] [--select 0|1] [--dry-run]
  *
- * --out defaults to config/inhouse-model.json under the project root; --report writes the
+ * --out defaults to config/inhouse-model.json.gz under the project root (gzip when it ends in .gz); --report writes the
  * train/validation metrics as JSON. Training data is only ever read from --dataset.
  * --gbt-rounds and --elevated-weight are chosen by cross-validation on the training rows unless
  * --select 0 (src/domain/inhouse/README.md#model-selection).
@@ -14,14 +14,14 @@
  * Deterministic: same dataset and options give a byte-identical model file and version.
  * Exit codes: 0 written, 2 bad input.
  */
-import { readFileSync, renameSync, writeFileSync, mkdirSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { projectRoot } from '../lib/config.js';
 import { sha256Hex } from '../domain/inhouse/canonical-json.js';
 import { InhouseDatasetError, parseLabelledDataset } from '../domain/inhouse/dataset.js';
 import type { EvaluationMetrics } from '../domain/inhouse/evaluate.js';
-import { INHOUSE_MODEL_PATH } from '../domain/inhouse/model-file.js';
+import { INHOUSE_MODEL_PATH, writeInhouseModelFile } from '../domain/inhouse/model-file.js';
 import { DEFAULT_TRAIN_OPTIONS, trainInhouseModel } from '../domain/inhouse/train.js';
 import type { TrainOptions } from '../domain/inhouse/train.js';
 import type { Selection } from '../domain/inhouse/selection.js';
@@ -138,10 +138,7 @@ function main(): void {
   if (values.report)
     writeFileSync(values.report, `${JSON.stringify({ version: file.version, ...report }, null, 2)}\n`);
   if (values['dry-run']) return;
-  mkdirSync(path.dirname(values.out), { recursive: true });
-  const tmp = `${values.out}.tmp-${process.pid}`;
-  writeFileSync(tmp, `${JSON.stringify(file)}\n`);
-  renameSync(tmp, values.out);
+  writeInhouseModelFile(values.out, file);
   console.log(`wrote ${values.out} version ${file.version}`);
 }
 

@@ -74,7 +74,7 @@ export interface InhouseStack {
   elevatedWeight: number;
 }
 
-/** The content of `config/inhouse-model.json`. */
+/** The content of `config/inhouse-model.json.gz`. */
 export interface InhouseModelFile {
   $comment?: string;
   version: string;

@@ -10,6 +10,7 @@ import { PgGateRecordStore } from '../../../src/domain/inhouse/pg-gate-record-st
 import { createTestDatabase } from '../../helpers/db.js';
 import { runGateCli } from '../../helpers/gate-cli.js';
 import { startTestApp, signUp, type TestApp } from '../../helpers/test-app.js';
+import { INHOUSE_MODEL_PATH, readInhouseModelJson } from '../../../src/domain/inhouse/model-file.js';
 
 /**
  * The in-house model as the service wires it (docs/triage.md#in-house-model): in shadow (answers stored beside
@@ -19,9 +20,7 @@ import { startTestApp, signUp, type TestApp } from '../../helpers/test-app.js';
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 const SAMPLE_CSV = path.join(ROOT, 'test/fixtures/inhouse/labelled-sample.csv');
 const SAMPLE_THRESHOLDS = path.join(ROOT, 'test/fixtures/inhouse/gate-thresholds-sample.json');
-const version = (
-  JSON.parse(readFileSync(path.join(ROOT, 'config/inhouse-model.json'), 'utf8')) as { version: string }
-).version;
+const version = (readInhouseModelJson(path.join(ROOT, INHOUSE_MODEL_PATH)) as { version: string }).version;
 const SERVING = `inhouse:${version.replace('sha256:', 'sha256-')}`;
 
 const cleanups: (() => Promise<void>)[] = [];

@@ -1,12 +1,12 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { CveEnrichment } from '../../../src/domain/enrichment/types.js';
 import { loadInhouseModel } from '../../../src/domain/inhouse/model.js';
 import { inhouseTriageRequest } from '../../../src/domain/inhouse/provider.js';
 import type { TriageRequest } from '../../../src/domain/triage-engine/types.js';
 import { enrichment, enrichmentMap } from '../triage/enrichment-fixtures.js';
+import { INHOUSE_MODEL_PATH, readInhouseModelJson } from '../../../src/domain/inhouse/model-file.js';
 
-const model = loadInhouseModel(JSON.parse(readFileSync('config/inhouse-model.json', 'utf8')));
+const model = loadInhouseModel(readInhouseModelJson(INHOUSE_MODEL_PATH));
 const CVE = 'CVE-2023-36140';
 const request: TriageRequest = {
   cveIds: [CVE],

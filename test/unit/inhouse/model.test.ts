@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../../src/domain/inhouse/canonical-json.js';
 import {
@@ -18,6 +17,7 @@ import {
   shippedModel,
   stackedFile,
 } from './support.js';
+import { readInhouseModelJson } from '../../../src/domain/inhouse/model-file.js';
 
 const RCE = {
   kev: false,
@@ -32,13 +32,13 @@ const RCE = {
 
 describe('in-house model', () => {
   it('ships a model whose stored version is the hash of its body', () => {
-    const file = JSON.parse(readFileSync(SHIPPED_MODEL_PATH, 'utf8')) as InhouseModelFile;
+    const file = readInhouseModelJson(SHIPPED_MODEL_PATH) as InhouseModelFile;
     expect(shippedModel().version).toBe(file.version);
     expect(file.version).toMatch(/^sha256:[0-9a-f]{64}$/);
   });
 
   it('refuses a file whose weights were edited without a new version', () => {
-    const file = JSON.parse(readFileSync(SHIPPED_MODEL_PATH, 'utf8')) as InhouseModelFile;
+    const file = readInhouseModelJson(SHIPPED_MODEL_PATH) as InhouseModelFile;
     (file.body.heads.exploitation.bias as number[])[0] = 0.5;
     expect(() => loadInhouseModel(file)).toThrow(InhouseModelError);
     expect(() => loadInhouseModel(file)).toThrow(/does not match its content/);

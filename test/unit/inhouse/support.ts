@@ -6,13 +6,13 @@ import { FEATURE_SCHEMA } from '../../../src/domain/inhouse/features.js';
 import type { Tree } from '../../../src/domain/inhouse/gbt.js';
 import { parseGateThresholds } from '../../../src/domain/inhouse/gate.js';
 import type { GateThresholds } from '../../../src/domain/inhouse/gate.js';
-import { readInhouseModelFile } from '../../../src/domain/inhouse/model-file.js';
+import { INHOUSE_MODEL_PATH, readInhouseModelFile } from '../../../src/domain/inhouse/model-file.js';
 import { MODEL_SCHEMA, modelVersionOf } from '../../../src/domain/inhouse/model.js';
 import type { InhouseModel, InhouseModelBody, InhouseModelFile } from '../../../src/domain/inhouse/model.js';
 import { STACK_FEATURE_SCHEMA, STACK_FEATURES } from '../../../src/domain/inhouse/stack-features.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '../../..');
-export const SHIPPED_MODEL_PATH = path.join(ROOT, 'config/inhouse-model.json');
+export const SHIPPED_MODEL_PATH = path.join(ROOT, INHOUSE_MODEL_PATH);
 export const SAMPLE_CSV = path.join(ROOT, 'test/fixtures/inhouse/labelled-sample.csv');
 export const SAMPLE_THRESHOLDS_PATH = path.join(ROOT, 'test/fixtures/inhouse/gate-thresholds-sample.json');
 

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { SEVERITY_RANK } from '../../../src/domain/triage-engine/baseline.js';
 import {
@@ -10,6 +9,7 @@ import { loadInhouseModel } from '../../../src/domain/inhouse/model.js';
 import { inhouseTriageRequest } from '../../../src/domain/inhouse/provider.js';
 import type { TriageAnswer, TriageRequest } from '../../../src/domain/triage-engine/types.js';
 import { enrichment, enrichmentMap } from './enrichment-fixtures.js';
+import { INHOUSE_MODEL_PATH, readInhouseModelJson } from '../../../src/domain/inhouse/model-file.js';
 
 const CVE = 'CVE-2024-12345';
 const base: TriageRequest = { cveIds: [CVE], title: 'finding', severity: 'MEDIUM' };
@@ -259,7 +259,7 @@ describe('applySafetyPolicy: one rule at a time', () => {
     });
 
     it('raises the in-house model’s LOW answer for a CVSS 9.8 finding without asset context', () => {
-      const model = loadInhouseModel(JSON.parse(readFileSync('config/inhouse-model.json', 'utf8')));
+      const model = loadInhouseModel(readInhouseModelJson(INHOUSE_MODEL_PATH));
       const request: TriageRequest = { cveIds: [CVE], title: 'rce', severity: 'CRITICAL', cvssScore: 9.8 };
       const proposed = inhouseTriageRequest(model, request, none);
       expect(proposed.priority).toBe('LOW');
