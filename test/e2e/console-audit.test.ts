@@ -214,6 +214,8 @@ describe.skipIf(!hasChromium)('console audit log and settings details in a real 
     expect([...times].sort().reverse()).toEqual(times);
 
     const plan = auditRows().filter({ has: page.locator('.audit-plan_change') });
+    // The action's name comes from the server's one list (the action filter's options).
+    expect(await plan.locator('td[data-label="Action"]').textContent()).toBe('Plan changed');
     expect(await plan.locator('td[data-label="Actor"]').textContent()).toBe(`You user:${ids.userId}`);
     expect(await plan.locator('td[data-label="IP address"]').textContent()).toMatch(/127\.0\.0\.1/);
     expect(await plan.locator('td[data-label="User agent"]').textContent()).toContain('Chrome');

@@ -1,4 +1,4 @@
-/* global location, URLSearchParams */
+/* global document, location, URLSearchParams */
 import {
   $,
   api,
@@ -22,27 +22,12 @@ import {
 const FILTERS = ['key', 'action', 'from', 'to'];
 const PASSED = [...FILTERS, 'limit', 'cursor'];
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
-const ACTIONS = {
-  create: 'Key created',
-  reveal: 'Key revealed',
-  rotate: 'Key rotated',
-  revoke: 'Key revoked',
-  expire: 'Key expired',
-  plan_change: 'Plan changed',
-  workflow_create: 'Workflow created',
-  workflow_update: 'Workflow changed',
-  workflow_enable: 'Workflow enabled',
-  workflow_disable: 'Workflow disabled',
-  workflow_delete: 'Workflow deleted',
-  invitation_create: 'Member invited',
-  invitation_revoke: 'Invitation revoked',
-  invitation_accept: 'Invitation accepted',
-  member_remove: 'Member removed',
-  member_role_change: 'Role changed',
-  ownership_transfer: 'Ownership transferred',
-  password_reset_request: 'Password reset asked',
-  password_reset: 'Password reset',
-};
+/** Each action's name, as the server wrote it in the action filter (one list: `templates/audit-page.ts`). */
+const ACTIONS = Object.fromEntries(
+  Array.from(document.querySelectorAll('#action option[value]'), (o) => [o.value, o.textContent]).filter(
+    ([v]) => v,
+  ),
+);
 const DETAIL_NAMES = {
   name: 'workflow',
   workflowId: 'workflow id',
