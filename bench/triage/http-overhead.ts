@@ -31,7 +31,10 @@
  *
  *   npx tsx bench/triage/http-overhead.ts [--seconds 8] [--rates 50,150] [--sequential 500]
  *     [--engines local,instant,slow,reservation] [--web 1] [--loop-delay] [--compiled]
- *     [--server-node-args "--max-semi-space-size=64"]
+ *     [--server-node-args "--max-semi-space-size=64"] [--variants "procfile;"]
+ *
+ * The server runs with the node options of the Procfile's `web` line, as deployed; `--variants`
+ * measures several configurations in one run, their rows alternated.
  */
 import { fork } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -87,6 +90,40 @@ if (process.argv.includes('--serve-fakes')) {
   await main();
 }
 
+/**
+ * The node options of a Procfile process (`web: node --flag dist/src/main.js web` gives
+ * `--flag`), so the bench's server runs as deployed.
+ */
+function procfileNodeArgs(role: string): string[] {
+  const line = readFileSync('Procfile', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(`${role}:`));
+  const words = (line ?? '')
+    .slice(role.length + 1)
+    .trim()
+    .split(/\s+/);
+  const entry = words.findIndex((w) => w.endsWith('.js'));
+  return words[0] === 'node' && entry > 0 ? words.slice(1, entry) : [];
+}
+
+/**
+ * One server configuration of `--variants`: words `NAME=value` are its environment, the rest
+ * node options; the word `procfile` stands for the Procfile's `web` options. `--server-node-args`
+ * is added to each.
+ */
+function variant(spec: string, procfile: readonly string[], extra: readonly string[]) {
+  const env: Record<string, string> = {};
+  const nodeArgs: string[] = [];
+  for (const word of spec.trim().split(/\s+/).filter(Boolean)) {
+    if (word === 'procfile') nodeArgs.push(...procfile);
+    else if (/^[A-Z][A-Z0-9_]*=/.test(word))
+      env[word.slice(0, word.indexOf('='))] = word.slice(word.indexOf('=') + 1);
+    else nodeArgs.push(word);
+  }
+  nodeArgs.push(...extra);
+  return { label: spec.trim() || 'bare node', env, nodeArgs };
+}
+
 /** The --help text (a function: hoisted above the top-level `await main()`). */
 function usage(): string {
   return `Triage overhead over HTTP: POST /api/v1/triage at fixed open-loop rates, the server in its
@@ -94,7 +131,7 @@ own process, against GET /healthz on the same server at the same rates (the floo
 
   npx tsx bench/triage/http-overhead.ts [--seconds 8] [--rates 50,150] [--sequential 500]
     [--engines local,instant,slow,reservation] [--web 1] [--loop-delay] [--compiled]
-    [--server-node-args "flags"]
+    [--server-node-args "flags"] [--variants "procfile;--max-semi-space-size=32"]
 
   --seconds N      length of each paced row (default 8)
   --rates a,b      open-loop rates in requests a second, evenly paced (default 50,150)
@@ -107,7 +144,12 @@ own process, against GET /healthz on the same server at the same rates (the floo
                    idle process does, so off by default)
   --compiled       run dist/src/main.js as the Procfile does (after npm run build) instead of the
                    sources under tsx
-  --server-node-args "flags"   options for the server's node (e.g. "--max-semi-space-size=64")
+  --server-node-args "flags"   options for the server's node, added to the Procfile's web options
+                   (e.g. "--max-semi-space-size=64")
+  --variants "a;b" server configurations measured side by side, each row run once for each in
+                   turn (a change in the machine's load falls on both): node options, NAME=value
+                   environment, "procfile" for the Procfile's web options, "" for bare node
+                   (default: procfile)
 
 The speed targets (overhead p50 <= 2 ms, p99 <= 10 ms at 200, 500 and 1,000 requests a second), with
 the instant fake provider (run on an idle machine; prints the load average):
@@ -120,8 +162,8 @@ the instant fake provider (run on an idle machine; prints the load average):
 Columns: rate reached, 200s and not-200s, requests billed (distinct ledger request ids: must equal the
 200s), p50/p99, the provider's p50 as the fake measured it, overhead (p50 and p99 minus the provider's
 p50). Then per request, whatever the load: CPU of the server process(es), their PostgreSQL backends and
-this client (µs), wake-ups of the server and the backends, statements and Redis commands sent,
-connections opened, GC; each row's statements by kind with their times in flight; the idle cost.`;
+this client (µs), wake-ups of the server (a request and a second) and the backends, statements and
+Redis commands sent, connections opened, GC (time a request, pauses, their total and the longest); each row's statements by kind with their times in flight; the idle cost.`;
 }
 
 async function main() {
@@ -139,6 +181,11 @@ async function main() {
   const eld = args.includes('--loop-delay');
   const compiled = args.includes('--compiled');
   const serverNodeArgs = opt('server-node-args', '').split(' ').filter(Boolean);
+  const procfileArgs = procfileNodeArgs('web');
+  /** Server configurations measured side by side, their rows alternated (see usage()). */
+  const variants = (args.includes('--variants') ? opt('variants', '').split(';') : ['procfile']).map((v) =>
+    variant(v, procfileArgs, serverNodeArgs),
+  );
 
   const child = fork(fileURLToPath(import.meta.url), ['--serve-fakes'], { execArgv: ['--import', 'tsx'] });
   const fakeUrls = await new Promise<{ instant: string; slow: string }>((r) =>
@@ -183,7 +230,7 @@ async function main() {
   };
 
   /** `web` server processes on one database and one Redis prefix, each with the probe loaded. */
-  async function server(env: Record<string, string>) {
+  async function server(env: Record<string, string>, nodeArgs: readonly string[]) {
     const db = await createBenchDatabase('bench_http');
     const prefix = `p${Math.random().toString(36).slice(2, 10)}`;
     const procs: { proc: ServerProcess; probeFile: string; seq: number }[] = [];
@@ -203,7 +250,7 @@ async function main() {
           ...(eld ? { PROBE_ELD: '1' } : {}),
           ...env,
         },
-        { nodeArgs: [...serverNodeArgs, '--import', 'tsx', '--import', PROBE], compiled },
+        { nodeArgs: [...nodeArgs, '--import', 'tsx', '--import', PROBE], compiled },
       );
       procs.push({ proc, probeFile, seq: 0 });
     }
@@ -315,6 +362,7 @@ async function main() {
       redis: diff((p) => p.redis),
       connects: total(after, (p) => p.connects) - total(before, (p) => p.connects),
       gcMs: total(after, (p) => p.gc.ms) - total(before, (p) => p.gc.ms),
+      gcCount: total(after, (p) => p.gc.count) - total(before, (p) => p.gc.count),
       gcMaxMs: Math.max(...after.map((p) => p.gc.maxMs)),
       heap: after.map((p) => p.heapMb).join(' + '),
       timings: [
@@ -353,7 +401,9 @@ async function main() {
     const billedBefore = triage ? await s.billed() : 0;
     const probesBefore = await s.probes();
     const before = await s.cpu();
+    const started = performance.now();
     const r = await load();
+    const secs = (performance.now() - started) / 1000;
     const after = await s.cpu();
     const probed = probeDelta(probesBefore, await s.probes());
     const answered = r.latencies.length;
@@ -384,11 +434,14 @@ async function main() {
       'pg µs/req': per(pgUs),
       'client µs/req': per(after.client - before.client),
       'server wake/req': perN(after.serverSwitches - before.serverSwitches),
+      'server wake/s': Math.round((after.serverSwitches - before.serverSwitches) / secs),
       'pg wake/req': perN(pgSwitches),
       'pg stmt/req': perN(count(probed.statements)),
       'redis cmd/req': perN(count(probed.redis)),
       'pg connects': probed.connects,
       'gc ms/req': perN(probed.gcMs),
+      'gc pauses': probed.gcCount,
+      'gc total ms': Math.round(probed.gcMs),
       'gc max ms': +probed.gcMaxMs.toFixed(1),
       'major gcs (ms)': `${probed.gcMajor} (${Math.round(probed.gcMajorMs)})`,
       'heap MiB after': probed.heap,
@@ -456,37 +509,56 @@ async function main() {
   const loadAtStart = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
   for (const [id, engine, env, fake] of all) {
     if (!engines.includes(id)) continue;
-    const s = await server(env);
-    const triageUrls = s.bases.map((b) => `${b}/api/v1/triage`);
-    const healthUrls = s.bases.map((b) => `${b}/healthz`);
-    await pacedLoad(triageUrls, init(s, 'POST'), 50, 2); // warm-up
-    await oneAtATime(healthUrls, {}, 200);
-    idles.push(`${engine}: ${await idle(s, 3)}`);
+    const setups = [];
+    for (const v of variants) {
+      const s = await server({ ...env, ...v.env }, v.nodeArgs);
+      const tag = variants.length > 1 ? ` [${v.label}]` : '';
+      setups.push({
+        s,
+        tag,
+        triageUrls: s.bases.map((b) => `${b}/api/v1/triage`),
+        healthUrls: s.bases.map((b) => `${b}/healthz`),
+      });
+    }
+    for (const { s, triageUrls, healthUrls } of setups) {
+      await pacedLoad(triageUrls, init(s, 'POST'), 50, 2); // warm-up
+      await oneAtATime(healthUrls, {}, 200);
+    }
+    for (const { s, tag } of setups) idles.push(`${engine}${tag}: ${await idle(s, 3)}`);
+    // Each row runs once per variant, one after the other, so a change in the machine's load
+    // falls on both alike.
     if (!floorDone) {
       // The floor, in the same run: the same server, client and pacing, a route that does nothing.
       if (sequential > 0)
-        await measure(s, 'GET /healthz (floor)', 'one at a time', null, false, () =>
-          oneAtATime(healthUrls, {}, sequential),
-        );
+        for (const { s, tag, healthUrls } of setups)
+          await measure(s, `GET /healthz (floor)${tag}`, 'one at a time', null, false, () =>
+            oneAtATime(healthUrls, {}, sequential),
+          );
       for (const rate of rates)
-        await measure(s, 'GET /healthz (floor)', rate, null, false, () =>
-          pacedLoad(healthUrls, {}, rate, seconds),
-        );
+        for (const { s, tag, healthUrls } of setups)
+          await measure(s, `GET /healthz (floor)${tag}`, rate, null, false, () =>
+            pacedLoad(healthUrls, {}, rate, seconds),
+          );
       floorDone = true;
     }
     if (sequential > 0)
-      await measure(s, engine, 'one at a time', fake, true, () =>
-        oneAtATime(triageUrls, init(s, 'POST'), sequential),
-      );
+      for (const { s, tag, triageUrls } of setups)
+        await measure(s, `${engine}${tag}`, 'one at a time', fake, true, () =>
+          oneAtATime(triageUrls, init(s, 'POST'), sequential),
+        );
     for (const rate of rates)
-      await measure(s, engine, rate, fake, true, () => pacedLoad(triageUrls, init(s, 'POST'), rate, seconds));
-    await s.stop();
+      for (const { s, tag, triageUrls } of setups)
+        await measure(s, `${engine}${tag}`, rate, fake, true, () =>
+          pacedLoad(triageUrls, init(s, 'POST'), rate, seconds),
+        );
+    for (const { s } of setups) await s.stop();
   }
   child.disconnect();
   await closeClient();
   const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
   console.log(
-    `\ntriage over HTTP (${webs} web process${webs === 1 ? '' : 'es'}, each its own process; Redis for limits), ` +
+    `\ntriage over HTTP (${webs} web process${webs === 1 ? '' : 'es'}, each its own process; Redis for limits; ` +
+      `server node options: ${variants.map((v) => `[${v.label}] ${v.nodeArgs.join(' ') || 'none'}`).join(', ')}), ` +
       `load average ${loadAtStart} at the start, ${load} at the end`,
   );
   console.table(rows);
