@@ -43,6 +43,17 @@ export const MAX_INDEXED_COMPONENTS = 100_000;
 const own = (s: string | null): string | null =>
   s === null ? null : Buffer.from(s, 'utf8').toString('utf8');
 
+/** Options of {@link ComponentIndex}. */
+export interface ComponentIndexOptions {
+  /**
+   * Copy each kept string, so that it does not pin the input it was cut from. Needed for the
+   * tokenizer's substrings (XML); `JSON.parse` already returns strings of their own, and copying
+   * them cost a tenth of a components-heavy JSON BOM's parse (bench/parsers/README.md).
+   * @defaultValue true
+   */
+  copyStrings?: boolean;
+}
+
 /**
  * bom-ref → component, compact (four short strings per component). Vulnerabilities refer to
  * components by bom-ref, and purl strings double as refs in older BOMs, so both are indexed.
@@ -51,16 +62,27 @@ const own = (s: string | null): string | null =>
  */
 export class ComponentIndex {
   private readonly byRef = new Map<string, CdxComponent>();
+  private readonly copyStrings: boolean;
   count = 0;
   /** Components past the bound, not indexed. */
   dropped = 0;
 
-  constructor(private readonly max = MAX_INDEXED_COMPONENTS) {}
+  constructor(
+    private readonly max = MAX_INDEXED_COMPONENTS,
+    options: ComponentIndexOptions = {},
+  ) {
+    this.copyStrings = options.copyStrings ?? true;
+  }
 
   add(ref: string | null | undefined, c: CdxComponent): void {
     this.count++;
     if (this.count > this.max) {
       this.dropped++;
+      return;
+    }
+    if (!this.copyStrings) {
+      if (ref) this.byRef.set(ref, c);
+      if (c.purl && !this.byRef.has(c.purl)) this.byRef.set(c.purl, c);
       return;
     }
     const kept = { name: own(c.name), group: own(c.group), version: own(c.version), purl: own(c.purl) };

@@ -1,6 +1,7 @@
 import { boundExcerpt, type ParserContext } from '../format-parser.js';
 import {
   ComponentIndex,
+  MAX_INDEXED_COMPONENTS,
   cdxFindings,
   cdxSubject,
   ratingScore,
@@ -25,7 +26,8 @@ const str = (v: unknown): string | null =>
  */
 export class CyclonedxJsonHandler implements JsonHandler {
   out: FindingDraft[] = [];
-  private readonly components = new ComponentIndex();
+  // JSON.parse's strings are copies of their own, never slices of the record's text.
+  private readonly components = new ComponentIndex(MAX_INDEXED_COMPONENTS, { copyStrings: false });
   private componentsDone = false;
   private held: CdxVulnerability[] = [];
   private vulnerabilities = 0;

@@ -21,6 +21,14 @@ describe('the CycloneDX component index is bounded', () => {
     );
   });
 
+  it('keeps the strings JSON.parse made as they are, without copying them', () => {
+    const index = new ComponentIndex(2, { copyStrings: false });
+    const a = comp('a');
+    index.add('a', a);
+    expect(index.get('a')).toBe(a);
+    expect(index.get('pkg:npm/a@1.0')).toBe(a);
+  });
+
   it('a BOM past the bound still yields every finding, and says what it did', async () => {
     const total = MAX_INDEXED_COMPONENTS + 1;
     const last = `pkg:npm/c${total}@1.0`;
