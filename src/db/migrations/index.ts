@@ -28,6 +28,7 @@ import { M029WorkspaceSso } from './m029-workspace-sso.js';
 import { M030WorkspaceEndOfLife } from './m030-workspace-end-of-life.js';
 import { M031SlaPolicyAudit } from './m031-sla-policy-audit.js';
 import { M033SsoSessionBinding } from './m033-sso-session-binding.js';
+import { M035CaseIndexDiet } from './m035-case-index-diet.js';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list runs from
@@ -63,4 +64,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'm030-workspace-end-of-life', class: M030WorkspaceEndOfLife },
   { name: 'm031-sla-policy-audit', class: M031SlaPolicyAudit },
   { name: 'm033-sso-session-binding', class: M033SsoSessionBinding },
+  { name: 'm035-case-index-diet', class: M035CaseIndexDiet },
 ];
