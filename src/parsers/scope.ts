@@ -55,6 +55,8 @@ export class ScopeCollector {
   private readonly hosts = new Map<string, ScopeHost>();
   private readonly subjects = new Set<string>();
   private tooManyHosts = false;
+  private last: { scanner: string; ip: string | null; fqdn: string | null; host: string | null } | null =
+    null;
 
   addScanner(name: string | null | undefined): void {
     const n = clean(name);
@@ -81,8 +83,21 @@ export class ScopeCollector {
 
   /** A finding's scanner and, when it names one, its host. */
   addFinding(f: { scanner: string; asset: FindingAsset }): void {
+    // Findings come grouped by host and scanner: adding the previous finding's again changes
+    // nothing, so only a change of strings is looked at (once per finding, every format).
+    const a = f.asset;
+    const last = this.last;
+    if (
+      last &&
+      last.scanner === f.scanner &&
+      last.ip === a.ip &&
+      last.fqdn === a.fqdn &&
+      last.host === a.host
+    )
+      return;
+    this.last = { scanner: f.scanner, ip: a.ip, fqdn: a.fqdn, host: a.host };
     this.addScanner(f.scanner);
-    if (f.asset.ip || f.asset.fqdn || f.asset.host) this.addHost(f.asset);
+    if (a.ip || a.fqdn || a.host) this.addHost(a);
   }
 
   result(): ScanScope {

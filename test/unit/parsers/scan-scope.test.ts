@@ -59,4 +59,37 @@ describe('the scope a parse reports', () => {
       c.addHost({ ip: `10.${i >> 16}.${(i >> 8) & 255}.${i & 255}` });
     expect(c.result()).toMatchObject({ hosts: [], tooManyHosts: true });
   });
+
+  it('adds the scanner and host of every finding, whether findings come grouped or interleaved', () => {
+    const asset = (ip: string | null, host: string | null) => ({
+      ip,
+      fqdn: null,
+      host,
+      os: null,
+      component: null,
+      componentVersion: null,
+      purl: null,
+      file: null,
+      line: null,
+    });
+    const c = new ScopeCollector();
+    for (const [scanner, ip, host] of [
+      ['Nessus', '10.0.0.1', 'a'],
+      ['Nessus', '10.0.0.1', 'a'],
+      ['Nessus', null, 'b'],
+      ['OpenVAS', null, 'b'],
+      ['Nessus', '10.0.0.1', 'a'],
+      ['Nessus', '10.0.0.2', 'a'],
+      ['Nessus', null, null],
+    ] as const)
+      c.addFinding({ scanner, asset: asset(ip, host) });
+    expect(c.result()).toMatchObject({
+      scanners: ['Nessus', 'OpenVAS'],
+      hosts: [
+        { ip: '10.0.0.1', fqdn: null, host: 'a' },
+        { ip: null, fqdn: null, host: 'b' },
+        { ip: '10.0.0.2', fqdn: null, host: 'a' },
+      ],
+    });
+  });
 });
