@@ -29,6 +29,7 @@ import { M030WorkspaceEndOfLife } from './m030-workspace-end-of-life.js';
 import { M031SlaPolicyAudit } from './m031-sla-policy-audit.js';
 import { M033SsoSessionBinding } from './m033-sso-session-binding.js';
 import { M035CaseIndexDiet } from './m035-case-index-diet.js';
+import { M034DueDatesAtRead } from './m034-due-dates-at-read.js';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list runs from
@@ -65,4 +66,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'm031-sla-policy-audit', class: M031SlaPolicyAudit },
   { name: 'm033-sso-session-binding', class: M033SsoSessionBinding },
   { name: 'm035-case-index-diet', class: M035CaseIndexDiet },
+  { name: 'm034-due-dates-at-read', class: M034DueDatesAtRead },
 ];

@@ -1,7 +1,6 @@
 import type { Db } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
 import { sql } from '../../db/sql.js';
-import { refreshDueDates } from './sla-policy-store.js';
 import type { CaseChangeDeliveries } from './case-deliveries.js';
 
 /**
@@ -60,8 +59,6 @@ export async function expireAcceptances<R>(
       let n = 0;
       for (const [workspaceId, ids] of batch) {
         n += ids.length;
-        // Reopened, they get the due date of today's policy (docs/cases.md#due-dates-and-sla).
-        await refreshDueDates(tx, workspaceId, { caseIds: ids });
         recorded.push(await deliveries.record(tx, workspaceId, ids, 'case.status_changed'));
       }
       return { n, recorded };

@@ -1,21 +1,21 @@
-import type { Db } from '../../db/pool.js';
 import { sql, type SqlFragment } from '../../db/sql.js';
-import { isUuid } from '../../lib/ids.js';
-import type { SlaPolicy } from './sla-policy.js';
+import { DEFAULT_SLA_POLICY, SLA_PRIORITIES, type SlaPolicy, type SlaPriority } from './sla-policy.js';
 
 /**
- * Due dates and SLA states (docs/cases.md#due-dates-and-sla).
+ * Due dates and SLA states (docs/cases.md#due-dates-and-sla), computed at read time.
  *
- * - **due date** (`cases.due_at`): the case's first sighting plus its policy days (by priority,
- *   by severity while untriaged; the sooner of those and the tighter days of an exposed asset),
- *   or the earliest CISA KEV due date of its CVEs (end of that UTC day) when sooner. Kept on the
- *   row and recomputed, set-based, whenever what it derives from changes: a scan's sighting
- *   (new case, severity, asset context, reopen), a triage answer (priority), a status change,
- *   the policy. A resolved case is never recomputed: it keeps the due date it was resolved against.
- * - **SLA state**: derived at read time from the due date and the clock: an open or in-progress
- *   case is `on_track`, `due_soon` (the last {@link DUE_SOON_FRACTION} of its window), or
- *   `breached`; a resolved case `met` or `missed` (resolved at or before its due date, or after);
- *   other statuses and cases without a due date have none.
+ * - **due date**: an open case's first sighting plus the days of its class under its workspace's
+ *   policy, or its KEV due date (`cases.kev_due_at`, the earliest CISA KEV due date of its CVEs,
+ *   end of that UTC day) when sooner. Its class is its urgency (priority, severity while
+ *   untriaged) and its exposure (`cases.sla_exposed`: the asset its newest scan described is
+ *   internet-exposed or of HIGH/CRITICAL criticality), whose days are the sooner of the policy's
+ *   days and its tighter exposed days. Nothing stores it, so a policy, triage, sighting or KEV
+ *   change moves it without a write. A resolved case keeps the due date it was resolved against
+ *   (`cases.due_at`, frozen by m034's trigger whichever path resolves it).
+ * - **SLA state**: from the due date and the clock: an open or in-progress case is `on_track`,
+ *   `due_soon` (the last {@link DUE_SOON_FRACTION} of its window), or `breached`; a resolved case
+ *   `met` or `missed` (resolved at or before its due date, or after); other statuses and cases
+ *   without a due date have none.
  */
 
 export const SLA_STATES = ['on_track', 'due_soon', 'breached', 'met', 'missed'] as const;
@@ -24,75 +24,126 @@ export type SlaState = (typeof SLA_STATES)[number];
 /** The last fifth of the window from first sighting to due date is "due soon". */
 export const DUE_SOON_FRACTION = 0.2;
 
-/** Cases whose due date a recomputation reads again. */
-export type DueDateScope = { caseIds: string[] } | { scanId: string } | { cves: string[] };
+/** The classes of open cases: one walk of `cases_due_class_idx` each in the `dueAt` sort. */
+export const SLA_CLASSES: readonly { urgency: SlaPriority; exposed: boolean }[] = SLA_PRIORITIES.flatMap(
+  (urgency) => [false, true].map((exposed) => ({ urgency, exposed })),
+);
 
-/** The effective urgency of `c`: its triage's priority, or its severity while untriaged. */
-const EFFECTIVE = sql`(CASE WHEN c.triaged_at IS NULL THEN c.severity ELSE c.priority END)`;
-
-/** The earliest KEV due date of `c`'s CVEs, at the end of that UTC day. */
-export const KEV_DUE_SQL = sql`(SELECT (min(k.due_date) + 1)::timestamp AT TIME ZONE 'UTC'
-  FROM kev_entries k WHERE k.cve_id = ANY(c.cve_ids))`;
-
-/** The due date of the case aliased `c` under `policy`, as SQL (parameters only). */
-export function dueAtSql(policy: SlaPolicy): SqlFragment {
-  const base = sql`(${JSON.stringify(policy.days)}::jsonb ->> ${EFFECTIVE})::int`;
-  const anyTighter = Object.values(policy.exposedDays).some((d) => d !== null);
-  const tighter = anyTighter
-    ? sql`CASE WHEN EXISTS (SELECT 1 FROM scans s WHERE s.id = c.last_scan_id
-                 AND (s.asset_internet_exposed OR s.asset_criticality IN ('HIGH', 'CRITICAL')))
-          THEN (${JSON.stringify(policy.exposedDays)}::jsonb ->> ${EFFECTIVE})::int END`
-    : sql`NULL::int`;
-  return sql`LEAST(c.first_seen + make_interval(days => LEAST(${base}, ${tighter})), ${KEV_DUE_SQL})`;
+/** The days from first sighting to due date of a class under `policy`; null: none. */
+export function classDays(policy: SlaPolicy, urgency: SlaPriority, exposed: boolean): number | null {
+  const d = policy.days[urgency];
+  const e = exposed ? policy.exposedDays[urgency] : null;
+  return d === null ? e : e === null ? d : Math.min(d, e);
 }
 
-function scopeWhere(scope: DueDateScope | undefined): SqlFragment | null {
-  if (scope === undefined) return sql`true`;
-  if ('cves' in scope) {
-    return scope.cves.length === 0 ? null : sql`c.cve_ids && ${scope.cves}::text[]`;
-  }
-  if ('scanId' in scope) {
-    if (!isUuid(scope.scanId)) return null;
-    return sql`c.fingerprint IN (SELECT f.fingerprint FROM findings f WHERE f.scan_id = ${scope.scanId}::uuid)`;
-  }
-  const ids = scope.caseIds.filter(isUuid);
-  return ids.length === 0 ? null : sql`c.id = ANY(${ids}::uuid[])`;
+/** The urgency of the `cases` row `a`, the expression m034's class indexes are built on. */
+export const urgencySql = (a: SqlFragment): SqlFragment =>
+  sql`(CASE WHEN ${a}.triaged_at IS NULL THEN ${a}.severity ELSE ${a}.priority END)`;
+
+/** What an open case's due date derives from, as SQL. */
+export interface DueBasis {
+  urgency: SqlFragment;
+  exposed: SqlFragment;
+  firstSeen: SqlFragment;
+  kevDueAt: SqlFragment;
+}
+
+/** The basis of the `cases` row `a`. */
+export const basisOf = (a: SqlFragment): DueBasis => ({
+  urgency: urgencySql(a),
+  exposed: sql`${a}.sla_exposed`,
+  firstSeen: sql`${a}.first_seen`,
+  kevDueAt: sql`${a}.kev_due_at`,
+});
+
+/** A class's days as SQL. */
+type DaysSql = (urgency: SlaPriority, exposed: boolean) => SqlFragment;
+
+/** Days of a policy known here, as parameters. */
+const daysOfPolicy =
+  (policy: SlaPolicy): DaysSql =>
+  (p, exposed) => {
+    const d = classDays(policy, p, exposed);
+    return d === null ? sql`NULL::int` : sql`${d}::int`;
+  };
+
+const POLICY_COLUMNS = SLA_PRIORITIES.flatMap((p) => [
+  `${p.toLowerCase()}_days`,
+  `exposed_${p.toLowerCase()}_days`,
+]);
+
+/** Days of the `sla_policies` row joined as `sp`, the defaults when the workspace has none. */
+const daysOfJoinedPolicy: DaysSql = (p, exposed) => {
+  const col = (prefix: string) => {
+    const name = `${prefix}${p.toLowerCase()}_days`;
+    const fallback = (prefix ? DEFAULT_SLA_POLICY.exposedDays : DEFAULT_SLA_POLICY.days)[p];
+    return sql`(CASE WHEN sp.workspace_id IS NULL THEN ${fallback}::int ELSE sp.${sql.identifier(name, POLICY_COLUMNS)} END)`;
+  };
+  return exposed ? sql`LEAST(${col('')}, ${col('exposed_')})` : col('');
+};
+
+/** A class's days under the `sla_policies` row joined as `sp` (the defaults when none is). */
+export const joinedClassDaysSql = (urgency: SlaPriority, exposed: boolean): SqlFragment =>
+  daysOfJoinedPolicy(urgency, exposed);
+
+function openDue(b: DueBasis, days: DaysSql): SqlFragment {
+  const byUrgency = (exposed: boolean) =>
+    sql`CASE ${b.urgency} ${sql.join(
+      SLA_PRIORITIES.map((p) => sql`WHEN ${p}::text THEN ${days(p, exposed)}`),
+      sql` `,
+    )} END`;
+  return sql`LEAST(${b.firstSeen} + make_interval(days => CASE WHEN ${b.exposed} THEN ${byUrgency(true)} ELSE ${byUrgency(false)} END), ${b.kevDueAt})`;
+}
+
+/** The due date of an open case of basis `b` under `policy` (parameters only). */
+export const openDueSql = (b: DueBasis, policy: SlaPolicy): SqlFragment => openDue(b, daysOfPolicy(policy));
+
+/**
+ * The due date of an open case of basis `b` under the policy of the workspace `workspaceId`
+ * names (a correlated lookup of `sla_policies`): where the workspace varies by row.
+ */
+export const openDueLookupSql = (b: DueBasis, workspaceId: SqlFragment): SqlFragment =>
+  sql`(SELECT ${openDue(b, daysOfJoinedPolicy)} FROM (SELECT) one
+        LEFT JOIN sla_policies sp ON sp.workspace_id = ${workspaceId})`;
+
+/** Joined to `cases c` so {@link dueAtJoinedSql} reads the workspace's policy once per row. */
+export const POLICY_JOIN_SQL = sql`LEFT JOIN sla_policies sp ON sp.workspace_id = c.workspace_id`;
+
+/** The due date of the `cases` row `c` with `sla_policies sp` joined ({@link POLICY_JOIN_SQL}). */
+export const dueAtJoinedSql = (): SqlFragment =>
+  sql`(CASE WHEN c.status = 'resolved' THEN c.due_at ELSE ${openDue(basisOf(sql`c`), daysOfJoinedPolicy)} END)`;
+
+/**
+ * The due date of the `cases` row aliased `alias`: its frozen one when resolved, else computed
+ * under `policy` when the caller knows it (parameters), or its workspace's (a lookup).
+ */
+export function dueAtSql(alias: 'c' | 'fc', policy?: SlaPolicy | null): SqlFragment {
+  const a = sql.identifier(alias, ['c', 'fc']);
+  const open = policy ? openDueSql(basisOf(a), policy) : openDueLookupSql(basisOf(a), sql`${a}.workspace_id`);
+  return sql`(CASE WHEN ${a}.status = 'resolved' THEN ${a}.due_at ELSE ${open} END)`;
 }
 
 /**
- * Recomputes, in ONE statement, the due dates of the workspace's cases that are not resolved
- * (all of them, or those of `scope`) under `policy`, writing only the rows whose date moved.
- * Returns how many moved.
+ * The SLA state, as SQL, of the `cases` row aliased `alias` whose due date is `due` (an
+ * expression over it, evaluated once), at `now` (the database's clock when null).
  */
-export async function recomputeDueDates(
-  db: Db,
-  workspaceId: string,
-  policy: SlaPolicy,
-  scope?: DueDateScope,
-): Promise<number> {
-  const where = scopeWhere(scope);
-  if (!where) return 0;
-  const res = await db.query(sql`
-UPDATE cases t SET due_at = n.due_at
-FROM (SELECT c.id, ${dueAtSql(policy)} AS due_at FROM cases c
-      WHERE c.workspace_id = ${workspaceId} AND c.status <> 'resolved' AND ${where}) n
-WHERE t.id = n.id AND t.due_at IS DISTINCT FROM n.due_at`);
-  return res.rowCount ?? 0;
-}
-
-/** The SLA state of the case aliased `alias` at `now` (SQL; the database's clock when null). */
-export function slaStateSql(alias: 'c' | 'fc', now: Date | null | undefined): SqlFragment {
+export function slaStateSql(alias: 'c' | 'fc', due: SqlFragment, now: Date | null | undefined): SqlFragment {
   const c = sql.identifier(alias, ['c', 'fc']);
   const at = now ? sql`${now.toISOString()}::timestamptz` : sql`now()`;
-  return sql`(CASE
-  WHEN ${c}.due_at IS NULL THEN NULL
+  return sql`(SELECT CASE
+  WHEN x.due IS NULL THEN NULL
   WHEN ${c}.status IN ('open', 'in_progress') THEN CASE
-    WHEN ${at} > ${c}.due_at THEN 'breached'
-    WHEN ${at} >= ${c}.due_at - (${c}.due_at - ${c}.first_seen) * ${DUE_SOON_FRACTION}::float8 THEN 'due_soon'
+    WHEN ${at} > x.due THEN 'breached'
+    WHEN ${at} >= x.due - (x.due - ${c}.first_seen) * ${DUE_SOON_FRACTION}::float8 THEN 'due_soon'
     ELSE 'on_track' END
   WHEN ${c}.status = 'resolved' THEN CASE
     WHEN coalesce((SELECT max(h.at) FROM case_status_history h WHERE h.case_id = ${c}.id AND h.to_status = 'resolved'),
-                  ${c}.updated_at) <= ${c}.due_at THEN 'met'
+                  ${c}.updated_at) <= x.due THEN 'met'
     ELSE 'missed' END
-  END)`;
+  END FROM (SELECT ${due} AS due) x)`;
 }
+
+/** The earliest KEV due date of the CVEs `cves` (SQL text array), at the end of that UTC day. */
+export const kevDueSql = (cves: SqlFragment): SqlFragment =>
+  sql`(SELECT (min(k.due_date) + 1)::timestamp AT TIME ZONE 'UTC'
+        FROM unnest(${cves}) u(cve) JOIN kev_entries k ON k.cve_id = u.cve)`;

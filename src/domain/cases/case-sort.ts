@@ -11,18 +11,21 @@ import { sortedCursor, unsortedCursor } from '../../lib/cursor.js';
  * - `lastSeen`, `firstSeen`: most recent sighting / newest case by first sighting first.
  * - `epss`: highest EPSS of the case's CVEs first, cases without a score last.
  * - `dueAt`: soonest due date first, cases without one last (a far sentinel date stands for
- *   none, so the key is never null and `cases_ws_due_key_idx` serves it).
+ *   none); due dates are computed at read time, so this order is a merge of index walks
+ *   (`case-due-sort.ts`).
  *
  * A cursor carries the sort's name and the last row's key (`lib/cursor.ts`); one made under
  * another order is a 400, never a silently wrong page.
  */
 export const CASE_SORTS = ['priority', 'lastSeen', 'firstSeen', 'epss', 'dueAt'] as const;
 export type CaseSort = (typeof CASE_SORTS)[number];
+/** The orders that are one key over `cases` (all but `dueAt`). */
+export type IndexedSort = Exclude<CaseSort, 'dueAt'>;
 
 /** Timestamps travel in cursors with microseconds, as PostgreSQL keeps them. */
-const isoMicros = (col: SqlFragment): SqlFragment =>
+export const isoMicros = (col: SqlFragment): SqlFragment =>
   sql`to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
-const isIsoMicros = (v: unknown): v is string =>
+export const isIsoMicros = (v: unknown): v is string =>
   typeof v === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/.test(v) && !Number.isNaN(Date.parse(v));
 const isRank = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 5;
 const isEpss = (v: unknown): v is number =>
@@ -35,9 +38,6 @@ const isEpss = (v: unknown): v is number =>
  */
 const EPSS_JOIN = sql`LEFT JOIN LATERAL (SELECT max(e.epss) AS epss FROM unnest(c.cve_ids) u(cve)
   JOIN epss_scores e ON e.cve_id = u.cve) ce ON true`;
-
-/** The `dueAt` sort key: the due date, or a far sentinel for none (m025's index has the same expression). */
-const DUE_KEY = sql`coalesce(c.due_at, '9999-12-31T00:00:00Z'::timestamptz)`;
 
 const ASC = sql`ASC`;
 const DESC = sql`DESC`;
@@ -57,7 +57,7 @@ interface SortSpec {
   valid: (v: unknown) => v is string | number;
 }
 
-const SPECS: Record<CaseSort, SortSpec> = {
+const SPECS: Record<IndexedSort, SortSpec> = {
   priority: {
     key: sql`c.priority_rank`,
     value: sql`c.priority_rank`,
@@ -91,14 +91,6 @@ const SPECS: Record<CaseSort, SortSpec> = {
     beyond: sql`<`,
     valid: isEpss,
   },
-  dueAt: {
-    key: DUE_KEY,
-    value: isoMicros(DUE_KEY),
-    param: (v) => sql`${v}::timestamptz`,
-    dir: ASC,
-    beyond: sql`>`,
-    valid: isIsoMicros,
-  },
 };
 
 /** The SQL of one case list order over `cases c`, a page at a time. */
@@ -119,7 +111,7 @@ export interface CaseOrder {
  * The join, ORDER BY, sort key column (`sort_v`) and, after a cursor, the keyset condition of a
  * case list over `cases c`. Throws a 400 for a cursor of another order.
  */
-export function caseOrder(sort: CaseSort | undefined, cursor: string | undefined): CaseOrder {
+export function caseOrder(sort: IndexedSort | undefined, cursor: string | undefined): CaseOrder {
   if (sort === undefined) {
     const plain = {
       join: sql.empty,

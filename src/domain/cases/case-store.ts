@@ -2,11 +2,12 @@ import type { Db, Pool } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
 import { seqCursor, seqPage, sortedPage, type Page } from '../../lib/cursor.js';
 import { isUuid } from '../../lib/ids.js';
-import { sql } from '../../db/sql.js';
+import { sql, type SqlFragment } from '../../db/sql.js';
 import { LEAD_CVE_SQL, selectCases, toCase, type Case, type CaseRow } from './case.js';
 import { caseOrder, type CaseSort } from './case-sort.js';
 import { listCaseTriageHistory, type CaseTriageHistoryEntry } from './case-triage-store.js';
-import { refreshDueDates } from './sla-policy-store.js';
+import { getSlaPolicy } from './sla-policy-store.js';
+import { dueAtPageSql } from './case-due-sort.js';
 import { remediationStats, type RemediationStats } from './remediation-stats.js';
 import { filterWhere, type ListFilters, VISIBLE_FINDINGS_SQL } from './list-filters.js';
 
@@ -93,17 +94,27 @@ export async function listCases(
   workspaceId: string,
   q: ListFilters & { limit: number; cursor?: string; sort?: CaseSort },
 ): Promise<Page<Case>> {
-  const order = caseOrder(q.sort, q.cursor);
-  const where = [sql`c.workspace_id = ${workspaceId}`, ...filterWhere('c', q, 'cases')];
-  if (order.after) where.push(order.after);
+  let select: SqlFragment;
+  let reorderBy: SqlFragment;
+  if (q.sort === 'dueAt') {
+    // The policy's days as parameters: the merge walks one index per class of days.
+    const policy = q.slaPolicy ?? (await getSlaPolicy(db, workspaceId));
+    const where = [
+      sql`c.workspace_id = ${workspaceId}`,
+      ...filterWhere('c', { ...q, slaPolicy: policy }, 'cases'),
+    ];
+    select = dueAtPageSql(where, policy, { cursor: q.cursor, limit: q.limit + 1, statuses: q.status });
+    reorderBy = sql`c.sort_v ASC, c.seq DESC`;
+  } else {
+    const where = [sql`c.workspace_id = ${workspaceId}`, ...filterWhere('c', q, 'cases')];
+    const order = caseOrder(q.sort, q.cursor);
+    if (order.after) where.push(order.after);
+    select = sql`SELECT c.*, ${order.column} FROM cases c ${order.join} WHERE ${sql.join(where, sql` AND `)}
+           ORDER BY ${order.orderBy} LIMIT ${q.limit + 1}`;
+    reorderBy = order.reorderBy;
+  }
   const { rows } = await db.query<CaseRow & { sort_v: string | number; lead_cve_id: string | null }>(
-    selectCases(
-      sql`SELECT c.*, ${order.column} FROM cases c ${order.join} WHERE ${sql.join(where, sql` AND `)}
-           ORDER BY ${order.orderBy} LIMIT ${q.limit + 1}`,
-      order.reorderBy,
-      sql`, c.sort_v, ${LEAD_CVE_SQL}`,
-      q.now ?? null,
-    ),
+    selectCases(select, reorderBy, sql`, c.sort_v, ${LEAD_CVE_SQL}`, q.now ?? null),
   );
   const page = q.sort ? sortedPage(rows, q.limit, q.sort) : seqPage(rows, q.limit);
   return {
@@ -207,8 +218,6 @@ export async function changeStatusIn(
     sql`INSERT INTO case_status_history (case_id, from_status, to_status, actor, reason, note)
         VALUES (${input.caseId}, ${row.status}, ${input.status}, ${input.actor}, ${input.reason ?? null}, ${input.note})`,
   );
-  // A case reopened gets the due date of today's policy; a resolved one keeps its own.
-  await refreshDueDates(tx, input.workspaceId, { caseIds: [input.caseId] });
   return 'changed';
 }
 

@@ -2,7 +2,7 @@ import type { Db } from '../../db/pool.js';
 import { sql } from '../../db/sql.js';
 import { seqCursor, seqPage, type Page } from '../../lib/cursor.js';
 import { isUuid } from '../../lib/ids.js';
-import { refreshDueDates } from './sla-policy-store.js';
+import { basisOf, openDueLookupSql } from './case-due-dates.js';
 
 /**
  * A case's triage (docs/cases.md#triage-on-a-case): the current answer on `cases`, every answer appended to
@@ -54,6 +54,14 @@ export interface CaseTriageInput {
 const KEV_NOW = sql`EXISTS (SELECT 1 FROM kev_entries k WHERE k.cve_id = ANY(c.cve_ids))`;
 const EPSS_NOW = sql`(SELECT max(e.epss) FROM epss_scores e WHERE e.cve_id = ANY(c.cve_ids))`;
 const CVSS_NOW = sql`(SELECT max(s.base_score) FROM cvss_scores s WHERE s.cve_id = ANY(c.cve_ids))`;
+/**
+ * The due date of case `c` under its new priority `l.priority`: an announced breach whose due
+ * date the triage moves later is a new breach when it passes (docs/cases.md#due-dates-and-sla).
+ */
+const MOVED_LATER_DUE = openDueLookupSql(
+  { ...basisOf(sql`c`), urgency: sql`l.priority` },
+  sql`c.workspace_id`,
+);
 
 /**
  * Stores one answer as the case's current triage and appends it to its history, in one
@@ -103,7 +111,9 @@ current AS (
   UPDATE cases c SET priority = l.priority, recommended_action = l.recommended_action, reasoning = l.reasoning,
     confidence_score = l.confidence_score, severity_override = l.severity_override, model = l.model,
     triaged_at = l.triaged_at, policy_version = l.policy_version, priority_rank = l.priority_rank,
-    triaged_kev = l.kev, triaged_epss = l.epss, triaged_cvss = l.cvss, triage_stale = false
+    triaged_kev = l.kev, triaged_epss = l.epss, triaged_cvss = l.cvss, triage_stale = false,
+    sla_breach_due_at = CASE WHEN c.sla_breach_due_at IS NULL THEN NULL
+      WHEN ${MOVED_LATER_DUE} > c.sla_breach_due_at THEN NULL ELSE c.sla_breach_due_at END
   FROM latest l
   WHERE c.id = l.case_id AND (c.triaged_at IS NULL OR c.triaged_at <= l.triaged_at)
   RETURNING c.id
@@ -118,11 +128,6 @@ history AS (
 )
 SELECT count(*)::int AS n FROM history`,
   });
-  // A new priority moves the due date (docs/cases.md#due-dates-and-sla).
-  for (const ws of new Set(rows.map((i) => i.workspaceId))) {
-    const caseIds = rows.filter((i) => i.workspaceId === ws).map((i) => i.caseId);
-    await refreshDueDates(db, ws, { caseIds });
-  }
   return res.rows[0]!.n;
 }
 

@@ -2,7 +2,8 @@ import type { Db } from '../../db/pool.js';
 import { sql } from '../../db/sql.js';
 import { vulnKeysSql } from './case-duplicates.js';
 import { findingScopeSql } from './case-scope.js';
-import { refreshDueDates } from './sla-policy-store.js';
+import { kevDueSql, openDueSql } from './case-due-dates.js';
+import { getSlaPolicy } from './sla-policy-store.js';
 
 /**
  * Cases from a completed scan's stored findings: one case per (workspace, fingerprint), created
@@ -34,6 +35,19 @@ export async function upsertScanCases(
      INSERT INTO case_status_history (case_id, from_status, to_status, actor, note)
      SELECT id, 'resolved', 'open', 'scan:' || ${scanId}::text, 'Seen again by a scan.' FROM reopened`,
   );
+  // The basis of the due dates (docs/cases.md#due-dates-and-sla): the scan's asset, the CVEs' KEV due date.
+  const exposed = sql`coalesce((SELECT s.asset_internet_exposed OR s.asset_criticality IN ('HIGH', 'CRITICAL')
+    FROM scans s WHERE s.id = ${scanId}), false)`;
+  // An announced breach whose due date this sighting moves later is a new breach when it passes.
+  const movedDue = openDueSql(
+    {
+      urgency: sql`(CASE WHEN cases.triaged_at IS NULL THEN EXCLUDED.severity ELSE cases.priority END)`,
+      exposed: sql`EXCLUDED.sla_exposed`,
+      firstSeen: sql`cases.first_seen`,
+      kevDueAt: sql`EXCLUDED.kev_due_at`,
+    },
+    await getSlaPolicy(tx, workspaceId),
+  );
   // One sort of the scan's narrow case columns, in memory: the window shares DISTINCT ON's order.
   await tx.query(sql`SET LOCAL work_mem = '64MB'`);
   // Ordered by fingerprint so concurrent completions of one workspace lock cases in the same order.
@@ -41,11 +55,12 @@ export async function upsertScanCases(
     sql`WITH upserted AS (
      INSERT INTO cases (workspace_id, fingerprint, title, severity, scanner, rule_id, cve_ids, cwe_ids, cvss_score,
                         asset, host, ip, fqdn, component, port, protocol, first_scan_id, last_scan_id,
-                        first_seen, last_seen, sightings, scope, aliases, vuln_keys)
+                        first_seen, last_seen, sightings, scope, aliases, vuln_keys, sla_exposed, kev_due_at)
      SELECT d.workspace_id, d.fingerprint, d.title, d.severity, d.scanner, d.rule_id, d.cve_ids, d.cwe_ids,
             d.cvss_score, d.asset, d.host, d.ip, d.fqdn, d.component, d.port, d.protocol, d.scan_id, d.scan_id,
             now(), now(), d.sightings, ${findingScopeSql(hostless)}, d.aliases,
-            ${vulnKeysSql(sql`(SELECT asset_name FROM scans WHERE id = ${scanId})`)}
+            ${vulnKeysSql(sql`(SELECT asset_name FROM scans WHERE id = ${scanId})`)}, ${exposed},
+            CASE WHEN cardinality(d.cve_ids) > 0 THEN ${kevDueSql(sql`d.cve_ids`)} END
      FROM (
        SELECT DISTINCT ON (fingerprint) workspace_id, fingerprint, title, severity, scanner, rule_id, cve_ids, cwe_ids,
               cvss_score, asset, host, ip, fqdn, component, component_version, purl, port, protocol, scan_id, aliases,
@@ -58,15 +73,11 @@ export async function upsertScanCases(
        title = EXCLUDED.title, severity = EXCLUDED.severity, cve_ids = EXCLUDED.cve_ids, cwe_ids = EXCLUDED.cwe_ids,
        cvss_score = EXCLUDED.cvss_score, last_scan_id = EXCLUDED.last_scan_id, last_seen = EXCLUDED.last_seen,
        sightings = cases.sightings + EXCLUDED.sightings, scope = EXCLUDED.scope, aliases = EXCLUDED.aliases,
-       vuln_keys = EXCLUDED.vuln_keys, updated_at = now()
+       vuln_keys = EXCLUDED.vuln_keys, sla_exposed = EXCLUDED.sla_exposed, kev_due_at = EXCLUDED.kev_due_at,
+       sla_breach_due_at = CASE WHEN ${movedDue} > cases.sla_breach_due_at THEN NULL ELSE cases.sla_breach_due_at END,
+       updated_at = now()
      RETURNING xmax = 0 AS created)
      SELECT count(*) FILTER (WHERE created)::int AS created FROM upserted`,
   );
-  // The sighted cases' severity, asset context or status may have changed (docs/cases.md#due-dates-and-sla).
-  // Index probes only: with a KEV catalog loaded the planner reads all of `kev_entries` once per
-  // sighted case for its CVEs (3.5 s of CPU a 17,671-case Nessus scan; measured in bench/ingest).
-  await tx.query(sql`SET LOCAL enable_seqscan = off`);
-  await refreshDueDates(tx, workspaceId, { scanId });
-  await tx.query(sql`SET LOCAL enable_seqscan = on`);
   return { created: upsert.rows[0]!.created, reopened: reopen.rowCount ?? 0 };
 }

@@ -2,7 +2,7 @@ import { sql, type SqlFragment } from '../../db/sql.js';
 import type { CaseStatus } from './case-status.js';
 import type { CaseTriageAnswer, CaseTriagePriority } from './case-triage-store.js';
 import { kevColumnSql } from './list-filters.js';
-import { slaStateSql, type SlaState } from './case-due-dates.js';
+import { dueAtJoinedSql, POLICY_JOIN_SQL, slaStateSql, type SlaState } from './case-due-dates.js';
 
 /**
  * The one shape of a case (docs/cases.md) and the one way a `cases` row becomes it: the case
@@ -183,11 +183,14 @@ const caseColumns = (
   ${isoText(sql`c.first_seen`)} AS first_seen, ${isoText(sql`c.last_seen`)} AS last_seen,
   c.first_scan_id, c.last_scan_id, c.sightings, ${isoText(sql`c.created_at`)} AS created_at,
   ${isoText(sql`c.updated_at`)} AS updated_at, ${triageColumns('c')}, c.triage_stale, c.duplicate_of,
-  ${kevColumnSql('c')}, ${isoText(sql`c.due_at`)} AS due_at, ${slaStateSql('c', now)} AS sla,
+  ${kevColumnSql('c')}, ${isoText(sql`cd.due`)} AS due_at, ${slaStateSql('c', sql`cd.due`, now)} AS sla,
   (SELECT max(e.epss) FROM epss_scores e WHERE e.cve_id = ANY(c.cve_ids)) AS epss,
   lf.cvss_vector, lf.component_version, lf.purl, lf.file, lf.line,
   c.assignee, array_to_json(c.tags) AS tags, ${isoText(sql`c.acceptance_expires_at`)} AS acceptance_expires_at,
   c.acceptance_note`;
+
+/** The due date of each case of the page (`cd.due`), under its workspace's policy. */
+const DUE_JOIN = sql`${POLICY_JOIN_SQL} CROSS JOIN LATERAL (SELECT ${dueAtJoinedSql()} AS due) cd`;
 
 const NEWEST_SIGHTING = sql`LEFT JOIN LATERAL (
   SELECT f.cvss_vector, f.component_version, f.purl, f.file, f.line FROM findings f
@@ -207,7 +210,7 @@ export function selectCases(
   extra: SqlFragment = sql.empty,
   now: Date | null = null,
 ): SqlFragment {
-  return sql`SELECT ${caseColumns(now)}${extra} FROM (${page}) c ${NEWEST_SIGHTING} ORDER BY ${orderBy}`;
+  return sql`SELECT ${caseColumns(now)}${extra} FROM (${page}) c ${NEWEST_SIGHTING} ${DUE_JOIN} ORDER BY ${orderBy}`;
 }
 
 /** The `lead_cve_id` column over the `cases` row aliased `c` (see {@link Case.leadCveId}). */

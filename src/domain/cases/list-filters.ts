@@ -1,6 +1,7 @@
 import { sql, type SqlFragment } from '../../db/sql.js';
 import { isUuid } from '../../lib/ids.js';
-import { slaStateSql } from './case-due-dates.js';
+import type { SlaPolicy } from './sla-policy.js';
+import { dueAtSql, slaStateSql } from './case-due-dates.js';
 
 /**
  * The list filters (severity, status, priority, action, triaged, stale, CVE, asset, scanner,
@@ -33,6 +34,11 @@ export interface ListFilters {
   /** The clock `sla` is read at; the database's when absent. */
   now?: Date;
   /**
+   * The workspace's SLA policy, when the caller has it: `sla` and `dueBefore` then compute due
+   * dates from parameters instead of looking the policy up for each case.
+   */
+  slaPolicy?: SlaPolicy;
+  /**
    * Whether cases marked a duplicate of another (docs/cases.md#one-vulnerability-one-case) are
    * selected: hidden unless `include`. Findings are sightings and always listed.
    * @defaultValue 'exclude'
@@ -62,13 +68,18 @@ export function filterWhere(alias: FilterAlias, f: ListFilters, table: 'findings
   if (f.action?.length) onCase.push(sql`${c}.recommended_action = ANY(${f.action}::text[])`);
   if (f.triaged !== undefined) onCase.push(sql`${c}.triaged_at IS ${f.triaged ? sql`NOT ` : sql.empty}NULL`);
   if (f.stale !== undefined) onCase.push(sql`${f.stale ? sql.empty : sql`NOT `}${c}.triage_stale`);
+  const caseAlias = table === 'cases' ? 'c' : 'fc';
   if (f.sla?.length) {
-    onCase.push(sql`${slaStateSql(table === 'cases' ? 'c' : 'fc', f.now)} = ANY(${f.sla}::text[])`);
+    onCase.push(
+      sql`${slaStateSql(caseAlias, dueAtSql(caseAlias, f.slaPolicy), f.now)} = ANY(${f.sla}::text[])`,
+    );
   }
   if (f.dueBefore !== undefined) {
     // The routes refuse an impossible date; one that reaches here anyway matches nothing.
     const at = instantOf(f.dueBefore);
-    onCase.push(at === null ? sql`false` : sql`${c}.due_at < ${at.toISOString()}::timestamptz`);
+    onCase.push(
+      at === null ? sql`false` : sql`${dueAtSql(caseAlias, f.slaPolicy)} < ${at.toISOString()}::timestamptz`,
+    );
   }
   if (table === 'cases' && f.duplicates !== 'include') where.push(sql`${t}.duplicate_of IS NULL`);
   if (f.assignee !== undefined) onCase.push(sql`${c}.assignee = ${f.assignee.trim().toLowerCase()}`);

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/pool.js';
 import { sql } from '../../db/sql.js';
+import { dueAtSql } from './case-due-dates.js';
 
 /**
  * The dashboard's remediation figures (docs/console.md#dashboard), from the cases' due dates and
@@ -33,7 +34,7 @@ export async function remediationStats(db: Db, workspaceId: string, now: Date): 
   const [dueRes, resolvedRes, rescanRes] = await Promise.all([
     db.query<{ n: number }>(
       sql`SELECT count(*)::int AS n FROM cases c WHERE c.workspace_id = ${workspaceId}
-            AND c.status IN ('open', 'in_progress') AND c.due_at < ${at}`,
+            AND c.status IN ('open', 'in_progress') AND ${dueAtSql('c')} < ${at}`,
     ),
     db.query<{ severity: string; d30: number | null; d90: number | null; met: number; missed: number }>(sql`
 WITH res AS (

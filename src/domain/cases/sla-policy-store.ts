@@ -3,7 +3,7 @@ import { withTransaction } from '../../db/pool.js';
 import { sql } from '../../db/sql.js';
 import { recordAuditEvent } from '../keys/audit-log.js';
 import type { Actor } from '../keys/key-service.js';
-import { recomputeDueDates, type DueDateScope } from './case-due-dates.js';
+import { basisOf, kevDueSql, openDueLookupSql, openDueSql } from './case-due-dates.js';
 import {
   DEFAULT_SLA_POLICY,
   SLA_PRIORITIES,
@@ -58,11 +58,34 @@ const settingsOf = (p: SlaPolicy | SlaPolicyInput): SlaPolicyInput => ({
 });
 
 /**
- * Stores the workspace's policy and recomputes the due dates of its cases that are not resolved,
- * in one transaction (a resolved case keeps the due date it was resolved against). A policy that
- * differs from the one in force is an audit event (`sla_policy_change`, by `actor`, with the old
- * and new settings and how many due dates moved) in the same transaction. Returns the stored
- * policy and how many cases' due dates moved.
+ * What a policy change does to the workspace's cases, in ONE statement: counts the cases not
+ * resolved whose due date moved (due dates are computed at read time, so none is written), and
+ * clears the announcement of the breaches among them whose due date moved later, so the new date
+ * passing is a new breach (docs/cases.md#due-dates-and-sla). Returns the count.
+ */
+async function policyChanged(db: Db, workspaceId: string, from: SlaPolicy, to: SlaPolicy): Promise<number> {
+  const c = basisOf(sql`c`);
+  const { rows } = await db.query<{ moved: number }>(sql`
+WITH moved AS (
+  SELECT c.id, c.sla_breach_due_at AS announced, ${openDueSql(c, to)} AS due FROM cases c
+  WHERE c.workspace_id = ${workspaceId} AND c.status <> 'resolved'
+    AND ${openDueSql(c, from)} IS DISTINCT FROM ${openDueSql(c, to)}
+),
+cleared AS (
+  UPDATE cases t SET sla_breach_due_at = NULL FROM moved
+  WHERE t.id = moved.id AND moved.announced IS NOT NULL AND moved.due > moved.announced
+  RETURNING 1
+)
+SELECT (SELECT count(*) FROM moved)::int AS moved, (SELECT count(*) FROM cleared)::int AS cleared`);
+  return rows[0]!.moved;
+}
+
+/**
+ * Stores the workspace's policy, in one transaction with what {@link policyChanged} does (a
+ * resolved case keeps the due date it was resolved against). A policy that differs from the one
+ * in force is an audit event (`sla_policy_change`, by `actor`, with the old and new settings and
+ * how many due dates moved) in the same transaction. Returns the stored policy and how many open
+ * cases' due dates moved (`recomputed`).
  */
 export async function putSlaPolicy(
   pool: Pool,
@@ -75,7 +98,8 @@ export async function putSlaPolicy(
   return withTransaction(pool, async (tx) => {
     // The row is locked so two concurrent changes each audit the policy the other left.
     await tx.query(sql`SELECT 1 FROM sla_policies WHERE workspace_id = ${workspaceId} FOR UPDATE`);
-    const before = settingsOf(await getSlaPolicy(tx, workspaceId));
+    const previous = await getSlaPolicy(tx, workspaceId);
+    const before = settingsOf(previous);
     await tx.query(sql`
 INSERT INTO sla_policies (workspace_id, critical_days, high_days, medium_days, low_days, info_days,
   exposed_critical_days, exposed_high_days, exposed_medium_days, exposed_low_days, exposed_info_days,
@@ -89,7 +113,7 @@ ON CONFLICT (workspace_id) DO UPDATE SET critical_days = EXCLUDED.critical_days,
   exposed_info_days = EXCLUDED.exposed_info_days, max_acceptance_days = EXCLUDED.max_acceptance_days,
   updated_at = now()`);
     const policy = await getSlaPolicy(tx, workspaceId);
-    const recomputed = await recomputeDueDates(tx, workspaceId, policy);
+    const recomputed = await policyChanged(tx, workspaceId, previous, policy);
     const after = settingsOf(policy);
     if (JSON.stringify(before) !== JSON.stringify(after)) {
       await recordAuditEvent(tx, workspaceId, 'sla_policy_change', actor, {
@@ -103,24 +127,20 @@ ON CONFLICT (workspace_id) DO UPDATE SET critical_days = EXCLUDED.critical_days,
 }
 
 /**
- * Recomputes the due dates of the workspace's cases of `scope` under its own policy: what the
- * cases area runs after a change a due date derives from (a scan's sightings, a triage answer,
- * a status change). Returns how many moved.
+ * Keeps `cases.kev_due_at` (the earliest KEV due date of a case's CVEs) of every case carrying
+ * any of `cves`: a KEV catalog load whose entries changed (docs/cases.md#due-dates-and-sla). An
+ * announced breach whose due date moves later becomes a new breach when the new date passes.
+ * Returns how many cases' KEV due date changed.
  */
-export async function refreshDueDates(db: Db, workspaceId: string, scope: DueDateScope): Promise<number> {
-  return recomputeDueDates(db, workspaceId, await getSlaPolicy(db, workspaceId), scope);
-}
-
-/**
- * Recomputes the due dates of every workspace's cases carrying any of `cves`, each under its
- * workspace's policy: a KEV catalog load whose entries (and so their due dates) changed.
- */
-export async function refreshDueDatesForCves(db: Db, cves: readonly string[]): Promise<number> {
+export async function refreshKevDueDates(db: Db, cves: readonly string[]): Promise<number> {
   if (cves.length === 0) return 0;
-  const { rows } = await db.query<{ workspace_id: string }>(
-    sql`SELECT DISTINCT workspace_id FROM cases WHERE cve_ids && ${[...cves]}::text[] AND status <> 'resolved'`,
-  );
-  let moved = 0;
-  for (const r of rows) moved += await refreshDueDates(db, r.workspace_id, { cves: [...cves] });
-  return moved;
+  const res = await db.query(sql`
+UPDATE cases c SET kev_due_at = n.kev_due_at,
+  sla_breach_due_at = CASE WHEN c.sla_breach_due_at IS NULL OR c.status = 'resolved' THEN c.sla_breach_due_at
+    WHEN ${openDueLookupSql({ ...basisOf(sql`c`), kevDueAt: sql`n.kev_due_at` }, sql`c.workspace_id`)} > c.sla_breach_due_at
+    THEN NULL ELSE c.sla_breach_due_at END
+FROM (SELECT c.id, ${kevDueSql(sql`c.cve_ids`)} AS kev_due_at FROM cases c
+      WHERE c.cve_ids && ${[...cves]}::text[]) n
+WHERE c.id = n.id AND c.kev_due_at IS DISTINCT FROM n.kev_due_at`);
+  return res.rowCount ?? 0;
 }

@@ -1,7 +1,7 @@
 import type { Pool } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
 import { markStaleForCves } from '../cases/case-triage-store.js';
-import { refreshDueDatesForCves } from '../cases/sla-policy-store.js';
+import { refreshKevDueDates } from '../cases/sla-policy-store.js';
 import { malformed } from './import-error.js';
 import { lockFeed, recordImport, replaceKevEntries } from './enrichment-store.js';
 import { runImport, type ImportResultBase } from './import-run.js';
@@ -61,7 +61,7 @@ export async function importKev(
       // Cases triaged before a CVE joined or left the catalog are stale (docs/cases.md#stale-triage).
       await markStaleForCves(client, changedCves);
       // A KEV due date may now be the sooner one (docs/cases.md#due-dates-and-sla).
-      await refreshDueDatesForCves(client, changedCves);
+      await refreshKevDueDates(client, changedCves);
       await recordImport(client, 'kev', origin, entries.size);
     });
     return {

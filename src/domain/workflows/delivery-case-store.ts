@@ -1,5 +1,6 @@
 import type { Queryable } from '../../db/pool.js';
 import { sql } from '../../db/sql.js';
+import { dueAtSql } from '../cases/case-due-dates.js';
 import type { DeliveryCase } from './types.js';
 
 /**
@@ -41,7 +42,8 @@ export async function loadDeliveryCase(
 ): Promise<DeliveryCase | null> {
   const { rows } = await db.query<DeliveryCaseRow>(
     sql`SELECT c.id, c.title, c.severity, c.priority, c.recommended_action, c.reasoning, c.status, c.scanner,
-               c.rule_id, c.cve_ids, c.cvss_score, c.asset, c.host, c.component, c.first_seen, c.last_seen, c.due_at,
+               c.rule_id, c.cve_ids, c.cvss_score, c.asset, c.host, c.component, c.first_seen, c.last_seen,
+               ${dueAtSql('c')} AS due_at,
                c.rule_id, c.cve_ids, c.cvss_score, c.asset, c.host, c.component, c.first_seen, c.last_seen,
                c.assignee, c.tags,
                EXISTS (SELECT 1 FROM kev_entries k WHERE k.cve_id = ANY(c.cve_ids)) AS kev,

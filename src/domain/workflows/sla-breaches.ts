@@ -1,6 +1,8 @@
 import type { Pool } from '../../db/pool.js';
 import { withTransaction } from '../../db/pool.js';
 import { sql } from '../../db/sql.js';
+import { basisOf, openDueLookupSql } from '../cases/case-due-dates.js';
+import { breachCandidatesSql } from '../cases/sla-breach-candidates.js';
 import { insertMatchingDeliveries } from './delivery-store.js';
 import { enabledWorkflows } from './workflow-store.js';
 
@@ -13,8 +15,10 @@ import { enabledWorkflows } from './workflow-store.js';
  * setting `sla_breach_due_at` to the due date it announces, under `FOR UPDATE SKIP LOCKED`, and
  * records the deliveries in the same transaction, so a claim never commits without its deliveries
  * and a committed claim is never taken again (a concurrent sweep skips the locked rows and, after
- * the commit, no longer matches them). A due date that moves later and passes again is a new
- * breach. The deliveries are queued after the commit; a queue that is down leaves them to the
+ * the commit, no longer matches them: only cases with no announced breach are candidates). A
+ * change that moves a due date later than the one announced clears the announcement (a policy
+ * change, a triage, a sighting, a KEV load, a reopen), so the new date passing is a new breach; a
+ * date moved earlier is the same breach. The deliveries are queued after the commit; a queue that is down leaves them to the
  * lost-deliveries sweep.
  */
 
@@ -35,14 +39,15 @@ async function claimBatch(
 ): Promise<{ claimed: number; deliveries: Map<string, string[]> }> {
   return withTransaction(pool, async (tx) => {
     const { rows } = await tx.query<{ id: string; workspace_id: string }>(sql`
-WITH due AS (
-  SELECT id FROM cases
-  WHERE status IN ('open', 'in_progress') AND due_at IS NOT NULL AND sla_breach_due_at IS DISTINCT FROM due_at
-    AND due_at < ${now.toISOString()}::timestamptz
-  ORDER BY due_at LIMIT ${limit}
-  FOR UPDATE SKIP LOCKED
+WITH candidates AS (${breachCandidatesSql(now, limit)}),
+due AS (
+  SELECT c.id FROM cases c
+  WHERE c.id IN (SELECT id FROM candidates) AND c.status IN ('open', 'in_progress') AND c.sla_breach_due_at IS NULL
+  LIMIT ${limit}
+  FOR UPDATE OF c SKIP LOCKED
 )
-UPDATE cases c SET sla_breach_due_at = c.due_at FROM due WHERE c.id = due.id
+UPDATE cases c SET sla_breach_due_at = ${openDueLookupSql(basisOf(sql`c`), sql`c.workspace_id`)}
+FROM due WHERE c.id = due.id
 RETURNING c.id, c.workspace_id`);
     const byWorkspace = new Map<string, string[]>();
     for (const r of rows) byWorkspace.set(r.workspace_id, [...(byWorkspace.get(r.workspace_id) ?? []), r.id]);

@@ -34,18 +34,20 @@ async function upload(key: string): Promise<void> {
   await waitForScan(t.app, key, (res.json() as { scanId: string }).scanId);
 }
 
-/** Sets a case's first sighting and due date, and resolves it at `resolvedAt` by `actor`. */
+/**
+ * Sets a case's first sighting (its due date is that plus its severity's default days) and
+ * resolves it at `resolvedAt` by `actor`.
+ */
 async function shape(
   title: string,
   firstSeen: number,
-  dueAt: number,
   resolved?: { at: number; actor: string; reason: string | null },
 ): Promise<void> {
   const pool = t.infra.pool;
   const { rows } = await pool.query<{ id: string }>(
-    `UPDATE cases SET first_seen = $3, due_at = $4 ${resolved ? `, status = 'resolved'` : ''}
+    `UPDATE cases SET first_seen = $3 ${resolved ? `, status = 'resolved'` : ''}
       WHERE workspace_id = $1 AND title = $2 RETURNING id`,
-    [owner.workspaceId, title, iso(firstSeen), iso(dueAt)],
+    [owner.workspaceId, title, iso(firstSeen)],
   );
   if (resolved) {
     await pool.query(
@@ -63,15 +65,15 @@ beforeAll(async () => {
   await upload(owner.key);
   await upload(other.key);
   t.clock.set(new Date(now));
-  await shape('critical', X, X + 7 * DAY, { at: X + 3 * DAY, actor: 'user:u', reason: null });
-  await shape('high', X, X + 30 * DAY, { at: X + 40 * DAY, actor: 'user:u', reason: null });
-  await shape('low', X, X + 180 * DAY, {
+  await shape('critical', X, { at: X + 3 * DAY, actor: 'user:u', reason: null });
+  await shape('high', X, { at: X + 40 * DAY, actor: 'user:u', reason: null });
+  await shape('low', X, {
     at: now - 5 * DAY,
     actor: 'scan:00000000-0000-4000-8000-000000000001',
     reason: 'not_seen',
   });
-  await shape('critical2', X, X + 7 * DAY);
-  await shape('medium', X, X + 90 * DAY);
+  await shape('critical2', X);
+  await shape('medium', X);
 }, 60_000);
 afterAll(async () => {
   await t?.close();

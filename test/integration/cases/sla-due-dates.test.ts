@@ -7,6 +7,7 @@ import { startScanApp, waitForScan, type ScanTestApp } from '../../helpers/scan-
 import { DAY } from '../../helpers/clock.js';
 import { importKev } from '../../../src/domain/enrichment/index.js';
 import { recordCaseTriage } from '../../../src/domain/cases/case-triage-store.js';
+import { listCases } from '../../../src/domain/cases/case-store.js';
 import {
   DEFAULT_SLA_POLICY,
   getSlaPolicy,
@@ -32,14 +33,23 @@ async function upload(key: string, findings: object[], query = ''): Promise<void
   await waitForScan(t.app, key, (res.json() as { scanId: string }).scanId);
 }
 
+/** Each case's due date as the API answers it, by title. */
+async function dueAts(
+  workspaceId: string,
+): Promise<Record<string, { dueAt: string | null; firstSeen: string }>> {
+  const page = await listCases(t.infra.pool, workspaceId, { limit: 100, duplicates: 'include' });
+  return Object.fromEntries(page.data.map((c) => [c.title, { dueAt: c.dueAt, firstSeen: c.firstSeen }]));
+}
+
 /** Days from first sighting to due date, by title (null: no due date). */
 async function dueDays(workspaceId: string): Promise<Record<string, number | null>> {
-  const { rows } = await t.infra.pool.query<{ title: string; days: number | null }>(
-    `SELECT title, round(extract(epoch FROM due_at - first_seen) / 86400)::int AS days
-       FROM cases WHERE workspace_id = $1 ORDER BY title`,
-    [workspaceId],
+  const cases = Object.entries(await dueAts(workspaceId)).sort(([a], [b]) => a.localeCompare(b));
+  return Object.fromEntries(
+    cases.map(([title, c]) => [
+      title,
+      c.dueAt === null ? null : Math.round((Date.parse(c.dueAt) - Date.parse(c.firstSeen)) / DAY),
+    ]),
   );
-  return Object.fromEntries(rows.map((r) => [r.title, r.days]));
 }
 
 async function caseId(workspaceId: string, title: string): Promise<string> {
@@ -162,11 +172,9 @@ describe('due dates', () => {
       }),
     );
     await importKev(t.infra.pool, { file });
-    const { rows } = await t.infra.pool.query<{ title: string; due: string }>(
-      `SELECT title, to_char(due_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI') AS due FROM cases
-        WHERE workspace_id = $1 ORDER BY title`,
-      [owner.workspaceId],
-    );
+    const rows = Object.entries(await dueAts(owner.workspaceId))
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([title, c]) => ({ title, due: c.dueAt!.slice(0, 16) }));
     const endOfDue = new Date(Date.parse(`${due}T00:00:00Z`) + DAY).toISOString().slice(0, 16);
     expect(rows).toEqual([
       { title: 'kev critical', due: expect.not.stringMatching(endOfDue) as unknown },

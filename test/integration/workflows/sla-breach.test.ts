@@ -161,6 +161,21 @@ describe('case.sla_breached', () => {
     expect(n[0]!.n).toBe(2);
   });
 
+  it('announces no new breach when a policy change moves a passed due date earlier', async () => {
+    const put = await t.app.inject({
+      method: 'PUT',
+      url: '/api/v1/sla-policy',
+      headers: { 'x-api-key': admin.key },
+      payload: { days: { CRITICAL: 100, HIGH: 100, MEDIUM: 100, LOW: 100, INFO: null } },
+    });
+    expect(put.statusCode, put.body).toBe(200);
+    const pool = { pool: t.infra.pool, enqueue: async () => {} };
+    expect(await announceSlaBreaches(pool, new Date(start + 368 * DAY))).toEqual({
+      breaches: 0,
+      deliveries: 0,
+    });
+  });
+
   it('never announces a resolved case', async () => {
     await t.infra.pool.query(`UPDATE cases SET status = 'resolved', due_at = now() - interval '1 day'`);
     const pool = { pool: t.infra.pool, enqueue: async () => {} };
