@@ -20,11 +20,12 @@ import { enqueueDeliveries } from '../jobs/workflow-delivery.js';
 export interface Workflows {
   service: WorkflowService;
   inbound: InboundDeps;
-  /** The hook the ingest, triage and case-status paths call when cases change. */
+  /** Queues what changes of cases recorded, after their commit. */
   trigger: WorkflowTrigger;
   /**
-   * What the cases area records in the transaction of a change people or time make (a status,
-   * an owner, an expired acceptance) and queues after its commit.
+   * What every change of cases but a scan's records in its own transaction (a status, an owner,
+   * an expired acceptance, a triage answer, a tracker's status flowing back) and queues after
+   * its commit.
    */
   caseDeliveries: CaseChangeDeliveries<RecordedDeliveries>;
   /** What the `deliveries` worker runs with. */
@@ -71,6 +72,11 @@ export function buildWorkflows(
       'workflow deliveries stored but not queued: the maintenance sweep queues them',
     );
   const trigger = createWorkflowTrigger({ pool: infra.pool, enqueue, onEnqueueFailed });
+  const caseDeliveries: CaseChangeDeliveries<RecordedDeliveries> = {
+    record: (tx, workspaceId, caseIds, event, options) =>
+      recordCaseDeliveries(tx, workspaceId, caseIds, event, options),
+    queue: (recorded) => trigger.queueRecorded(recorded),
+  };
   return {
     service: createWorkflowService({
       pool: infra.pool,
@@ -79,12 +85,9 @@ export function buildWorkflows(
       outbound,
       delivery,
     }),
-    inbound: { pool: infra.pool, pepper: infra.pepper, clock, trigger },
+    inbound: { pool: infra.pool, pepper: infra.pepper, clock, deliveries: caseDeliveries },
     trigger,
-    caseDeliveries: {
-      record: (tx, workspaceId, caseIds, event) => recordCaseDeliveries(tx, workspaceId, caseIds, event),
-      queue: (recorded) => trigger.queueRecorded(recorded),
-    },
+    caseDeliveries,
     delivery,
     requeueLost: (olderThanMs) => requeueLostDeliveries(infra.pool, enqueue, olderThanMs),
     announceSlaBreaches: (now) => announceSlaBreaches({ pool: infra.pool, enqueue, onEnqueueFailed }, now),

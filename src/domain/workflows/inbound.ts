@@ -1,6 +1,7 @@
-import type { Pool } from '../../db/pool.js';
+import { withTransaction, type Pool } from '../../db/pool.js';
 import { AppError } from '../../lib/errors.js';
-import { changeCaseStatus } from '../cases/case-store.js';
+import { changeStatusIn } from '../cases/case-store.js';
+import type { CaseChangeDeliveries } from '../cases/case-deliveries.js';
 import { longestAcceptanceFrom } from '../cases/risk-acceptance.js';
 import { getSlaPolicy } from '../cases/sla-policy-store.js';
 import type { CaseStatus } from '../cases/case-status.js';
@@ -10,7 +11,6 @@ import { unsealWorkflowSecret } from './sealing.js';
 import { verifyHubSignature } from './signing.js';
 import { targetKind, WORKFLOW_KINDS, type WorkflowKind } from './targets/registry.js';
 import { headerValue, type InboundChange, type TargetInbound } from './targets/target-inbound.js';
-import type { WorkflowTrigger } from './trigger.js';
 import { CLOSED_STATUSES } from './types.js';
 import type { Workflow } from './workflow.js';
 import { getWorkflowById } from './workflow-store.js';
@@ -32,7 +32,8 @@ export interface InboundDeps {
   pool: Pool;
   pepper: string;
   clock: () => Date;
-  trigger: WorkflowTrigger;
+  /** Records a change's deliveries in its transaction and queues them after the commit. */
+  deliveries: CaseChangeDeliveries;
 }
 
 export interface InboundRequest {
@@ -94,34 +95,56 @@ export async function receiveInbound(
   });
   if (reading.kind === 'ignored') return { applied: false, reason: reading.reason };
   if (reading.kind === 'refused') throw refused();
-  if (!(await firstSightOfInbound(deps.pool, w.id, `${kind}:${reading.deliveryId}`))) throw refused();
-  if (!('change' in reading)) return { applied: false, reason: reading.reason };
-  return apply(deps, w, reading.change);
+  if (!('change' in reading)) {
+    if (!(await firstSightOfInbound(deps.pool, w.id, `${kind}:${reading.deliveryId}`))) throw refused();
+    return { applied: false, reason: reading.reason };
+  }
+  return apply(deps, w, kind, reading.deliveryId, reading.change);
 }
 
-async function apply(deps: InboundDeps, w: Workflow, change: InboundChange): Promise<InboundResult> {
-  const link = await findLinkByExternalId(deps.pool, w.id, change.externalId);
-  if (!link) return { applied: false, reason: 'no case is linked to this issue' };
-  if (change.withinOpen && link.remote_state === 'open')
-    return { applied: false, reason: 'the issue is still open' };
-  const remoteState = CLOSED_STATUSES.has(change.status) ? 'closed' : 'open';
-  // The remote state first: a delivery racing this change then sees nothing to transition.
-  await updateLink(deps.pool, link, { remoteState });
-  const changed = await changeCaseStatus(deps.pool, {
-    workspaceId: w.workspaceId,
-    caseId: link.case_id,
-    status: change.status,
-    note: change.note,
-    actor: `workflow:${w.id}`,
-    // A tracker's "won't fix" names no end: the longest acceptance the workspace allows.
-    expiresAt: longestAcceptanceFrom(
-      deps.clock(),
-      (await getSlaPolicy(deps.pool, w.workspaceId)).maxAcceptanceDays,
-    ),
+/**
+ * Applies a tracker's change in ONE transaction (docs/workflows.md#when-deliveries-happen): the
+ * delivery id seen, the link's remote state, the case's status and the other workflows'
+ * deliveries commit together, so a crash leaves either all of them (queued after the commit, or
+ * by the maintenance sweep) or none, and the tracker's retry of the same delivery id applies.
+ */
+async function apply(
+  deps: InboundDeps,
+  w: Workflow,
+  kind: WorkflowKind,
+  deliveryId: string,
+  change: InboundChange,
+): Promise<InboundResult> {
+  // Read before the transaction: the policy is the workspace's, not part of this change.
+  const maxAcceptanceDays = (await getSlaPolicy(deps.pool, w.workspaceId)).maxAcceptanceDays;
+  const outcome = await withTransaction(deps.pool, async (tx) => {
+    if (!(await firstSightOfInbound(tx, w.id, `${kind}:${deliveryId}`))) throw refused();
+    const link = await findLinkByExternalId(tx, w.id, change.externalId);
+    if (!link) return { applied: false as const, reason: 'no case is linked to this issue' };
+    if (change.withinOpen && link.remote_state === 'open')
+      return { applied: false as const, reason: 'the issue is still open' };
+    const remoteState = CLOSED_STATUSES.has(change.status) ? 'closed' : 'open';
+    // The remote state first: a delivery racing this change then sees nothing to transition.
+    await updateLink(tx, link, { remoteState });
+    const changed = await changeStatusIn(tx, {
+      workspaceId: w.workspaceId,
+      caseId: link.case_id,
+      status: change.status,
+      note: change.note,
+      actor: `workflow:${w.id}`,
+      // A tracker's "won't fix" names no end: the longest acceptance the workspace allows.
+      expiresAt: longestAcceptanceFrom(deps.clock(), maxAcceptanceDays),
+    });
+    if (changed === 'missing') return { applied: false as const, reason: 'the case is gone' };
+    const recorded =
+      changed === 'changed'
+        ? await deps.deliveries.record(tx, w.workspaceId, [link.case_id], 'case.status_changed', {
+            exceptWorkflowId: w.id,
+          })
+        : null;
+    return { applied: true as const, caseId: link.case_id, recorded };
   });
-  if (!changed) return { applied: false, reason: 'the case is gone' };
-  await deps.trigger.casesChanged(w.workspaceId, [link.case_id], 'case.status_changed', {
-    exceptWorkflowId: w.id,
-  });
-  return { applied: true, caseId: link.case_id, status: change.status };
+  if (!outcome.applied) return outcome;
+  if (outcome.recorded !== null) await deps.deliveries.queue(outcome.recorded);
+  return { applied: true, caseId: outcome.caseId, status: change.status };
 }

@@ -1,17 +1,18 @@
-import type { Db, Pool } from '../../db/pool.js';
+import { withTransaction, type Db, type Pool } from '../../db/pool.js';
+import type { CaseChangeOptions } from '../cases/case-deliveries.js';
 import type { WorkflowEvent } from './types.js';
 import { insertMatchingDeliveries, pendingDeliveriesOf, type CaseSelection } from './delivery-store.js';
 import { enabledWorkflows } from './workflow-store.js';
 
 /**
- * THE hook other areas call when cases change (docs/workflows.md#when-deliveries-happen): after a
- * case's triage answer, after a status change. For each enabled
- * workflow of the workspace, one INSERT … SELECT evaluates the rule over the selected cases in
- * SQL and records a pending delivery per match (or per case already linked), then queues them.
- * Calling it twice for the same change is harmless: deliveries to issue trackers are
- * state-based and locked per (workflow, case), so a case still gets exactly one issue. A change
- * made inside a transaction records its deliveries in it instead (`recordScanDeliveries`,
- * `recordCaseDeliveries`) and has them queued after the commit.
+ * How deliveries of case changes are queued (docs/workflows.md#when-deliveries-happen). Every
+ * change of cases records its deliveries in the transaction that makes it
+ * ({@link recordScanDeliveries}, {@link recordCaseDeliveries}: for each enabled workflow of the
+ * workspace, one INSERT … SELECT evaluates the rule over the changed cases in SQL and records a
+ * pending delivery per match, or per case already linked), and has them queued here once it
+ * committed; the maintenance sweep queues any that never were. Queuing twice is harmless: a
+ * delivery's job id is its own id, and deliveries to issue trackers are state-based and locked
+ * per (workflow, case), so a case still gets exactly one issue.
  */
 export interface WorkflowTrigger {
   /**
@@ -20,8 +21,9 @@ export interface WorkflowTrigger {
    */
   scanCompleted(workspaceId: string, scanId: string): Promise<number>;
   /**
-   * After cases changed. `exceptWorkflowId`: the workflow whose inbound webhook made the change
-   * (never echoed back to it).
+   * Records and queues the deliveries of `event` for cases whose change is not itself recorded
+   * here (a tool, a test): {@link recordCaseDeliveries} in a transaction of its own, then
+   * {@link WorkflowTrigger.queueRecorded}. `exceptWorkflowId`: a workflow left out.
    */
   casesChanged(
     workspaceId: string,
@@ -45,24 +47,6 @@ export function createWorkflowTrigger(deps: {
   /** Told when an enqueue failed (the queue is down): the deliveries wait for the sweep. */
   onEnqueueFailed?: (err: unknown, workflowId: string, deliveries: number) => void;
 }): WorkflowTrigger {
-  async function run(
-    workspaceId: string,
-    selection: CaseSelection,
-    event: WorkflowEvent,
-    except?: string,
-  ): Promise<number> {
-    let total = 0;
-    for (const w of await enabledWorkflows(deps.pool, workspaceId)) {
-      if (w.id === except) continue;
-      const ids = await insertMatchingDeliveries(deps.pool, w, selection, event);
-      // The change that called us is committed, and so are these deliveries: a queue that is down
-      // must not turn its answer into a failure (a client would retry a stored change). The
-      // maintenance sweep queues pending deliveries without a job (lost-deliveries.ts).
-      await deps.enqueue(w.id, ids).catch((err: unknown) => deps.onEnqueueFailed?.(err, w.id, ids.length));
-      total += ids.length;
-    }
-    return total;
-  }
   async function queueRecorded(byWorkflow: RecordedDeliveries) {
     let total = 0;
     for (const [workflowId, ids] of byWorkflow) {
@@ -88,10 +72,14 @@ export function createWorkflowTrigger(deps: {
       (await enqueueRecorded(workspaceId, { createdByScan: scanId }, 'case.created')) +
       (await enqueueRecorded(workspaceId, { reopenedByScan: scanId }, 'case.status_changed')) +
       (await enqueueRecorded(workspaceId, { resolvedByScan: scanId }, 'case.status_changed')),
-    casesChanged: (workspaceId, caseIds, event, options = {}) =>
+    casesChanged: async (workspaceId, caseIds, event, options = {}) =>
       caseIds.length === 0
-        ? Promise.resolve(0)
-        : run(workspaceId, { caseIds }, event, options.exceptWorkflowId),
+        ? 0
+        : queueRecorded(
+            await withTransaction(deps.pool, (tx) =>
+              recordCaseDeliveries(tx, workspaceId, caseIds, event, options),
+            ),
+          ),
     queueRecorded,
   };
 }
@@ -134,7 +122,7 @@ export async function recordScanDeliveries(
 /**
  * Records, in the transaction `tx` that changed them, one pending `event` delivery per enabled
  * workflow for each of the workspace's `caseIds` that the workflow's rule matches or that has an
- * issue in it: the change and its deliveries commit together. Queue them after the commit with
+ * issue in it (but `exceptWorkflowId`): the change and its deliveries commit together. Queue them after the commit with
  * {@link WorkflowTrigger.queueRecorded} (the maintenance sweep does if that never happens).
  */
 export async function recordCaseDeliveries(
@@ -142,10 +130,13 @@ export async function recordCaseDeliveries(
   workspaceId: string,
   caseIds: string[],
   event: Exclude<WorkflowEvent, 'workflow.test' | 'case.created'>,
+  options: CaseChangeOptions = {},
 ): Promise<RecordedDeliveries> {
   const recorded: RecordedDeliveries = new Map();
   if (caseIds.length === 0) return recorded;
   for (const w of await enabledWorkflows(tx, workspaceId)) {
+    // Status flowing back: the tracker that told us is not told back.
+    if (w.id === options.exceptWorkflowId) continue;
     const ids = await insertMatchingDeliveries(tx, w, { caseIds }, event);
     if (ids.length > 0) recorded.set(w.id, ids);
   }

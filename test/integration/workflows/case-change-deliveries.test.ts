@@ -4,6 +4,7 @@ import { maintenanceRun } from '../../../src/app/workers.js';
 import { signUpWorkflowManager, TEST_PEPPER } from '../../helpers/test-app.js';
 import { startScanApp, waitForScan, type ScanTestApp } from '../../helpers/scan-app.js';
 import { DAY } from '../../helpers/clock.js';
+import { cutAtOutbox as cutAtOutboxOf } from '../../helpers/outbox-cut.js';
 
 /**
  * Workflow deliveries of case changes other than a scan's (docs/workflows.md#when-deliveries-happen):
@@ -24,7 +25,6 @@ const api = (
 ) =>
   t.app.inject({ method, url, headers: { 'x-api-key': key }, ...(payload !== undefined ? { payload } : {}) });
 const inDays = (d: number) => new Date(t.clock().getTime() + d * DAY).toISOString();
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function upload(prefix: string, n: number): Promise<{ scanId: string; caseIds: string[] }> {
   const findings = Array.from({ length: n }, (_, i) => ({
@@ -58,34 +58,7 @@ async function deliveriesOf(caseId: string, workflow = workflowId): Promise<{ ev
   return rows;
 }
 
-/**
- * Runs `act` while the test holds the workflow outbox (a SHARE lock on `workflow_deliveries`), cuts
- * the connection of whatever waits on it there (a crash at that point), then lets go; `act`'s
- * answer or error.
- */
-async function cutAtOutbox(act: () => Promise<unknown>): Promise<unknown> {
-  const holder = await t.infra.pool.connect();
-  try {
-    await holder.query('BEGIN');
-    await holder.query('LOCK TABLE workflow_deliveries IN SHARE MODE');
-    const first = act().catch((err: unknown) => err);
-    let blocked: number | undefined;
-    for (let i = 0; blocked === undefined; i++) {
-      if (i > 1500) throw new Error('the change never reached the outbox');
-      const { rows } = await t.infra.pool.query<{ pid: number }>(
-        `SELECT pid FROM pg_locks WHERE locktype = 'relation' AND NOT granted
-            AND relation = 'workflow_deliveries'::regclass`,
-      );
-      blocked = rows[0]?.pid;
-      if (blocked === undefined) await sleep(20);
-    }
-    await t.infra.pool.query('SELECT pg_terminate_backend($1)', [blocked]);
-    await holder.query('COMMIT');
-    return await first;
-  } finally {
-    holder.release();
-  }
-}
+const cutAtOutbox = (act: () => Promise<unknown>) => cutAtOutboxOf(t.infra.pool, act);
 
 beforeAll(async () => {
   t = await startScanApp();
