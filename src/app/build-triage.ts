@@ -41,8 +41,8 @@ export async function buildTriage(deps: {
   pepper: string;
   /** Told of every routed request (metrics). */
   observer?: TriageObserver;
-  /** Told of the cases batch items gave a new triage (mapped workflows). */
-  onCasesTriaged?: TriageServiceDeps['onCasesTriaged'];
+  /** Records and queues the `case.triaged` deliveries of case answers (mapped workflows). */
+  caseDeliveries?: TriageServiceDeps['caseDeliveries'];
   /** The jobs layer's producer of a batch's item jobs. */
   enqueueBatchItems(batchId: string, total: number): Promise<void>;
 }): Promise<{ triage: TriageService; close(): Promise<void> }> {
@@ -121,7 +121,7 @@ export async function buildTriage(deps: {
     logger: deps.logger,
     deadlineMs: deps.config.triageDeadlineMs,
     ...(deps.observer ? { observer: deps.observer } : {}),
-    ...(deps.onCasesTriaged ? { onCasesTriaged: deps.onCasesTriaged } : {}),
+    ...(deps.caseDeliveries ? { caseDeliveries: deps.caseDeliveries } : {}),
     leases: createAiCallLeases(deps.quota, {
       clock: deps.clock,
       size: (limit) => leaseSize(limit, deps.config.aiCallLeaseMax),

@@ -103,9 +103,7 @@ export async function buildServices(
     logger,
     pepper: infra.pepper,
     observer: metrics.triage,
-    onCasesTriaged: async (workspaceId, caseIds) => {
-      await workflows.trigger.casesChanged(workspaceId, caseIds, 'case.triaged');
-    },
+    caseDeliveries: workflows.caseDeliveries,
     enqueueBatchItems: (batchId, total) =>
       enqueueBatchItems(infra.queues, batchId, total, config.batchItemRetry),
   });

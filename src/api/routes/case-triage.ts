@@ -24,10 +24,7 @@ function caller(req: FastifyRequest) {
  * `POST /api/v1/triage`). Both spend AI calls and change cases: they need `cases:write` and
  * `triage:write`. Another workspace's case is 404, like an unknown one.
  */
-export function registerCaseTriageRoutes(
-  app: FastifyInstance,
-  deps: Pick<AppDeps, 'caseTriage'> & { workflows?: Pick<AppDeps['workflows'], 'trigger'> },
-): void {
+export function registerCaseTriageRoutes(app: FastifyInstance, deps: Pick<AppDeps, 'caseTriage'>): void {
   const scope = ['cases:write', 'triage:write'] as const;
 
   typed(app).post(
@@ -72,12 +69,7 @@ export function registerCaseTriageRoutes(
         response: responses({ 200: triageAnswer }, [...BODY_ROUTE_ERRORS, 404]),
       },
     },
-    async (req) => {
-      const caseId = req.params.id;
-      const answer = await deps.caseTriage.triageCase(caller(req), caseId);
-      // Mapped workflows (docs/workflows.md#when-deliveries-happen) see the new triage: a rule on priority may now match.
-      await deps.workflows?.trigger.casesChanged(req.apiKey.workspace.id, [caseId], 'case.triaged');
-      return answer;
-    },
+    // The answer is stored with its `case.triaged` deliveries (docs/workflows.md#when-deliveries-happen).
+    async (req) => deps.caseTriage.triageCase(caller(req), req.params.id),
   );
 }

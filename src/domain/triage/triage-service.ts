@@ -54,6 +54,7 @@ import {
 } from './batch-store.js';
 import { quotaRefusal } from './quota-refusal.js';
 import { ModelsBusyError } from './models-busy.js';
+import { NO_CASE_DELIVERIES, type CaseChangeDeliveries } from '../cases/case-deliveries.js';
 import {
   batchRequestErrors,
   triageRequestErrors,
@@ -174,11 +175,12 @@ export interface TriageServiceDeps {
   /** Told of every routed request, answered or not (Prometheus metrics). @defaultValue none */
   observer?: TriageObserver;
   /**
-   * Told, after their group committed, of the cases a batch item (case triage) gave a new
-   * triage, per workspace: mapped workflows whose rules select on priority run then. A failure
-   * here is logged; the answers stay stored. @defaultValue none
+   * The `case.triaged` deliveries of the cases an answer triages (case triage, one case or a
+   * batch item), recorded in the transaction that stores the answer and queued after it
+   * commits: mapped workflows whose rules select on priority hear of them
+   * (docs/workflows.md#when-deliveries-happen). @defaultValue none (no workflow is told)
    */
-  onCasesTriaged?(workspaceId: string, caseIds: string[]): Promise<void>;
+  caseDeliveries?: CaseChangeDeliveries;
 }
 
 /** Sees each request's walk of the chain: its hops, who answered, or that none could. */
@@ -210,12 +212,25 @@ export function createTriageService(deps: TriageServiceDeps): TriageService {
   // reserved at once (a round trip per lease, not per request).
   const leases = deps.leases ?? createAiCallLeases(deps.quota, { clock: deps.clock });
 
+  const caseDeliveries = deps.caseDeliveries ?? NO_CASE_DELIVERIES;
+  /** After the commit: the answers are stored, so a queue that failed is the sweep's, not the caller's. */
+  async function queueCaseDeliveries(recorded: readonly unknown[]): Promise<void> {
+    for (const r of recorded)
+      await caseDeliveries
+        .queue(r)
+        .catch((err: unknown) =>
+          deps.logger?.warn(
+            { err: (err as Error)?.message },
+            'case triage deliveries stored but not queued: the maintenance sweep queues them',
+          ),
+        );
+  }
+
   // Batch items answered while an earlier group is being stored go together in the next one.
   const batchItems = createCoalescer(
     async (records: BatchItemRecord[]) => {
-      const outcomes = await recordBatchItemsAndCases(deps.db, records);
-      if (deps.onCasesTriaged)
-        await announceCasesTriaged(deps.onCasesTriaged, records, outcomes, deps.logger);
+      const { outcomes, recorded } = await recordBatchItemsAndCases(deps.db, records, caseDeliveries);
+      await queueCaseDeliveries(recorded);
       return outcomes;
     },
     { maxItems: deps.itemsPerCommit ?? 64 },
@@ -362,8 +377,12 @@ export function createTriageService(deps: TriageServiceDeps): TriageService {
     if (errors.length > 0) throw invalidRequest(errors);
     const prepared = await prepare(request);
     /** The answer, stored (with its case's triage when it has a target) and its AI call settled. */
-    const store = (r: SingleRecord) =>
-      target ? recordCaseAnswer(deps.db, r, target.caseId) : singleAnswers.submit(r);
+    const store = async (r: SingleRecord) => {
+      if (!target) return singleAnswers.submit(r);
+      const { outcome, recorded } = await recordCaseAnswer(deps.db, r, target.caseId, caseDeliveries);
+      await queueCaseDeliveries(recorded);
+      return outcome;
+    };
     if (inProcessOnly) {
       const { response, record } = await answer(caller, request, prepared);
       const take = { limit: caller.aiCallLimit, month: monthOf(deps.clock()) };
@@ -464,31 +483,5 @@ function safeShadow(shadow: ShadowEngine, request: TriageRequest, enrichment: En
     return shadow.answer(request, enrichment);
   } catch {
     return null;
-  }
-}
-
-/** Tells `onCasesTriaged` of the cases whose answers this group recorded, one call per workspace. */
-async function announceCasesTriaged(
-  onCasesTriaged: NonNullable<TriageServiceDeps['onCasesTriaged']>,
-  records: readonly BatchItemRecord[],
-  outcomes: readonly RecordOutcome[],
-  logger: Pick<Logger, 'warn'> | undefined,
-): Promise<void> {
-  const byWorkspace = new Map<string, string[]>();
-  records.forEach((r, i) => {
-    if (!outcomes[i]?.recorded || !r.settle.caseId) return;
-    const ids = byWorkspace.get(r.workspaceId) ?? [];
-    ids.push(r.settle.caseId);
-    byWorkspace.set(r.workspaceId, ids);
-  });
-  for (const [workspaceId, caseIds] of byWorkspace) {
-    try {
-      await onCasesTriaged(workspaceId, caseIds);
-    } catch (err) {
-      logger?.warn(
-        { workspaceId, cases: caseIds.length, err: (err as Error).message },
-        'case triage not announced to workflows',
-      );
-    }
   }
 }

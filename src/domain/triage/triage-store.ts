@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { withTransaction, type Db, type Pool } from '../../db/pool.js';
 import { recordCaseTriages, type CaseTriageInput } from '../cases/case-triage-store.js';
+import type { CaseChangeDeliveries } from '../cases/case-deliveries.js';
 import type { Hop, TriageResponse } from '../triage-engine/types.js';
 import type { LedgerEntry } from '../usage/ledger.js';
 import { ledgerCallColumns } from '../usage/ledger.js';
@@ -199,40 +200,55 @@ export function caseTriageOf(r: TriageRecord, caseId: string): CaseTriageInput {
 }
 
 /**
- * A single answer for a case (`POST /api/v1/cases/:id/triage`): `recordTriage` and the case's
- * triage (current and history) in one transaction, so an answer billed is an answer the case keeps.
+ * A single answer for a case (`POST /api/v1/cases/:id/triage`): `recordTriage`, the case's
+ * triage (current and history) and its `case.triaged` deliveries (`deliveries.record`) in one
+ * transaction, so an answer billed is an answer the case keeps, and the workflows hear of it
+ * (docs/workflows.md#when-deliveries-happen). `recorded`: for `deliveries.queue` once committed.
  */
-export async function recordCaseAnswer(
+export async function recordCaseAnswer<R>(
   pool: Pool,
   r: Parameters<typeof recordTriage>[1],
   caseId: string,
-): Promise<RecordOutcome> {
+  deliveries: CaseChangeDeliveries<R>,
+): Promise<{ outcome: RecordOutcome; recorded: R[] }> {
   return withTransaction(pool, async (tx) => {
     const outcome = await recordTriage(tx, r);
-    if (outcome.recorded) await recordCaseTriages(tx, [caseTriageOf(r, caseId)]);
-    return outcome;
+    if (!outcome.recorded) return { outcome, recorded: [] };
+    await recordCaseTriages(tx, [caseTriageOf(r, caseId)]);
+    return { outcome, recorded: [await deliveries.record(tx, r.workspaceId, [caseId], 'case.triaged')] };
   });
 }
 
 /**
  * The group commit of batch items (`lib/coalescer.ts`): `recordBatchItems`, and for the items
- * that triage a case (case triage, docs/cases.md#triage-on-a-case) and were recorded now, the cases' triage in
- * the same transaction — a retried job finds its item recorded and its case triaged, or neither.
+ * that triage a case (case triage, docs/cases.md#triage-on-a-case) and were recorded now, the
+ * cases' triage and their `case.triaged` deliveries (one `deliveries.record` per workspace) in
+ * the same transaction — a retried job finds its item recorded, its case triaged and the
+ * workflows' deliveries stored, or none of them. `recorded`: for `deliveries.queue` once committed.
  */
-export async function recordBatchItemsAndCases(
+export async function recordBatchItemsAndCases<R>(
   pool: Pool,
   records: readonly BatchItemRecord[],
-): Promise<RecordOutcome[]> {
-  if (!records.some((r) => r.settle.caseId)) return recordBatchItems(pool, records);
+  deliveries: CaseChangeDeliveries<R>,
+): Promise<{ outcomes: RecordOutcome[]; recorded: R[] }> {
+  if (!records.some((r) => r.settle.caseId))
+    return { outcomes: await recordBatchItems(pool, records), recorded: [] };
   return withTransaction(pool, async (tx) => {
     const outcomes = await recordBatchItems(tx, records);
-    await recordCaseTriages(
-      tx,
-      records.flatMap((r, i) =>
-        outcomes[i]!.recorded && r.settle.caseId ? [caseTriageOf(r, r.settle.caseId)] : [],
-      ),
+    const triaged = records.flatMap((r, i) =>
+      outcomes[i]!.recorded && r.settle.caseId ? [caseTriageOf(r, r.settle.caseId)] : [],
     );
-    return outcomes;
+    await recordCaseTriages(tx, triaged);
+    const byWorkspace = new Map<string, string[]>();
+    for (const c of triaged) {
+      const ids = byWorkspace.get(c.workspaceId);
+      if (ids) ids.push(c.caseId);
+      else byWorkspace.set(c.workspaceId, [c.caseId]);
+    }
+    const recorded: R[] = [];
+    for (const [workspaceId, caseIds] of byWorkspace)
+      recorded.push(await deliveries.record(tx, workspaceId, caseIds, 'case.triaged'));
+    return { outcomes, recorded };
   });
 }
 
