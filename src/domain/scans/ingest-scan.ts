@@ -4,7 +4,7 @@ import { isParseErrorLike, type Finding, type ParseResult, type ScanFormat } fro
 import { completeScan } from './ingest-store.js';
 import { INGEST_GAVE_UP, INGEST_STALLED, discardRowsOfFailedScan, failScanForGood } from './scan-failure.js';
 import type { ScanStorage } from './scan-storage.js';
-import { startParsing, type ScanError } from './scan-store.js';
+import { getScan, startParsing, type ScanError } from './scan-store.js';
 import { openScanWriter } from './scan-writer.js';
 
 /**
@@ -67,9 +67,10 @@ export interface IngestScanDeps {
    */
   triageScan?: (scanId: string) => Promise<void>;
   /**
-   * Called once a scan completed, with its workspace and id: queues the workflow deliveries its
-   * completion recorded (the maintenance sweep queues them if this never runs). Its failure is
-   * logged, never fails the scan.
+   * Called once a scan completed, with its workspace and id — and again by a retried job that
+   * finds it completed (its attempt may have died just after the commit): queues the workflow
+   * deliveries its completion recorded that are still pending (the maintenance sweep queues them
+   * if this never runs). Its failure is logged, never fails the scan.
    * @defaultValue none
    */
   afterScan?: (workspaceId: string, scanId: string) => Promise<unknown>;
@@ -96,7 +97,10 @@ export async function ingestScan(
   if (!scan) {
     // Completed (its file is kept until the workspace's retention removes it,
     // docs/operations.md#retention), failed (its file went with it) or gone (the orphan sweep
-    // removes a file no scan owns). Completed by an attempt that may have died before starting its triage.
+    // removes a file no scan owns). Completed by an attempt that may have died after the
+    // commit, before queuing the deliveries its completion recorded or starting its triage.
+    if ((await getScan(deps.pool, job.workspaceId, job.scanId))?.status === 'completed')
+      await queueScanDeliveries(deps, job.workspaceId, job.scanId);
     await deps.triageScan?.(job.scanId);
     return { kind: 'skipped' };
   }
@@ -138,15 +142,7 @@ export async function ingestScan(
   // Lost the race: the scan was failed (e.g. this job stalled out while still running) or
   // another attempt completed it. Only a failed scan's late rows are dropped.
   if (!completed) await discardRowsOfFailedScan(deps.pool, scan.id);
-  else
-    await deps
-      .afterScan?.(scan.workspaceId, scan.id)
-      .catch((err: unknown) =>
-        deps.logger.warn(
-          { scanId: scan.id, err: (err as Error)?.message },
-          'workflows not triggered for the scan',
-        ),
-      );
+  else await queueScanDeliveries(deps, scan.workspaceId, scan.id);
   // A completed scan keeps its raw file until the workspace's retention removes it
   // (docs/operations.md#retention); a failed one keeps nothing.
   if (!completed) await deps.storage.remove(scan.storagePath);
@@ -163,6 +159,23 @@ export async function ingestScan(
     findings: result.count,
   });
   return { kind: 'completed', scanId: scan.id, findings: result.count };
+}
+
+/**
+ * Queues the deliveries a completed scan's completion recorded (`afterScan`); queuing again what
+ * an earlier attempt queued is harmless (a delivery's job id is its id). A failure is logged: the
+ * maintenance sweep queues them (docs/workflows.md#when-deliveries-happen).
+ */
+async function queueScanDeliveries(
+  deps: Pick<IngestScanDeps, 'afterScan' | 'logger'>,
+  workspaceId: string,
+  scanId: string,
+): Promise<void> {
+  await deps
+    .afterScan?.(workspaceId, scanId)
+    .catch((err: unknown) =>
+      deps.logger.warn({ scanId, err: (err as Error)?.message }, 'workflows not triggered for the scan'),
+    );
 }
 
 /**
