@@ -58,6 +58,8 @@ interface Probe {
   connects: number;
   /** V8 heap in use at the snapshot (MiB). */
   heapMb: number;
+  /** Resident set size at the snapshot (MiB). */
+  rssMb: number;
   /** Since the previous snapshot: time in flight by statement kind (ms). */
   timings: Record<string, { n: number; ms: number; maxMs: number }>;
   gc: { count: number; ms: number; maxMs: number; major: number; majorMs: number };
@@ -365,6 +367,7 @@ async function main() {
       gcCount: total(after, (p) => p.gc.count) - total(before, (p) => p.gc.count),
       gcMaxMs: Math.max(...after.map((p) => p.gc.maxMs)),
       heap: after.map((p) => p.heapMb).join(' + '),
+      rss: after.map((p) => p.rssMb).join(' + '),
       timings: [
         ...after
           .flatMap((p) => Object.entries(p.timings))
@@ -445,6 +448,7 @@ async function main() {
       'gc max ms': +probed.gcMaxMs.toFixed(1),
       'major gcs (ms)': `${probed.gcMajor} (${Math.round(probed.gcMajorMs)})`,
       'heap MiB after': probed.heap,
+      'rss MiB after': probed.rss,
       ...(probed.eldP99 === null
         ? {}
         : {

@@ -110,6 +110,7 @@ function install(out: string): void {
       redis: Object.fromEntries(redis),
       connects,
       heapMb: +(process.memoryUsage().heapUsed / 2 ** 20).toFixed(1),
+      rssMb: Math.round(process.memoryUsage().rss / 2 ** 20),
       timings: Object.fromEntries(timings),
       gc: { ...gc },
       eld: eld
