@@ -41,7 +41,13 @@ const PROVIDER_ENV = /^(OPENAI|ANTHROPIC|TRIAGE|PROVIDER)_/;
 describe('compose.yaml', () => {
   it('runs migrate once, then two web processes and a worker, all from the image', () => {
     expect(ours.map(([name]) => name).sort()).toEqual(['migrate', 'web', 'worker']);
-    expect(compose.services.web!.command).toEqual(['node', 'dist/src/main.js', 'web']);
+    expect(compose.services.web!.command).toEqual([
+      'node',
+      '--max-semi-space-size=64',
+      '--min-semi-space-size=16',
+      'dist/src/main.js',
+      'web',
+    ]);
     expect(compose.services.worker!.command).toEqual(['node', 'dist/src/main.js', 'worker']);
     expect(compose.services.migrate!.command).toEqual(['node', 'dist/src/cli/migrate.js']);
     expect(compose.services.web).toMatchObject({
