@@ -31,6 +31,7 @@ import pg from 'pg';
 import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import { createParserPool, parseFileInPool } from '../../src/workers/parser-pool.js';
 import { signUpOverHttp, startServerProcess } from '../../test/helpers/server-process.js';
+import { BackendCpuMeter } from '../lib/backend-cpu.js';
 import { createBenchDatabase } from '../lib/bench-db.js';
 import { cpuOf, curlUpload, memoryOf, resetPeak } from '../lib/process-stats.js';
 import { FORMATS, generate, parseFormats, parseSize } from '../parsers/generate.js';
@@ -65,21 +66,7 @@ const server = await startServerProcess(
 const client = new pg.Client(db.url);
 await client.connect();
 
-/** CPU seconds of every PostgreSQL backend of the bench database (and what ended since is lost). */
-async function backendsCpu(): Promise<number> {
-  const { rows } = await client.query<{ pid: number }>(
-    `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
-  );
-  let s = 0;
-  for (const { pid } of rows) {
-    try {
-      s += cpuOf(pid);
-    } catch {
-      // ended meanwhile
-    }
-  }
-  return s;
-}
+const backends = new BackendCpuMeter(client);
 
 /**
  * The storage floor (docs: bench/README.md "Ingest against the storage floor"): exactly the rows
@@ -144,7 +131,7 @@ try {
     const load0 = loadavg()[0]!;
     resetPeak(pid);
     const serverCpu0 = cpuOf(pid);
-    const pgCpu0 = await backendsCpu();
+    await backends.start();
     const t0 = performance.now();
     const { answer, uploadS } = curlUpload(
       server.url,
@@ -160,16 +147,18 @@ try {
       counts?: { findings?: number; new?: number };
       error?: unknown;
     };
+    let polls = 0;
     for (;;) {
       const res = await fetch(`${server.url}/api/pipeline/scan/${scanId}`, { headers: { 'x-api-key': key } });
       scan = (await res.json()) as typeof scan;
       if (scan.status === 'completed' || scan.status === 'failed') break;
       // 50 ms: a quarter-second poll alone was up to 10% of a 30 MB scan's figure.
       await new Promise((r) => setTimeout(r, 50));
+      if (++polls % 10 === 0) await backends.sample();
     }
     const totalS = (performance.now() - t0) / 1000;
     const serverCpu = cpuOf(pid) - serverCpu0;
-    const pgCpu = (await backendsCpu()) - pgCpu0;
+    const pgCpu = await backends.stop();
     if (scan.status !== 'completed') throw new Error(`scan ${scan.status}: ${JSON.stringify(scan.error)}`);
     const after = memoryOf(pid);
     const floor = await storageFloor(scanId);
