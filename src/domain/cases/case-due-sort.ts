@@ -41,8 +41,10 @@ export function dueAtPageSql(
   const k = after ? sql`${after.v}::timestamptz` : null;
   const s = after ? sql`${after.s}::bigint` : null;
   const key = dueAtSql('c', policy);
+  // Written without OR, which the planner would turn into a bitmap scan and a sort of every row
+  // after the cursor instead of the walk.
   const beyond = (col: SqlFragment) =>
-    k && s ? [sql`(${col} > ${k} OR (${col} = ${k} AND c.seq < ${s}))`] : [];
+    k && s ? [sql`${col} >= ${k}`, sql`NOT (${col} = ${k} AND c.seq >= ${s})`] : [];
   const filters = sql.join(where, sql` AND `);
   const wantsOpen = !q.statuses?.length || q.statuses.some((x) => x !== 'resolved');
   const wantsResolved = !q.statuses?.length || q.statuses.includes('resolved');
@@ -88,12 +90,7 @@ export function dueAtPageSql(
   if (wantsResolved) {
     walks.push(
       walk(
-        [
-          sql`c.status = 'resolved'`,
-          sql`c.due_at IS NOT NULL`,
-          ...(k ? [sql`c.due_at >= ${k}`] : []),
-          ...beyond(sql`c.due_at`),
-        ],
+        [sql`c.status = 'resolved'`, sql`c.due_at IS NOT NULL`, ...beyond(sql`c.due_at`)],
         sql`c.due_at, c.seq DESC`,
         sql`c.due_at`,
       ),
