@@ -3,7 +3,14 @@ import { withTransaction } from '../../db/pool.js';
 import { sql } from '../../db/sql.js';
 import { recordAuditEvent } from '../keys/audit-log.js';
 import type { Actor } from '../keys/key-service.js';
-import { basisOf, kevDueSql, openDueLookupSql, openDueSql } from './case-due-dates.js';
+import {
+  basisOf,
+  classDays,
+  kevDueSql,
+  openDueLookupSql,
+  openDueSql,
+  SLA_CLASSES,
+} from './case-due-dates.js';
 import {
   DEFAULT_SLA_POLICY,
   SLA_PRIORITIES,
@@ -58,25 +65,31 @@ const settingsOf = (p: SlaPolicy | SlaPolicyInput): SlaPolicyInput => ({
 });
 
 /**
- * What a policy change does to the workspace's cases, in ONE statement: counts the cases not
- * resolved whose due date moved (due dates are computed at read time, so none is written), and
- * clears the announcement of the breaches among them whose due date moved later, so the new date
- * passing is a new breach (docs/cases.md#due-dates-and-sla). Returns the count.
+ * What a policy change does to the workspace's cases: counts the cases not resolved whose due
+ * date moved (due dates are computed at read time, so none is written), and clears the
+ * announcement of the breaches among them whose due date moved later, so the new date passing is
+ * a new breach (docs/cases.md#due-dates-and-sla). Only the classes (urgency, exposure) whose days
+ * changed are read; the same policy again reads none. Returns the count.
  */
 async function policyChanged(db: Db, workspaceId: string, from: SlaPolicy, to: SlaPolicy): Promise<number> {
+  const changed = SLA_CLASSES.filter(
+    ({ urgency, exposed }) => classDays(from, urgency, exposed) !== classDays(to, urgency, exposed),
+  );
+  if (changed.length === 0) return 0;
   const c = basisOf(sql`c`);
+  const inChanged = sql`(${c.urgency}, c.sla_exposed) IN (${sql.join(
+    changed.map(({ urgency, exposed }) => sql`(${urgency}::text, ${exposed}::boolean)`),
+  )})`;
   const { rows } = await db.query<{ moved: number }>(sql`
-WITH moved AS (
-  SELECT c.id, c.sla_breach_due_at AS announced, ${openDueSql(c, to)} AS due FROM cases c
-  WHERE c.workspace_id = ${workspaceId} AND c.status <> 'resolved'
-    AND ${openDueSql(c, from)} IS DISTINCT FROM ${openDueSql(c, to)}
-),
-cleared AS (
-  UPDATE cases t SET sla_breach_due_at = NULL FROM moved
-  WHERE t.id = moved.id AND moved.announced IS NOT NULL AND moved.due > moved.announced
+WITH cleared AS (
+  UPDATE cases c SET sla_breach_due_at = NULL
+  WHERE c.workspace_id = ${workspaceId} AND c.status <> 'resolved' AND c.sla_breach_due_at IS NOT NULL
+    AND ${inChanged} AND ${openDueSql(c, to)} > c.sla_breach_due_at
   RETURNING 1
 )
-SELECT (SELECT count(*) FROM moved)::int AS moved, (SELECT count(*) FROM cleared)::int AS cleared`);
+SELECT count(*)::int AS moved, (SELECT count(*) FROM cleared)::int AS cleared FROM cases c
+WHERE c.workspace_id = ${workspaceId} AND c.status <> 'resolved' AND ${inChanged}
+  AND ${openDueSql(c, from)} IS DISTINCT FROM ${openDueSql(c, to)}`);
   return rows[0]!.moved;
 }
 
