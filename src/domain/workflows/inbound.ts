@@ -124,7 +124,8 @@ async function apply(
     if (change.withinOpen && link.remote_state === 'open')
       return { applied: false as const, reason: 'the issue is still open' };
     const remoteState = CLOSED_STATUSES.has(change.status) ? 'closed' : 'open';
-    // The remote state first: a delivery racing this change then sees nothing to transition.
+    // The remote state commits with the status: a delivery racing this change sees both or
+    // neither, so it never moves the issue the tracker has just moved.
     await updateLink(tx, link, { remoteState });
     const changed = await changeStatusIn(tx, {
       workspaceId: w.workspaceId,
