@@ -38,11 +38,15 @@ async function claimBatch(
   limit: number,
 ): Promise<{ claimed: number; deliveries: Map<string, string[]> }> {
   return withTransaction(pool, async (tx) => {
+    // The candidates first, then the claim by primary key: as one statement, the planner matched
+    // them against every case of the table (12 s at 1,000,000 cases with none due).
+    const candidates = await tx.query<{ id: string }>(breachCandidatesSql(now, limit));
+    if (candidates.rows.length === 0) return { claimed: 0, deliveries: new Map() };
     const { rows } = await tx.query<{ id: string; workspace_id: string }>(sql`
-WITH candidates AS (${breachCandidatesSql(now, limit)}),
-due AS (
+WITH due AS (
   SELECT c.id FROM cases c
-  WHERE c.id IN (SELECT id FROM candidates) AND c.status IN ('open', 'in_progress') AND c.sla_breach_due_at IS NULL
+  WHERE c.id = ANY(${candidates.rows.map((r) => r.id)}::uuid[])
+    AND c.status IN ('open', 'in_progress') AND c.sla_breach_due_at IS NULL
   LIMIT ${limit}
   FOR UPDATE OF c SKIP LOCKED
 )
