@@ -163,20 +163,28 @@ export function createProviderLimiter(options: ProviderLimiterOptions): Provider
  */
 export function pauseFromHeaders(headers: ResponseHeaders, now: number, maxMs: number): number {
   let until = 0;
-  for (const kind of ['requests', 'tokens', 'input-tokens', 'output-tokens']) {
-    const pairs: [string, string][] = [
-      [`x-ratelimit-remaining-${kind}`, `x-ratelimit-reset-${kind}`],
-      [`anthropic-ratelimit-${kind}-remaining`, `anthropic-ratelimit-${kind}-reset`],
-    ];
-    for (const [remainingName, resetName] of pairs) {
-      const remaining = headers.get(remainingName);
-      if (remaining === null || Number(remaining) > 0) continue;
-      const resetAt = parseReset(headers.get(resetName), now);
-      if (resetAt !== undefined) until = Math.max(until, Math.min(resetAt, now + maxMs));
-    }
+  for (const [remainingName, resetName] of LIMIT_HEADERS) {
+    const remaining = headers.get(remainingName);
+    if (remaining === null || Number(remaining) > 0) continue;
+    const resetAt = parseReset(headers.get(resetName), now);
+    if (resetAt !== undefined) until = Math.max(until, Math.min(resetAt, now + maxMs));
   }
   return until;
 }
+
+/**
+ * The (remaining, reset) header pairs {@link pauseFromHeaders} reads, built once: every provider
+ * answer is read against them (building the names per answer was ~2 KiB of garbage a request).
+ */
+const LIMIT_HEADERS: readonly (readonly [string, string])[] = [
+  'requests',
+  'tokens',
+  'input-tokens',
+  'output-tokens',
+].flatMap((kind) => [
+  [`x-ratelimit-remaining-${kind}`, `x-ratelimit-reset-${kind}`] as const,
+  [`anthropic-ratelimit-${kind}-remaining`, `anthropic-ratelimit-${kind}-reset`] as const,
+]);
 
 function parseReset(value: string | null, now: number): number | undefined {
   if (!value) return undefined;
