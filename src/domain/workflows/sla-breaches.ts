@@ -40,6 +40,8 @@ async function claimBatch(
   return withTransaction(pool, async (tx) => {
     // The candidates first, then the claim by primary key: as one statement, the planner matched
     // them against every case of the table (12 s at 1,000,000 cases with none due).
+    // Its walks are cheap but many: JIT compiling them cost seconds a sweep (4.7 s with none due).
+    await tx.query(sql`SET LOCAL jit = off`);
     const candidates = await tx.query<{ id: string }>(breachCandidatesSql(now, limit));
     if (candidates.rows.length === 0) return { claimed: 0, deliveries: new Map() };
     const { rows } = await tx.query<{ id: string; workspace_id: string }>(sql`
