@@ -120,7 +120,8 @@ afterAll(async () => {
   for (const p of processes) p.kill('SIGKILL');
   for (const d of drops) await d();
   rmSync(work, { recursive: true, force: true });
-});
+  // Killing the processes, dropping a database and removing a built image's node_modules: slow on a loaded machine.
+}, 120_000);
 
 /** Runs the stages' COPY and RUN steps as the builder would, each stage in its own folder. */
 function buildStages(stages: Stage[]): Map<string, string> {
