@@ -72,8 +72,8 @@ const POLICY_COLUMNS = SLA_PRIORITIES.flatMap((p) => [
   `exposed_${p.toLowerCase()}_days`,
 ]);
 
-/** Days of the `sla_policies` row joined as `sp`, the defaults when the workspace has none. */
-const daysOfJoinedPolicy: DaysSql = (p, exposed) => {
+/** A class's days under the `sla_policies` row joined as `sp` (the defaults when the workspace has none). */
+export const joinedClassDaysSql: DaysSql = (p, exposed) => {
   const col = (prefix: string) => {
     const name = `${prefix}${p.toLowerCase()}_days`;
     const fallback = (prefix ? DEFAULT_SLA_POLICY.exposedDays : DEFAULT_SLA_POLICY.days)[p];
@@ -81,10 +81,6 @@ const daysOfJoinedPolicy: DaysSql = (p, exposed) => {
   };
   return exposed ? sql`LEAST(${col('')}, ${col('exposed_')})` : col('');
 };
-
-/** A class's days under the `sla_policies` row joined as `sp` (the defaults when none is). */
-export const joinedClassDaysSql = (urgency: SlaPriority, exposed: boolean): SqlFragment =>
-  daysOfJoinedPolicy(urgency, exposed);
 
 function openDue(b: DueBasis, days: DaysSql): SqlFragment {
   const byUrgency = (exposed: boolean) =>
@@ -103,7 +99,7 @@ export const openDueSql = (b: DueBasis, policy: SlaPolicy): SqlFragment => openD
  * names (a correlated lookup of `sla_policies`): where the workspace varies by row.
  */
 export const openDueLookupSql = (b: DueBasis, workspaceId: SqlFragment): SqlFragment =>
-  sql`(SELECT ${openDue(b, daysOfJoinedPolicy)} FROM (SELECT) one
+  sql`(SELECT ${openDue(b, joinedClassDaysSql)} FROM (SELECT) one
         LEFT JOIN sla_policies sp ON sp.workspace_id = ${workspaceId})`;
 
 /** Joined to `cases c` so {@link dueAtJoinedSql} reads the workspace's policy once per row. */
@@ -111,7 +107,7 @@ export const POLICY_JOIN_SQL = sql`LEFT JOIN sla_policies sp ON sp.workspace_id 
 
 /** The due date of the `cases` row `c` with `sla_policies sp` joined ({@link POLICY_JOIN_SQL}). */
 export const dueAtJoinedSql = (): SqlFragment =>
-  sql`(CASE WHEN c.status = 'resolved' THEN c.due_at ELSE ${openDue(basisOf(sql`c`), daysOfJoinedPolicy)} END)`;
+  sql`(CASE WHEN c.status = 'resolved' THEN c.due_at ELSE ${openDue(basisOf(sql`c`), joinedClassDaysSql)} END)`;
 
 /**
  * The due date of the `cases` row aliased `alias`: its frozen one when resolved, else computed
@@ -122,6 +118,16 @@ export function dueAtSql(alias: 'c' | 'fc', policy?: SlaPolicy | null): SqlFragm
   const open = policy ? openDueSql(basisOf(a), policy) : openDueLookupSql(basisOf(a), sql`${a}.workspace_id`);
   return sql`(CASE WHEN ${a}.status = 'resolved' THEN ${a}.due_at ELSE ${open} END)`;
 }
+
+/**
+ * A case's breach announcement (`sla_breach_due_at`, here `announced`) once its open due date is
+ * `due`: cleared when `due` is later than the date announced, so the new date passing is a new
+ * breach; kept when it is the same or earlier (the same breach). `due` is evaluated only for
+ * announced cases. The one rule of every change a due date derives from (a sighting, a triage, a
+ * KEV load; a policy change and a reopen apply it set-wise and in m034's trigger).
+ */
+export const announcementAfterSql = (announced: SqlFragment, due: SqlFragment): SqlFragment =>
+  sql`(CASE WHEN ${announced} IS NULL THEN NULL WHEN ${due} > ${announced} THEN NULL ELSE ${announced} END)`;
 
 /**
  * The SLA state, as SQL, of the `cases` row aliased `alias` whose due date is `due` (an

@@ -2,7 +2,7 @@ import type { Db } from '../../db/pool.js';
 import { sql } from '../../db/sql.js';
 import { seqCursor, seqPage, type Page } from '../../lib/cursor.js';
 import { isUuid } from '../../lib/ids.js';
-import { basisOf, openDueLookupSql } from './case-due-dates.js';
+import { announcementAfterSql, basisOf, openDueLookupSql } from './case-due-dates.js';
 
 /**
  * A case's triage (docs/cases.md#triage-on-a-case): the current answer on `cases`, every answer appended to
@@ -58,7 +58,7 @@ const CVSS_NOW = sql`(SELECT max(s.base_score) FROM cvss_scores s WHERE s.cve_id
  * The due date of case `c` under its new priority `l.priority`: an announced breach whose due
  * date the triage moves later is a new breach when it passes (docs/cases.md#due-dates-and-sla).
  */
-const MOVED_LATER_DUE = openDueLookupSql(
+const DUE_AFTER_TRIAGE = openDueLookupSql(
   { ...basisOf(sql`c`), urgency: sql`l.priority` },
   sql`c.workspace_id`,
 );
@@ -112,8 +112,7 @@ current AS (
     confidence_score = l.confidence_score, severity_override = l.severity_override, model = l.model,
     triaged_at = l.triaged_at, policy_version = l.policy_version, priority_rank = l.priority_rank,
     triaged_kev = l.kev, triaged_epss = l.epss, triaged_cvss = l.cvss, triage_stale = false,
-    sla_breach_due_at = CASE WHEN c.sla_breach_due_at IS NULL THEN NULL
-      WHEN ${MOVED_LATER_DUE} > c.sla_breach_due_at THEN NULL ELSE c.sla_breach_due_at END
+    sla_breach_due_at = ${announcementAfterSql(sql`c.sla_breach_due_at`, DUE_AFTER_TRIAGE)}
   FROM latest l
   WHERE c.id = l.case_id AND (c.triaged_at IS NULL OR c.triaged_at <= l.triaged_at)
   RETURNING c.id

@@ -2,7 +2,7 @@ import type { Db } from '../../db/pool.js';
 import { sql } from '../../db/sql.js';
 import { vulnKeysSql } from './case-duplicates.js';
 import { findingScopeSql } from './case-scope.js';
-import { kevDueSql, openDueSql } from './case-due-dates.js';
+import { announcementAfterSql, kevDueSql, openDueSql } from './case-due-dates.js';
 import { getSlaPolicy } from './sla-policy-store.js';
 
 /**
@@ -74,7 +74,7 @@ export async function upsertScanCases(
        cvss_score = EXCLUDED.cvss_score, last_scan_id = EXCLUDED.last_scan_id, last_seen = EXCLUDED.last_seen,
        sightings = cases.sightings + EXCLUDED.sightings, scope = EXCLUDED.scope, aliases = EXCLUDED.aliases,
        vuln_keys = EXCLUDED.vuln_keys, sla_exposed = EXCLUDED.sla_exposed, kev_due_at = EXCLUDED.kev_due_at,
-       sla_breach_due_at = CASE WHEN ${movedDue} > cases.sla_breach_due_at THEN NULL ELSE cases.sla_breach_due_at END,
+       sla_breach_due_at = ${announcementAfterSql(sql`cases.sla_breach_due_at`, movedDue)},
        updated_at = now()
      RETURNING xmax = 0 AS created)
      SELECT count(*) FILTER (WHERE created)::int AS created FROM upserted`,

@@ -4,6 +4,7 @@ import { sql } from '../../db/sql.js';
 import { recordAuditEvent } from '../keys/audit-log.js';
 import type { Actor } from '../keys/key-service.js';
 import {
+  announcementAfterSql,
   basisOf,
   classDays,
   kevDueSql,
@@ -80,6 +81,7 @@ async function policyChanged(db: Db, workspaceId: string, from: SlaPolicy, to: S
   const inChanged = sql`(${c.urgency}, c.sla_exposed) IN (${sql.join(
     changed.map(({ urgency, exposed }) => sql`(${urgency}::text, ${exposed}::boolean)`),
   )})`;
+  // A data-modifying WITH runs to completion whether or not the query reads it.
   const { rows } = await db.query<{ moved: number }>(sql`
 WITH cleared AS (
   UPDATE cases c SET sla_breach_due_at = NULL
@@ -87,7 +89,7 @@ WITH cleared AS (
     AND ${inChanged} AND ${openDueSql(c, to)} > c.sla_breach_due_at
   RETURNING 1
 )
-SELECT count(*)::int AS moved, (SELECT count(*) FROM cleared)::int AS cleared FROM cases c
+SELECT count(*)::int AS moved FROM cases c
 WHERE c.workspace_id = ${workspaceId} AND c.status <> 'resolved' AND ${inChanged}
   AND ${openDueSql(c, from)} IS DISTINCT FROM ${openDueSql(c, to)}`);
   return rows[0]!.moved;
@@ -149,9 +151,10 @@ export async function refreshKevDueDates(db: Db, cves: readonly string[]): Promi
   if (cves.length === 0) return 0;
   const res = await db.query(sql`
 UPDATE cases c SET kev_due_at = n.kev_due_at,
-  sla_breach_due_at = CASE WHEN c.sla_breach_due_at IS NULL OR c.status = 'resolved' THEN c.sla_breach_due_at
-    WHEN ${openDueLookupSql({ ...basisOf(sql`c`), kevDueAt: sql`n.kev_due_at` }, sql`c.workspace_id`)} > c.sla_breach_due_at
-    THEN NULL ELSE c.sla_breach_due_at END
+  sla_breach_due_at = CASE WHEN c.status = 'resolved' THEN c.sla_breach_due_at ELSE ${announcementAfterSql(
+    sql`c.sla_breach_due_at`,
+    openDueLookupSql({ ...basisOf(sql`c`), kevDueAt: sql`n.kev_due_at` }, sql`c.workspace_id`),
+  )} END
 FROM (SELECT c.id, ${kevDueSql(sql`c.cve_ids`)} AS kev_due_at FROM cases c
       WHERE c.cve_ids && ${[...cves]}::text[]) n
 WHERE c.id = n.id AND c.kev_due_at IS DISTINCT FROM n.kev_due_at`);
