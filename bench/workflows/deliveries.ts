@@ -33,6 +33,7 @@ import { enqueueDeliveries } from '../../src/jobs/workflow-delivery.js';
 import { startDeliveryWorker } from '../../src/workers/delivery-worker.js';
 import { localPacer } from '../../src/domain/workflows/rate-limit.js';
 import { startFakeJira, type FakeRequest } from '../../test/helpers/fake-providers/issue-trackers.js';
+import { casesChanged } from '../../test/helpers/case-changes.js';
 
 const args = process.argv.slice(2);
 const opt = (n: string, d: string) => (args.includes(`--${n}`) ? args[args.indexOf(`--${n}`) + 1]! : d);
@@ -181,7 +182,7 @@ try {
       enqueue: (workflowId, list) => enqueueDeliveries(kit, workflowId, list),
     });
     const t0 = performance.now();
-    await trigger.casesChanged(ws, ids, 'case.updated');
+    await casesChanged(pool, trigger, ws, ids, 'case.updated');
     for (;;) {
       const { rows } = await pool.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM workflow_deliveries WHERE workflow_id = $1 AND status <> 'pending'`,

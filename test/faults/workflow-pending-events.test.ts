@@ -6,6 +6,7 @@ import { eventually, startScanApp, uploadScan, waitForScan, type ScanTestApp } f
 import { startDeliveryWorker } from '../../src/workers/delivery-worker.js';
 import { DELIVERY_ATTEMPTS } from '../../src/domain/workflows/backoff.js';
 import type { WorkerHandle } from '../../src/jobs/queue-kit.js';
+import { casesChanged } from '../helpers/case-changes.js';
 
 /**
  * A case with 20 pending events and a webhook answering 500: only the case's head is sent, by
@@ -73,7 +74,13 @@ describe('a case with many pending events and a failing target', () => {
     expect(created.statusCode).toBe(201);
     const workflowId = created.json().id as string;
     for (let i = 0; i < EVENTS; i++)
-      await t.deps.workflows.trigger.casesChanged(session.workspaceId, [caseId], 'case.updated');
+      await casesChanged(
+        t.infra.pool,
+        t.deps.workflows.trigger,
+        session.workspaceId,
+        [caseId],
+        'case.updated',
+      );
 
     const rows = async () =>
       (

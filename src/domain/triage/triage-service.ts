@@ -213,17 +213,9 @@ export function createTriageService(deps: TriageServiceDeps): TriageService {
   const leases = deps.leases ?? createAiCallLeases(deps.quota, { clock: deps.clock });
 
   const caseDeliveries = deps.caseDeliveries ?? NO_CASE_DELIVERIES;
-  /** After the commit: the answers are stored, so a queue that failed is the sweep's, not the caller's. */
+  /** After the commit (`queue` never rejects: a queue that is down leaves them to the sweep). */
   async function queueCaseDeliveries(recorded: readonly unknown[]): Promise<void> {
-    for (const r of recorded)
-      await caseDeliveries
-        .queue(r)
-        .catch((err: unknown) =>
-          deps.logger?.warn(
-            { err: (err as Error)?.message },
-            'case triage deliveries stored but not queued: the maintenance sweep queues them',
-          ),
-        );
+    for (const r of recorded) await caseDeliveries.queue(r);
   }
 
   // Batch items answered while an earlier group is being stored go together in the next one.

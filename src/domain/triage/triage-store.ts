@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { withTransaction, type Db, type Pool } from '../../db/pool.js';
+import { groupBy } from '../../lib/group-by.js';
 import { recordCaseTriages, type CaseTriageInput } from '../cases/case-triage-store.js';
 import type { CaseChangeDeliveries } from '../cases/case-deliveries.js';
 import type { Hop, TriageResponse } from '../triage-engine/types.js';
@@ -239,12 +240,11 @@ export async function recordBatchItemsAndCases<R>(
       outcomes[i]!.recorded && r.settle.caseId ? [caseTriageOf(r, r.settle.caseId)] : [],
     );
     await recordCaseTriages(tx, triaged);
-    const byWorkspace = new Map<string, string[]>();
-    for (const c of triaged) {
-      const ids = byWorkspace.get(c.workspaceId);
-      if (ids) ids.push(c.caseId);
-      else byWorkspace.set(c.workspaceId, [c.caseId]);
-    }
+    const byWorkspace = groupBy(
+      triaged,
+      (c) => c.workspaceId,
+      (c) => c.caseId,
+    );
     const recorded: R[] = [];
     for (const [workspaceId, caseIds] of byWorkspace)
       recorded.push(await deliveries.record(tx, workspaceId, caseIds, 'case.triaged'));

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/pool.js';
+import { groupBy } from '../../lib/group-by.js';
 import { orphanedDeliveries } from './delivery-store.js';
 
 /**
@@ -21,12 +22,11 @@ export async function requeueLostDeliveries(
   olderThanMs: number = LOST_DELIVERY_AGE_MS,
 ): Promise<number> {
   const rows = await orphanedDeliveries(db, olderThanMs);
-  const byWorkflow = new Map<string, string[]>();
-  for (const r of rows) {
-    const ids = byWorkflow.get(r.workflow_id);
-    if (ids) ids.push(r.id);
-    else byWorkflow.set(r.workflow_id, [r.id]);
-  }
+  const byWorkflow = groupBy(
+    rows,
+    (r) => r.workflow_id,
+    (r) => r.id,
+  );
   for (const [workflowId, ids] of byWorkflow) await enqueue(workflowId, ids);
   return rows.length;
 }

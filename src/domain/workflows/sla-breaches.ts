@@ -3,8 +3,8 @@ import { withTransaction } from '../../db/pool.js';
 import { sql } from '../../db/sql.js';
 import { basisOf, openDueLookupSql } from '../cases/case-due-dates.js';
 import { breachCandidatesSql } from '../cases/sla-breach-candidates.js';
-import { insertMatchingDeliveries } from './delivery-store.js';
-import { enabledWorkflows } from './workflow-store.js';
+import { groupBy } from '../../lib/group-by.js';
+import { recordCaseDeliveries } from './trigger.js';
 
 /**
  * `case.sla_breached` (docs/workflows.md#when-deliveries-happen): once per breach, an open or
@@ -55,15 +55,19 @@ WITH due AS (
 UPDATE cases c SET sla_breach_due_at = ${openDueLookupSql(basisOf(sql`c`), sql`c.workspace_id`)}
 FROM due WHERE c.id = due.id
 RETURNING c.id, c.workspace_id`);
-    const byWorkspace = new Map<string, string[]>();
-    for (const r of rows) byWorkspace.set(r.workspace_id, [...(byWorkspace.get(r.workspace_id) ?? []), r.id]);
     const deliveries = new Map<string, string[]>();
-    for (const [workspaceId, caseIds] of byWorkspace) {
-      for (const w of await enabledWorkflows(tx, workspaceId)) {
-        const ids = await insertMatchingDeliveries(tx, w, { caseIds }, 'case.sla_breached');
-        if (ids.length > 0) deliveries.set(w.id, ids);
-      }
-    }
+    for (const [workspaceId, caseIds] of groupBy(
+      rows,
+      (r) => r.workspace_id,
+      (r) => r.id,
+    ))
+      for (const [workflowId, ids] of await recordCaseDeliveries(
+        tx,
+        workspaceId,
+        caseIds,
+        'case.sla_breached',
+      ))
+        deliveries.set(workflowId, ids);
     return { claimed: rows.length, deliveries };
   });
 }

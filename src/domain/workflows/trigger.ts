@@ -1,4 +1,5 @@
-import { withTransaction, type Db, type Pool } from '../../db/pool.js';
+import type { Db, Pool } from '../../db/pool.js';
+import { groupBy } from '../../lib/group-by.js';
 import type { CaseChangeOptions } from '../cases/case-deliveries.js';
 import type { WorkflowEvent } from './types.js';
 import { insertMatchingDeliveries, pendingDeliveriesOf, type CaseSelection } from './delivery-store.js';
@@ -20,17 +21,6 @@ export interface WorkflowTrigger {
    * created, reopened and resolved ({@link recordScanDeliveries}); records none itself.
    */
   scanCompleted(workspaceId: string, scanId: string): Promise<number>;
-  /**
-   * Records and queues the deliveries of `event` for cases whose change is not itself recorded
-   * here (a tool, a test): {@link recordCaseDeliveries} in a transaction of its own, then
-   * {@link WorkflowTrigger.queueRecorded}. `exceptWorkflowId`: a workflow left out.
-   */
-  casesChanged(
-    workspaceId: string,
-    caseIds: string[],
-    event: Exclude<WorkflowEvent, 'workflow.test' | 'case.created'>,
-    options?: { exceptWorkflowId?: string },
-  ): Promise<number>;
   /**
    * After the commit of a transaction that recorded deliveries ({@link recordCaseDeliveries}):
    * queues them. A queue that is down leaves them to the maintenance sweep; never rejects.
@@ -59,27 +49,20 @@ export function createWorkflowTrigger(deps: {
     return total;
   }
   async function enqueueRecorded(workspaceId: string, selection: CaseSelection, event: WorkflowEvent) {
-    const byWorkflow: RecordedDeliveries = new Map();
-    for (const d of await pendingDeliveriesOf(deps.pool, workspaceId, selection, event)) {
-      const ids = byWorkflow.get(d.workflow_id);
-      if (ids) ids.push(d.id);
-      else byWorkflow.set(d.workflow_id, [d.id]);
-    }
-    return queueRecorded(byWorkflow);
+    const pending = await pendingDeliveriesOf(deps.pool, workspaceId, selection, event);
+    return queueRecorded(
+      groupBy(
+        pending,
+        (d) => d.workflow_id,
+        (d) => d.id,
+      ),
+    );
   }
   return {
     scanCompleted: async (workspaceId, scanId) =>
       (await enqueueRecorded(workspaceId, { createdByScan: scanId }, 'case.created')) +
       (await enqueueRecorded(workspaceId, { reopenedByScan: scanId }, 'case.status_changed')) +
       (await enqueueRecorded(workspaceId, { resolvedByScan: scanId }, 'case.status_changed')),
-    casesChanged: async (workspaceId, caseIds, event, options = {}) =>
-      caseIds.length === 0
-        ? 0
-        : queueRecorded(
-            await withTransaction(deps.pool, (tx) =>
-              recordCaseDeliveries(tx, workspaceId, caseIds, event, options),
-            ),
-          ),
     queueRecorded,
   };
 }

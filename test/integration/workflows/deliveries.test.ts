@@ -26,6 +26,7 @@ import type { Queue } from 'bullmq';
 import { maintenanceRun } from '../../../src/app/workers.js';
 import { DELIVERY_QUEUE, type DeliveryPayload } from '../../../src/jobs/workflow-delivery.js';
 import { SCAN_INGEST_QUEUE } from '../../../src/jobs/scan-ingest.js';
+import { casesChanged } from '../../helpers/case-changes.js';
 
 /**
  * Deliveries end to end: an uploaded scan's matching cases become exactly one Jira (or GitHub)
@@ -213,7 +214,9 @@ describe('deliveries to Jira', () => {
       [ids[0]],
     );
     const before = jira.issues.length;
-    expect(await t.deps.workflows.trigger.casesChanged(session.workspaceId, ids, 'case.triaged')).toBe(1);
+    expect(
+      await casesChanged(t.infra.pool, t.deps.workflows.trigger, session.workspaceId, ids, 'case.triaged'),
+    ).toBe(1);
     expect(await settled(wf.id, 1)).toBe(true);
     expect(jira.issues.length - before).toBe(1);
     expect((await deliveriesOf(wf.id))[0]!.caseId).toBe(ids[0]);
@@ -230,7 +233,13 @@ describe('deliveries to Jira', () => {
     const wf = await createJiraWorkflow({});
     const scanId = await uploadAndWait('?environment=STAGING&asset=web2');
     const [caseId] = await caseIdsOf(scanId);
-    await t.deps.workflows.trigger.casesChanged(session.workspaceId, [caseId!], 'case.updated');
+    await casesChanged(
+      t.infra.pool,
+      t.deps.workflows.trigger,
+      session.workspaceId,
+      [caseId!],
+      'case.updated',
+    );
     expect(await settled(wf.id, 1)).toBe(true);
     const before = jira.issues.length;
     const patched = await api('PATCH', `/api/v1/cases/${caseId}`, { status: 'resolved' });
@@ -257,8 +266,8 @@ describe('deliveries to Jira', () => {
     const ids = await caseIdsOf(scanId);
     const before = jira.issues.length;
     await Promise.all([
-      t.deps.workflows.trigger.casesChanged(session.workspaceId, ids, 'case.updated'),
-      t.deps.workflows.trigger.casesChanged(session.workspaceId, ids, 'case.updated'),
+      casesChanged(t.infra.pool, t.deps.workflows.trigger, session.workspaceId, ids, 'case.updated'),
+      casesChanged(t.infra.pool, t.deps.workflows.trigger, session.workspaceId, ids, 'case.updated'),
     ]);
     expect(await settled(wf.id, ids.length * 2)).toBe(true);
     expect(jira.issues.length - before).toBe(ids.length);
@@ -271,7 +280,13 @@ describe('deliveries to Jira', () => {
     const [caseId] = await caseIdsOf(scanId);
     const before = jira.issues.length;
     crashOnce = true;
-    await t.deps.workflows.trigger.casesChanged(session.workspaceId, [caseId!], 'case.updated');
+    await casesChanged(
+      t.infra.pool,
+      t.deps.workflows.trigger,
+      session.workspaceId,
+      [caseId!],
+      'case.updated',
+    );
     expect(await settled(wf.id, 1)).toBe(true);
     expect(jira.issues.length - before).toBe(1);
     // The crashed attempt recorded nothing; the retry searched for the marker and stored the issue.
@@ -295,14 +310,14 @@ describe('deliveries to Jira', () => {
       /\/rest\/api\/3\/issue$/,
     );
     const started = Date.now();
-    await t.deps.workflows.trigger.casesChanged(session.workspaceId, [a!], 'case.updated');
+    await casesChanged(t.infra.pool, t.deps.workflows.trigger, session.workspaceId, [a!], 'case.updated');
     expect(await settled(wf.id, 1)).toBe(true);
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
     jira.failNext(
       Array.from({ length: 3 }, () => ({ status: 500, body: { errorMessages: ['Internal server error'] } })),
       /\/rest\/api\/3\/issue$/,
     );
-    await t.deps.workflows.trigger.casesChanged(session.workspaceId, [b!], 'case.updated');
+    await casesChanged(t.infra.pool, t.deps.workflows.trigger, session.workspaceId, [b!], 'case.updated');
     expect(await settled(wf.id, 2)).toBe(true);
     const d = await deliveriesOf(wf.id);
     expect(d.map((x) => [x.status, x.attempts])).toEqual([
@@ -331,7 +346,13 @@ describe('deliveries to Jira', () => {
       ],
       /\/rest\/api\/3\/issue$/,
     );
-    await t.deps.workflows.trigger.casesChanged(session.workspaceId, [caseId!], 'case.updated');
+    await casesChanged(
+      t.infra.pool,
+      t.deps.workflows.trigger,
+      session.workspaceId,
+      [caseId!],
+      'case.updated',
+    );
     expect(await settled(wf.id, 1)).toBe(true);
     const message =
       "HTTP 400: customfield_10010: Field 'customfield_10010' cannot be set. It is not on the appropriate screen, or unknown.";
@@ -352,7 +373,7 @@ describe('deliveries to Jira', () => {
     const ids = await caseIdsOf(scanId);
     jira.down = true;
     try {
-      await t.deps.workflows.trigger.casesChanged(session.workspaceId, ids, 'case.updated');
+      await casesChanged(t.infra.pool, t.deps.workflows.trigger, session.workspaceId, ids, 'case.updated');
       expect(
         await eventually(async () => {
           const d = await deliveriesOf(wf.id);
@@ -376,7 +397,7 @@ describe('orphaned deliveries', () => {
     const [caseId] = await caseIdsOf(scanId);
     const wf = await createJiraWorkflow({}); // after the upload: its only delivery is the one below
     const lost = createWorkflowTrigger({ pool: t.infra.pool, enqueue: async () => undefined });
-    expect(await lost.casesChanged(session.workspaceId, [caseId!], 'case.updated')).toBe(1);
+    expect(await casesChanged(t.infra.pool, lost, session.workspaceId, [caseId!], 'case.updated')).toBe(1);
     await new Promise((r) => setTimeout(r, 300));
     expect((await deliveriesOf(wf.id))[0]).toMatchObject({ status: 'pending', attempts: 0 });
     expect(await requeueOrphans(t.infra.queues, { pool: t.infra.pool }, 0)).toBe(1);
@@ -399,7 +420,7 @@ describe('connections', () => {
     jira.latencyMs = 2_000;
     const samples: number[] = [];
     try {
-      await t.deps.workflows.trigger.casesChanged(session.workspaceId, ids, 'case.updated');
+      await casesChanged(t.infra.pool, t.deps.workflows.trigger, session.workspaceId, ids, 'case.updated');
       // Four creates on their way (the worker runs four at once), each answered 2 s later.
       expect(await eventually(async () => creates() - before === 4, 10_000)).toBe(true);
       for (let i = 0; i < 20; i++) {
@@ -437,7 +458,7 @@ describe('lost deliveries', () => {
           await queue.add('deliver', { deliveryId: id, workflowId }, { jobId: id, delay: 3_600_000 });
       },
     });
-    expect(await held.casesChanged(session.workspaceId, [caseId!], 'case.updated')).toBe(1);
+    expect(await casesChanged(t.infra.pool, held, session.workspaceId, [caseId!], 'case.updated')).toBe(1);
     const [pending] = await deliveriesOf(wf.id);
     const deliveryId = queued[0]!;
     expect(pending).toMatchObject({ status: 'pending', attempts: 0 });
@@ -494,7 +515,7 @@ describe('deliveries to a generic webhook', () => {
       const wf = res.json() as { id: string; secret: string };
       answers = [503];
       for (const event of ['case.updated', 'case.triaged', 'case.status_changed'] as const)
-        await t.deps.workflows.trigger.casesChanged(session.workspaceId, [caseId!], event);
+        await casesChanged(t.infra.pool, t.deps.workflows.trigger, session.workspaceId, [caseId!], event);
       expect(await settled(wf.id, 3)).toBe(true);
       const events = got.map(
         (g) =>
@@ -539,7 +560,13 @@ describe('deliveries to GitHub', () => {
     const wf = res.json() as { id: string };
     const before = github.issues.length;
     github.failNext([GITHUB_SECONDARY_LIMIT], /\/issues$/);
-    await t.deps.workflows.trigger.casesChanged(session.workspaceId, [caseId!], 'case.updated');
+    await casesChanged(
+      t.infra.pool,
+      t.deps.workflows.trigger,
+      session.workspaceId,
+      [caseId!],
+      'case.updated',
+    );
     expect(await settled(wf.id, 1)).toBe(true);
     expect(github.issues.length - before).toBe(1);
     const issue = github.issues.at(-1)!;
@@ -577,7 +604,13 @@ describe('deliveries to GitHub', () => {
     github.searchLag = true;
     crashOnce = true;
     try {
-      await t.deps.workflows.trigger.casesChanged(session.workspaceId, [caseId!], 'case.updated');
+      await casesChanged(
+        t.infra.pool,
+        t.deps.workflows.trigger,
+        session.workspaceId,
+        [caseId!],
+        'case.updated',
+      );
       expect(await settled(wf.id, 1)).toBe(true);
     } finally {
       github.searchLag = false;

@@ -10,6 +10,7 @@ import {
 import { startDeliveryWorker } from '../../../src/workers/delivery-worker.js';
 import { redisPacer } from '../../../src/domain/workflows/rate-limit.js';
 import type { WorkerHandle } from '../../../src/jobs/queue-kit.js';
+import { casesChanged } from '../../helpers/case-changes.js';
 
 /**
  * A workflow's proactive rate limit (docs/workflows.md#rate-limits): with `target.rateLimit` of N per second, a burst
@@ -75,7 +76,7 @@ async function jiraWorkflow(rateLimit: { requests: number; perSeconds: number })
 async function burst(workflowId: string, caseIds: string[]) {
   const before = jira.requests.length;
   const issuesBefore = jira.issues.length;
-  await t.deps.workflows.trigger.casesChanged(session.workspaceId, caseIds, 'case.updated');
+  await casesChanged(t.infra.pool, t.deps.workflows.trigger, session.workspaceId, caseIds, 'case.updated');
   expect(
     await eventually(async () => {
       const d = await deliveriesOf(workflowId);

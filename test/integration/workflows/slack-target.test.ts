@@ -12,6 +12,7 @@ import { startFakeSlack, type FakeSlack } from '../../helpers/fake-providers/sla
 import { startDeliveryWorker } from '../../../src/workers/delivery-worker.js';
 import { startScanIngestWorker } from '../../../src/workers/scan-ingest-worker.js';
 import type { WorkerHandle } from '../../../src/jobs/queue-kit.js';
+import { casesChanged } from '../../helpers/case-changes.js';
 
 /**
  * The Slack target end to end: a workflow whose credential is an incoming webhook URL, case
@@ -68,7 +69,7 @@ async function createSlackWorkflow(url = slack.webhookUrl, fields: Record<string
 }
 
 const changed = (caseIds: string[], event: 'case.updated' | 'case.triaged' = 'case.updated') =>
-  t.deps.workflows.trigger.casesChanged(session.workspaceId, caseIds, event);
+  casesChanged(t.infra.pool, t.deps.workflows.trigger, session.workspaceId, caseIds, event);
 
 beforeAll(async () => {
   t = await startScanApp({

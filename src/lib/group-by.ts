@@ -1,0 +1,18 @@
+/**
+ * `items` grouped by `keyOf`, each group the `valueOf` of its items in their order, groups in the
+ * order their keys first appear. (`Map.groupBy` arrives with Node 21; this runs on Node 20.)
+ */
+export function groupBy<T, K, V>(
+  items: Iterable<T>,
+  keyOf: (item: T) => K,
+  valueOf: (item: T) => V,
+): Map<K, V[]> {
+  const groups = new Map<K, V[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const group = groups.get(key);
+    if (group) group.push(valueOf(item));
+    else groups.set(key, [valueOf(item)]);
+  }
+  return groups;
+}
