@@ -18,6 +18,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createBenchDatabase } from '../lib/bench-db.js';
+import { triageInProcess } from '../lib/triage-request.js';
 
 /** A node of the sampling heap profile. */
 interface ProfileNode {
@@ -65,20 +66,7 @@ async function main() {
     },
   });
   const { key } = await signUp(t.app, {});
-  const payload = {
-    title: 'Outdated OpenSSL on an internal host',
-    severity: 'MEDIUM',
-    description: 'OpenSSL 1.1.1 reached end of life',
-  };
-  const triage = async () => {
-    const r = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/triage',
-      headers: { 'x-api-key': key },
-      payload,
-    });
-    if (r.statusCode !== 200) throw new Error(`triage answered ${r.statusCode}: ${r.body}`);
-  };
+  const triage = triageInProcess(t.app, key);
   for (let i = 0; i < 300; i++) await triage(); // warm-up: caches, prepared statements, JIT
 
   const session = new Session();

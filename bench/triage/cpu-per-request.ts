@@ -22,6 +22,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createBenchDatabase } from '../lib/bench-db.js';
+import { BENCH_TRIAGE_PAYLOAD } from '../lib/triage-request.js';
 
 if (process.argv.includes('--serve-fake')) {
   const { startOpenAiFake } = await import('../../test/helpers/fake-providers/openai-fake.js');
@@ -50,11 +51,6 @@ async function main() {
     child.once('message', (m) => r((m as { url: string }).url)),
   );
 
-  const payload = {
-    title: 'Outdated OpenSSL on an internal host',
-    severity: 'MEDIUM',
-    description: 'OpenSSL 1.1.1 reached end of life',
-  };
   const cpu = () => {
     const u = process.cpuUsage();
     return u.user + u.system;
@@ -71,7 +67,8 @@ async function main() {
     });
     const { key } = await signUp(t.app, {});
     const headers = { 'x-api-key': key };
-    const triage = () => t.app.inject({ method: 'POST', url: '/api/v1/triage', headers, payload });
+    const triage = () =>
+      t.app.inject({ method: 'POST', url: '/api/v1/triage', headers, payload: BENCH_TRIAGE_PAYLOAD });
     const keysMe = () => t.app.inject({ method: 'GET', url: '/api/v1/keys/me', headers });
     for (let i = 0; i < 300; i++) {
       const r = await triage();

@@ -17,6 +17,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { signUp, startTestApp } from '../../test/helpers/test-app.js';
 import { createBenchDatabase } from '../lib/bench-db.js';
+import { triageInProcess } from '../lib/triage-request.js';
 
 const { values } = parseArgs({
   options: {
@@ -56,20 +57,7 @@ const t = await startTestApp({
   env: { PLANS_FILE: path.resolve('bench/auth/unlimited-plans.json'), LOG_LEVEL: 'silent' },
 });
 const { key } = await signUp(t.app, {});
-const payload = {
-  title: 'Outdated OpenSSL on an internal host',
-  severity: 'MEDIUM',
-  description: 'OpenSSL 1.1.1 reached end of life',
-};
-const triage = async () => {
-  const r = await t.app.inject({
-    method: 'POST',
-    url: '/api/v1/triage',
-    headers: { 'x-api-key': key },
-    payload,
-  });
-  if (r.statusCode !== 200) throw new Error(`triage answered ${r.statusCode}: ${r.body}`);
-};
+const triage = triageInProcess(t.app, key);
 const observer = new pg.Client(db.url);
 await observer.connect();
 const backends = async () =>
