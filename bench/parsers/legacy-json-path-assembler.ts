@@ -11,8 +11,11 @@ interface Frame {
 
 /** Callbacks of {@link JsonPathAssembler}. */
 export interface JsonPathHandlers {
-  /** Return true to have the value at `path` assembled and passed to `onValue`. */
-  select(path: JsonPath): boolean;
+  /**
+   * Truthy to have the value at `path` assembled and passed to `onValue` (a record picker of the
+   * new scanner counts as true here: this walker always assembles the whole value).
+   */
+  select(path: JsonPath): boolean | object;
   onValue(path: JsonPath, value: unknown): void;
   /** Called when an object or array that was not assembled closes. */
   onContainerEnd?(path: JsonPath): void;

@@ -8,6 +8,7 @@ import {
   type CdxComponent,
   type CdxVulnerability,
 } from './common.js';
+import { RecordPicker } from '../json/json-record-picker.js';
 import type { JsonPath } from '../json/walk-json.js';
 import type { JsonHandler } from '../json/walk-json.js';
 import type { FindingDraft } from '../types.js';
@@ -32,11 +33,17 @@ export class CyclonedxJsonHandler implements JsonHandler {
   private held: CdxVulnerability[] = [];
   private vulnerabilities = 0;
   private scanner = 'CycloneDX';
+  /** A component's fields that `indexComponent` reads, and its nested components. */
+  private readonly componentPicker = new RecordPicker({
+    fields: ['bom-ref', 'name', 'group', 'version', 'purl'],
+    nested: 'components',
+  });
 
   constructor(private readonly ctx: ParserContext) {}
 
-  select(path: JsonPath): boolean {
-    if (path.length === 2 && (path[0] === 'components' || path[0] === 'vulnerabilities')) return true;
+  select(path: JsonPath): boolean | RecordPicker {
+    if (path.length === 2 && path[0] === 'components') return this.componentPicker;
+    if (path.length === 2 && path[0] === 'vulnerabilities') return true;
     return path.length === 2 && path[0] === 'metadata' && (path[1] === 'component' || path[1] === 'tools');
   }
 

@@ -1,14 +1,19 @@
 import { unparseable } from '../parse-error.js';
 import { formatSize } from './json-tokenizer.js';
 import { jsonParseError, scanStringEnd, type StringScan } from './json-bytes.js';
+import type { RecordPicker } from './json-record-picker.js';
 
 /** Path of a JSON value: object keys and array indices from the root. */
 export type JsonPath = readonly (string | number)[];
 
 /** Callbacks of {@link JsonRecordScanner}. */
 export interface JsonRecordHandlers {
-  /** Return true to have the value at `path` parsed whole and passed to `onValue`. */
-  select(path: JsonPath): boolean;
+  /**
+   * Return true to have the value at `path` parsed whole and passed to `onValue`; or a
+   * {@link RecordPicker} to have only its properties read out of an object there (and the value
+   * parsed whole whenever the picker cannot be sure, see its contract).
+   */
+  select(path: JsonPath): boolean | RecordPicker;
   onValue(path: JsonPath, value: unknown): void;
   /** Called when an object or array that was not selected closes, with its own path. */
   onContainerEnd?(path: JsonPath): void;
@@ -167,6 +172,10 @@ export class JsonRecordScanner {
     if (b === 0x7b || b === 0x5b) {
       if (selected) {
         this.tokenPath = path;
+        if (selected !== true && b === 0x7b) {
+          const end = this.pick(buf, i, selected, path);
+          if (end >= 0) return end;
+        }
         return this.startToken(buf, i, RECORD, SELECTED);
       }
       this.kinds.push(b === 0x7b ? 0 : 1);
@@ -180,6 +189,24 @@ export class JsonRecordScanner {
     if (b === 0x2d || (b >= 0x30 && b <= 0x39) || b === 0x74 || b === 0x66 || b === 0x6e)
       return this.startToken(buf, i, LITERAL, selected ? SELECTED : SKIP);
     throw this.invalid(buf, i, 'expected a value');
+  }
+
+  /**
+   * An object record that starts and ends in this chunk, read by `picker`: no text cut out, no
+   * whole object built. Returns where scanning goes on, or -1 to take the general way.
+   */
+  private pick(buf: Buffer, i: number, picker: RecordPicker, path: JsonPath): number {
+    const limit = Math.min(buf.length, i + this.limits.maxRecordBytes);
+    const maxDepth = this.limits.maxDepth - this.kinds.length;
+    const end = picker.pick(buf, i, limit, maxDepth, this.limits.maxTokenBytes);
+    if (end < 0) return -1;
+    if (picker.newlines > 0) {
+      this.line += picker.newlines;
+      this.lineStart = this.offset + picker.lastNewline + 1;
+    }
+    this.state = this.kinds.length === 0 ? DONE : COMMA_OR_END;
+    this.handlers.onValue(path, picker.value);
+    return end;
   }
 
   private startToken(buf: Buffer, i: number, token: number, role: number): number {
