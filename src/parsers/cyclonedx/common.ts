@@ -56,12 +56,20 @@ export interface ComponentIndexOptions {
 
 /**
  * bom-ref → component, compact (four short strings per component). Vulnerabilities refer to
- * components by bom-ref, and purl strings double as refs in older BOMs, so both are indexed.
+ * components by bom-ref, and purl strings double as refs in older BOMs, so both are looked up:
+ * a bom-ref first (the last component that declared it), else a purl (the first component with
+ * it). The purl map is built at the first lookup a bom-ref does not answer, so a BOM whose
+ * vulnerabilities name bom-refs never hashes its purls (half of a components-heavy BOM's
+ * indexing, bench/parsers/README.md).
  * Past `max` components the rest are counted, not indexed: a finding on one of them names the
  * component by its ref (a purl ref stays a purl), and the parse says so in its notes.
  */
 export class ComponentIndex {
   private readonly byRef = new Map<string, CdxComponent>();
+  /** purl → first component with it; null until a lookup needs it. */
+  private byPurl: Map<string, CdxComponent> | null = null;
+  /** Indexed components in order, for building `byPurl`; emptied once it is built. */
+  private indexed: CdxComponent[] = [];
   private readonly copyStrings: boolean;
   count = 0;
   /** Components past the bound, not indexed. */
@@ -80,14 +88,12 @@ export class ComponentIndex {
       this.dropped++;
       return;
     }
-    if (!this.copyStrings) {
-      if (ref) this.byRef.set(ref, c);
-      if (c.purl && !this.byRef.has(c.purl)) this.byRef.set(c.purl, c);
-      return;
-    }
-    const kept = { name: own(c.name), group: own(c.group), version: own(c.version), purl: own(c.purl) };
-    if (ref) this.byRef.set(own(ref)!, kept);
-    if (kept.purl && !this.byRef.has(kept.purl)) this.byRef.set(kept.purl, kept);
+    const kept = this.copyStrings
+      ? { name: own(c.name), group: own(c.group), version: own(c.version), purl: own(c.purl) }
+      : c;
+    if (ref) this.byRef.set(this.copyStrings ? own(ref)! : ref, kept);
+    if (this.byPurl === null) this.indexed.push(kept);
+    else addPurl(this.byPurl, kept);
   }
 
   /** The note a parse adds when components went unindexed, else null. */
@@ -98,8 +104,19 @@ export class ComponentIndex {
   }
 
   get(ref: string): CdxComponent | undefined {
-    return this.byRef.get(ref);
+    const c = this.byRef.get(ref);
+    if (c !== undefined) return c;
+    if (this.byPurl === null) {
+      this.byPurl = new Map();
+      for (const k of this.indexed) addPurl(this.byPurl, k);
+      this.indexed = [];
+    }
+    return this.byPurl.get(ref);
   }
+}
+
+function addPurl(byPurl: Map<string, CdxComponent>, c: CdxComponent): void {
+  if (c.purl && !byPurl.has(c.purl)) byPurl.set(c.purl, c);
 }
 
 function worstSeverity(ratings: readonly CdxRating[]): Severity {

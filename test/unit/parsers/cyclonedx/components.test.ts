@@ -29,6 +29,59 @@ describe('the CycloneDX component index is bounded', () => {
     expect(index.get('pkg:npm/a@1.0')).toBe(a);
   });
 
+  it('answers a bom-ref before a purl, the last bom-ref and the first purl, however lookups interleave', () => {
+    const index = new ComponentIndex(10, { copyStrings: false });
+    const a = comp('a');
+    const b = comp('b');
+    const a2 = { ...comp('a2'), purl: a.purl };
+    index.add('x', a);
+    index.add(null, a2); // a second component with a's purl: a stays the purl's answer
+    index.add(a.purl, b); // a bom-ref equal to a's purl wins over it
+    expect(index.get(a.purl)).toBe(b);
+    expect(index.get('x')).toBe(a);
+    const c = comp('c');
+    const c2 = { ...comp('c2'), purl: c.purl };
+    expect(index.get(c.purl)).toBeUndefined(); // the purl map exists from here on
+    index.add(null, c);
+    index.add('y', c2);
+    expect(index.get(c.purl)).toBe(c);
+    index.add(c.purl, a2);
+    expect(index.get(c.purl)).toBe(a2);
+    expect(index.get('nothing')).toBeUndefined();
+  });
+
+  it('reads a component as JSON.parse would: escaped keys, duplicate keys, numbers, nested', async () => {
+    const bom = JSON.stringify({
+      bomFormat: 'CycloneDX',
+      specVersion: '1.5',
+      components: [],
+      vulnerabilities: ['a', 'b', 'c', 'pkg:npm/d@4', 'e'].map((ref, i) => ({
+        id: `CVE-2025-000${i + 1}`,
+        affects: [{ ref }],
+      })),
+    }).replace(
+      '"components":[]',
+      `"components":[
+        {"bom-ref":"a","name":"plain","n\\u0061me":"\\u00e9scaped","version":"1"},
+        {"bom-ref":"b","name":"first","name":"second","version":1.50},
+        {"bom-ref":"c","name":{"x":1},"purl":"pkg:npm/c@3","version":"3"},
+        {"bom-ref":"p","name":"parent","components":[{"bom-ref":"e","name":"nested \ud83d\ude00","version":"5"}]},
+        {"name":"by purl","version":"4","purl":"pkg:npm/d@4","licenses":[{"license":{"id":"MIT"}}]}
+      ]`,
+    );
+    const findings: Finding[] = [];
+    for await (const batch of parseScan(Readable.from([Buffer.from(bom)]))) findings.push(...batch);
+    expect(findings.map((f) => [f.title, f.asset.component, f.asset.componentVersion, f.asset.purl])).toEqual(
+      [
+        ['CVE-2025-0001 in \u00e9scaped@1', '\u00e9scaped', '1', null],
+        ['CVE-2025-0002 in second@1.5', 'second', '1.5', null],
+        ['CVE-2025-0003 in pkg:npm/c@3@3', 'pkg:npm/c@3', '3', 'pkg:npm/c@3'],
+        ['CVE-2025-0004 in by purl@4', 'by purl', '4', 'pkg:npm/d@4'],
+        ['CVE-2025-0005 in nested \u{1f600}@5', 'nested \u{1f600}', '5', null],
+      ],
+    );
+  });
+
   it('a BOM past the bound still yields every finding, and says what it did', async () => {
     const total = MAX_INDEXED_COMPONENTS + 1;
     const last = `pkg:npm/c${total}@1.0`;
