@@ -1,3 +1,4 @@
+import { ownString } from './own-string.js';
 import type { FindingAsset } from './types.js';
 
 /**
@@ -34,6 +35,8 @@ const MAX_SUBJECT_CHARS = 1_000;
 const MAX_SUBJECTS = 16;
 const MAX_SCANNERS = 64;
 
+const copy = (v: string | null): string | null => (v === null ? null : ownString(v));
+
 const clean = (v: string | null | undefined): string | null => {
   const t = v?.trim();
   return t ? t : null;
@@ -60,7 +63,7 @@ export class ScopeCollector {
 
   addScanner(name: string | null | undefined): void {
     const n = clean(name);
-    if (n && this.scanners.size < MAX_SCANNERS) this.scanners.add(n);
+    if (n && this.scanners.size < MAX_SCANNERS && !this.scanners.has(n)) this.scanners.add(ownString(n));
   }
 
   addHost(h: Partial<ScopeHost>): void {
@@ -73,12 +76,15 @@ export class ScopeCollector {
       this.hosts.clear();
       return;
     }
-    this.hosts.set(id, host);
+    // Kept for the whole parse: copies, not slices of the chunk each came from (the key too: it
+    // is a concatenation that points at the slice).
+    this.hosts.set(ownString(id), { ip: copy(host.ip), fqdn: copy(host.fqdn), host: copy(host.host) });
   }
 
   addSubject(subject: string | null | undefined): void {
     const s = clean(subject);
-    if (s && s.length <= MAX_SUBJECT_CHARS && this.subjects.size < MAX_SUBJECTS) this.subjects.add(s);
+    if (s && s.length <= MAX_SUBJECT_CHARS && this.subjects.size < MAX_SUBJECTS && !this.subjects.has(s))
+      this.subjects.add(ownString(s));
   }
 
   /** A finding's scanner and, when it names one, its host. */

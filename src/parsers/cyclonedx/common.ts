@@ -1,5 +1,6 @@
 import { extractAliases, extractCves, nonEmpty, normaliseCwe, uniq } from '../format-parser.js';
 import { SEVERITY_RANK, parseScore, severityFromCvss, severityFromText } from '../severity.js';
+import { ownString } from '../own-string.js';
 import type { FindingDraft, Severity } from '../types.js';
 
 /** A component as far as findings need it. */
@@ -36,12 +37,7 @@ export interface CdxVulnerability {
 /** Components indexed per BOM: memory stays bounded (~65 MB) whatever the BOM's size. */
 export const MAX_INDEXED_COMPONENTS = 100_000;
 
-/**
- * A copy of `s` that does not keep the input chunk it was cut from alive (V8 slices substrings
- * of long strings, so a kept 20-character name can pin a 64 KiB chunk).
- */
-const own = (s: string | null): string | null =>
-  s === null ? null : Buffer.from(s, 'utf8').toString('utf8');
+const own = (s: string | null): string | null => (s === null ? null : ownString(s));
 
 /** Options of {@link ComponentIndex}. */
 export interface ComponentIndexOptions {
