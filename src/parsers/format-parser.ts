@@ -59,6 +59,17 @@ export function extractCves(text: string | null | undefined): string[] {
   return uniq((text ?? '').match(CVE_RE)?.map((c) => c.toUpperCase()) ?? []);
 }
 
+/**
+ * Appends every CVE id mentioned in `text`, upper-cased, to `out`, duplicates included: for a
+ * record that collects CVEs from many leaves and removes duplicates once at the end (`uniq`
+ * keeps the first of each, so the result is what `extractCves` per leaf would have given).
+ */
+export function collectCves(text: string, out: string[]): void {
+  if (text.length < 13) return; // shorter than any CVE id
+  const found = text.match(CVE_RE);
+  if (found) for (const c of found) out.push(c.toUpperCase());
+}
+
 // Advisory ids other than CVEs that databases and scanners use as a vulnerability's aliases:
 // GitHub (GHSA), OSV's ecosystems (PYSEC, RUSTSEC, GO, GSD, OSV, MAL).
 const ALIAS_RE = /\b(?:GHSA(?:-[23456789cfghjmpqrvwx]{4}){3}|(?:PYSEC|RUSTSEC|GO|GSD|OSV|MAL)-\d{4}-\d+)\b/gi;

@@ -1,4 +1,4 @@
-import { extractCves, nonEmpty, uniq } from '../format-parser.js';
+import { collectCves, nonEmpty, uniq } from '../format-parser.js';
 import { parseScore } from '../severity.js';
 import type { FindingDraft } from '../types.js';
 
@@ -44,17 +44,22 @@ export class RecordCollector {
     readonly depth: number,
     readonly attrs: Record<string, string>,
   ) {
-    if (attrs.cveid) this.cves.push(...extractCves(attrs.cveid));
+    if (attrs.cveid) collectCves(attrs.cveid, this.cves);
   }
 
   /** Call on each descendant close; `path` is the full path including the closing element. */
   add(path: readonly string[], text: string): void {
-    // Most leaves are direct children; joining a one-element slice would allocate twice for nothing.
-    const rel = path.length === this.depth + 1 ? path[this.depth]! : path.slice(this.depth).join('/');
-    if (rel.startsWith('CVE_ID_LIST/') || rel === 'CVE_ID') {
-      this.cves.push(...extractCves(text));
+    const d = this.depth;
+    const first = path[d]!;
+    const direct = path.length === d + 1;
+    // Anything under CVE_ID_LIST, or a direct CVE_ID: decided on the first name, not on a
+    // joined path (a record's CVE list is most of its leaves, three per CVE).
+    if (direct ? first === 'CVE_ID' : first === 'CVE_ID_LIST') {
+      collectCves(text, this.cves);
       return;
     }
+    // Most leaves are direct children; joining a one-element slice would allocate twice for nothing.
+    const rel = direct ? first : path.slice(d).join('/');
     if (!this.fields.has(rel)) this.fields.set(rel, text);
   }
 
