@@ -45,13 +45,28 @@ export async function closeClient(): Promise<void> {
   await Promise.all(all.map((p) => p.close()));
 }
 
+/** CLOCK_MONOTONIC in ms, the clock a traced server stamps its side of a request with. */
+export const monotonicMs = (): number => Number(process.hrtime.bigint()) / 1e6;
+
+/** A request sent with `tag`: its number (header `x-bench-seq`), when it was sent and answered. */
+export interface SentRequest {
+  seq: number;
+  sent: number;
+  done: number;
+  status: number;
+}
+
+let nextSeq = 0;
+
 /**
  * Open-loop, evenly paced load: one request every 1/rate seconds for `secs`, whatever the answers
  * do (autocannon's `overallRate` sends each second's requests in a burst, which measures the
  * burst's queue rather than the service). Given several URLs (one per server process), the
  * requests go to them in turn, as a round-robin load balancer would send them. Returns the
  * latencies of the 200 answers (ms, sorted; from the request's send to its body read whole), the
- * failures, the rate reached and p50/p99; `onAnswer` sees each answer's status and body.
+ * failures, the rate reached and p50/p99; `onAnswer` sees each answer's status and body. With
+ * `tag`, each request carries a number in `x-bench-seq` and `sent` lists them with their send and
+ * answer times (`monotonicMs`), for lining up with a traced server's timestamps.
  */
 export async function paced(
   url: string | readonly string[],
@@ -59,8 +74,17 @@ export async function paced(
   rate: number,
   secs: number,
   onAnswer?: (status: number, body: string) => void,
-): Promise<{ latencies: number[]; failures: number; reached: number; p50: number; p99: number }> {
+  options: { tag?: boolean } = {},
+): Promise<{
+  latencies: number[];
+  failures: number;
+  reached: number;
+  p50: number;
+  p99: number;
+  sent: SentRequest[];
+}> {
   const latencies: number[] = [];
+  const sent: SentRequest[] = [];
   let failures = 0;
   const inflight: Promise<void>[] = [];
   const start = performance.now();
@@ -71,12 +95,18 @@ export async function paced(
     const wait = due - performance.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     const t = performance.now();
+    const seq = options.tag ? nextSeq++ : -1;
+    const traced = options.tag
+      ? { ...init, headers: { ...(init.headers as Record<string, string>), 'x-bench-seq': String(seq) } }
+      : init;
+    const sentAt = options.tag ? monotonicMs() : 0;
     inflight.push(
-      send(urls[i % urls.length]!, init).then(
+      send(urls[i % urls.length]!, traced).then(
         ({ status, text }) => {
           onAnswer?.(status, text);
           if (status === 200) latencies.push(performance.now() - t);
           else failures++;
+          if (options.tag) sent.push({ seq, sent: sentAt, done: monotonicMs(), status });
         },
         () => void failures++,
       ),
@@ -93,5 +123,6 @@ export async function paced(
     reached: +(latencies.length / elapsed).toFixed(1),
     p50: q(0.5),
     p99: q(0.99),
+    sent,
   };
 }

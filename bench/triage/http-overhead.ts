@@ -31,7 +31,11 @@
  *
  *   npx tsx bench/triage/http-overhead.ts [--seconds 8] [--rates 50,150] [--sequential 500]
  *     [--engines local,instant,slow,reservation] [--web 1] [--loop-delay] [--compiled]
- *     [--server-node-args "--max-semi-space-size=64"] [--variants "procfile;"]
+ *     [--server-node-args "--max-semi-space-size=64"] [--variants "procfile;"] [--trace]
+ *
+ * `--trace` prints, per paced row, where the slowest 1% of requests waited (`tail-attribution.ts`):
+ * each request's phases from the client's clock and the server's, and what overlapped them on the
+ * server (GC pauses, statements in flight by kind, a pool with no idle connection).
  *
  * The server runs with the node options of the Procfile's `web` line, as deployed; `--variants`
  * measures several configurations in one run, their rows alternated.
@@ -43,7 +47,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createBenchDatabase } from '../lib/bench-db.js';
-import { closeClient, paced as pacedLoad, send } from '../lib/paced-load.js';
+import { closeClient, paced as pacedLoad, send, type SentRequest } from '../lib/paced-load.js';
+import { attribute, type ServerTrace } from './tail-attribution.js';
 import { signUpOverHttp, startServerProcess, type ServerProcess } from '../../test/helpers/server-process.js';
 
 const PROVIDER_MS = 50;
@@ -64,6 +69,8 @@ interface Probe {
   timings: Record<string, { n: number; ms: number; maxMs: number }>;
   gc: { count: number; ms: number; maxMs: number; major: number; majorMs: number };
   eld: { p50: number; p99: number; max: number } | null;
+  /** With `--trace`: the requests traced and the timeline since the previous snapshot. */
+  trace?: ServerTrace;
 }
 
 /** CPU (µs) and voluntary context switches so far. */
@@ -133,7 +140,7 @@ own process, against GET /healthz on the same server at the same rates (the floo
 
   npx tsx bench/triage/http-overhead.ts [--seconds 8] [--rates 50,150] [--sequential 500]
     [--engines local,instant,slow,reservation] [--web 1] [--loop-delay] [--compiled]
-    [--server-node-args "flags"] [--variants "procfile;--max-semi-space-size=32"]
+    [--server-node-args "flags"] [--variants "procfile;--max-semi-space-size=32"] [--trace]
 
   --seconds N      length of each paced row (default 8)
   --rates a,b      open-loop rates in requests a second, evenly paced (default 50,150)
@@ -152,6 +159,10 @@ own process, against GET /healthz on the same server at the same rates (the floo
                    turn (a change in the machine's load falls on both): node options, NAME=value
                    environment, "procfile" for the Procfile's web options, "" for bare node
                    (default: procfile)
+  --trace          trace each paced request in the server and print where the slowest 1% waited:
+                   their phases (in, to provider, provider, store, out) and what overlapped them
+                   (GC pauses, statements by kind, a pool with no idle connection), against all
+                   requests (adds AsyncLocalStorage to the server: its CPU figures are not comparable)
 
 The speed targets (overhead p50 <= 2 ms, p99 <= 10 ms at 200, 500 and 1,000 requests a second), with
 the instant fake provider (run on an idle machine; prints the load average):
@@ -181,6 +192,7 @@ async function main() {
   const engines = opt('engines', 'local,instant,slow,reservation').split(',');
   const webs = Number(opt('web', '1'));
   const eld = args.includes('--loop-delay');
+  const trace = args.includes('--trace');
   const compiled = args.includes('--compiled');
   const serverNodeArgs = opt('server-node-args', '').split(' ').filter(Boolean);
   const procfileArgs = procfileNodeArgs('web');
@@ -250,6 +262,7 @@ async function main() {
           TRIAGE_CONFIG_FILE: path.join(dir, 'triage.json'),
           PROBE_FILE: probeFile,
           ...(eld ? { PROBE_ELD: '1' } : {}),
+          ...(trace ? { PROBE_TRACE: '1' } : {}),
           ...env,
         },
         { nodeArgs: [...nodeArgs, '--import', 'tsx', '--import', PROBE], compiled },
@@ -274,6 +287,8 @@ async function main() {
             try {
               const snap = JSON.parse(readFileSync(p.probeFile, 'utf8')) as Probe;
               if (snap.seq === want) {
+                if (trace)
+                  snap.trace = JSON.parse(readFileSync(`${p.probeFile}.trace`, 'utf8')) as ServerTrace;
                 out.push(snap);
                 break;
               }
@@ -388,6 +403,7 @@ async function main() {
   const rows: Record<string, string | number>[] = [];
   const costs: Record<string, string | number>[] = [];
   const kinds: string[] = [];
+  const attributions: string[] = [];
   /**
    * Runs `load` and adds its rows: latencies, provider time and billing; CPU, wake-ups and
    * round trips per request; the statements it sent by kind.
@@ -398,7 +414,14 @@ async function main() {
     target: string | number,
     fake: 'instant' | 'slow' | null,
     triage: boolean,
-    load: () => Promise<{ failures: number; reached: number; p50: number; p99: number; latencies: number[] }>,
+    load: () => Promise<{
+      failures: number;
+      reached: number;
+      p50: number;
+      p99: number;
+      latencies: number[];
+      sent?: SentRequest[];
+    }>,
   ) {
     const since = fake ? (await fakeServed(fake, 0)).count : 0;
     const billedBefore = triage ? await s.billed() : 0;
@@ -408,7 +431,8 @@ async function main() {
     const r = await load();
     const secs = (performance.now() - started) / 1000;
     const after = await s.cpu();
-    const probed = probeDelta(probesBefore, await s.probes());
+    const probesAfter = await s.probes();
+    const probed = probeDelta(probesBefore, probesAfter);
     const answered = r.latencies.length;
     let pgUs = 0;
     for (const [pid, us] of after.pg) pgUs += us - (before.pg.get(pid) ?? 0);
@@ -419,6 +443,15 @@ async function main() {
     const per = (us: number) => (answered === 0 ? NaN : Math.round(us / answered));
     const perN = (n: number) => (answered === 0 ? NaN : +(n / answered).toFixed(2));
     const row = `${engine} @ ${target}`;
+    if (trace && r.sent && r.sent.length > 0) {
+      attributions.push(
+        `${row}:`,
+        ...attribute(
+          r.sent,
+          probesAfter.map((p) => p.trace ?? { requests: [], spans: [] }),
+        ),
+      );
+    }
     rows.push({
       engine,
       'target rps': target,
@@ -541,7 +574,7 @@ async function main() {
       for (const rate of rates)
         for (const { s, tag, healthUrls } of setups)
           await measure(s, `GET /healthz (floor)${tag}`, rate, null, false, () =>
-            pacedLoad(healthUrls, {}, rate, seconds),
+            pacedLoad(healthUrls, {}, rate, seconds, undefined, { tag: trace }),
           );
       floorDone = true;
     }
@@ -553,7 +586,7 @@ async function main() {
     for (const rate of rates)
       for (const { s, tag, triageUrls } of setups)
         await measure(s, `${engine}${tag}`, rate, fake, true, () =>
-          pacedLoad(triageUrls, init(s, 'POST'), rate, seconds),
+          pacedLoad(triageUrls, init(s, 'POST'), rate, seconds, undefined, { tag: trace }),
         );
     for (const { s } of setups) await s.stop();
   }
@@ -576,4 +609,8 @@ async function main() {
   for (const line of idles) console.log(`  ${line}`);
   console.log('\nstatements and Redis commands sent, by kind, per row:');
   for (const line of kinds) console.log(`  ${line}`);
+  if (trace) {
+    console.log('\nwhere the slowest 1% waited, per paced row (client and server clocks lined up):');
+    for (const line of attributions) console.log(line);
+  }
 }

@@ -8,12 +8,15 @@
  * On SIGUSR2 the process writes its counters since start, as JSON, to `PROBE_FILE` (written to a
  * temporary name and renamed, so a reader never sees half a file) and resets the delay
  * histogram, the longest pause and the statements' times in flight (these are since the
- * previous snapshot). `bench/triage/http-overhead.ts` reads them around each row.
+ * previous snapshot). `bench/triage/http-overhead.ts` reads them around each row. With
+ * `PROBE_TRACE=1` it also writes, to `PROBE_FILE.trace` before the counters, the requests traced
+ * and the timeline since the previous snapshot (`request-trace.ts`).
  */
 import { renameSync, writeFileSync } from 'node:fs';
 import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import pg from 'pg';
 import { Redis } from 'ioredis';
+import { installTracer } from './request-trace.js';
 
 const file = process.env.PROBE_FILE;
 if (file) install(file);
@@ -43,6 +46,16 @@ function install(out: string): void {
     t.maxMs = Math.max(t.maxMs, ms);
     timings.set(k, t);
   };
+  const tracer = process.env.PROBE_TRACE === '1' ? installTracer() : null;
+  /** Statements sent through a pool: when (its wait for a connection counts) and whether it had an idle one. */
+  const viaPool = new WeakMap<object, { at: number; noIdle: boolean }>();
+  const poolProto = pg.Pool.prototype as unknown as Record<string, (...a: unknown[]) => unknown>;
+  const poolQuery = poolProto.query!;
+  poolProto.query = function (this: pg.Pool, ...args: unknown[]) {
+    if (tracer && args[0] !== null && typeof args[0] === 'object')
+      viaPool.set(args[0], { at: performance.now(), noIdle: this.idleCount === 0 });
+    return poolQuery.apply(this, args);
+  };
   const proto = pg.Client.prototype as unknown as Record<string, (...a: unknown[]) => unknown>;
   const query = proto.query!;
   proto.query = function (
@@ -57,21 +70,23 @@ function install(out: string): void {
         ? `${k} (not yet prepared on its connection)`
         : k;
     const started = performance.now();
+    const pooled = args[0] !== null && typeof args[0] === 'object' ? viaPool.get(args[0]) : undefined;
+    const traced = tracer?.statement(k, pooled?.noIdle ?? false, pooled ? started - pooled.at : 0);
+    const ended = () => {
+      time(label, performance.now() - started);
+      traced?.();
+    };
     const last = args.length - 1;
     const done = args[last];
     if (typeof done === 'function') {
       args[last] = (...r: unknown[]) => {
-        time(label, performance.now() - started);
+        ended();
         return (done as (...x: unknown[]) => unknown)(...r);
       };
       return query.apply(this, args);
     }
     const result = query.apply(this, args) as Promise<unknown> | undefined;
-    if (result && typeof result.then === 'function')
-      result.then(
-        () => time(label, performance.now() - started),
-        () => time(label, performance.now() - started),
-      );
+    if (result && typeof result.then === 'function') result.then(ended, ended);
     return result;
   };
   const connect = proto.connect!;
@@ -124,6 +139,7 @@ function install(out: string): void {
     eld?.reset();
     gc.maxMs = 0;
     timings.clear();
+    if (tracer) writeFileSync(`${out}.trace`, JSON.stringify(tracer.drain()));
     writeFileSync(`${out}.tmp`, JSON.stringify(snapshot));
     renameSync(`${out}.tmp`, out);
   });
