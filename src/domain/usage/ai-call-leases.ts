@@ -17,9 +17,12 @@ import type { QuotaService } from './quota.js';
  * shrink as the month fills (a `spread`th of what is left at most), and a plan under 2,000
  * calls a month leases one call at a time, which is exactly a reservation per request.
  *
- * A lease of 4 calls or more reserves the next one when its last quarter is being handed out,
- * so no request waits for that reservation's round trip; the next lease is handed out only once
- * the current one is spent. A process then holds up to a quarter lease more than it hands out.
+ * A lease of 4 calls or more reserves the next one ahead of need, so no request waits for that
+ * reservation's round trip: when what is left of it would last less than twice the time a
+ * reservation takes, at the pace the previous lease was handed out (`refillAt`), and at the
+ * latest when its last quarter is being handed out. The next lease is handed out only once the
+ * current one is spent; a process holds at most one lease ahead (a quarter of one when requests
+ * are sparse).
  */
 export interface LeasedCall {
   /** The reservation the answer's statement settles one call of. */
@@ -51,6 +54,10 @@ export interface AiCallLeaseOptions {
   spread?: number;
   /** Calls a lease asks for under a plan's monthly limit. @defaultValue {@link leaseSize} */
   size?: (limit: number) => number;
+  /** Milliseconds on a monotonic clock, for the pace and the reservations' times. @defaultValue performance.now */
+  now?: () => number;
+  /** Calls left in a lease that start the next reservation. @defaultValue {@link refillAt} */
+  refillAt?: (size: number, callsPerMs: number, reserveMs: number) => number;
 }
 
 /** One call per 2,000 of the monthly limit, between 1 and `max`: 25 for 50,000 calls a month. */
@@ -68,6 +75,19 @@ interface Lease {
   left: number;
   retireAt: number;
   retired: boolean;
+  /** When it began handing out calls (`now()`), for the pace of the next one. */
+  since: number;
+}
+
+/**
+ * How many calls left in a lease of `size` should start the next reservation: enough to last
+ * twice the time a reservation takes at `callsPerMs`, a quarter of the lease at least, the whole
+ * lease at most (docs/triage.md#billing). Under 4 calls, none: the lease is spent first.
+ */
+export function refillAt(size: number, callsPerMs: number, reserveMs: number): number {
+  if (size < 4) return 0;
+  const lead = callsPerMs > 0 && reserveMs > 0 ? Math.ceil(2 * callsPerMs * reserveMs) : 0;
+  return Math.min(size, Math.max(Math.floor(size / 4), lead));
 }
 
 export function createAiCallLeases(quota: QuotaService, options: AiCallLeaseOptions): AiCallLeases {
@@ -76,13 +96,30 @@ export function createAiCallLeases(quota: QuotaService, options: AiCallLeaseOpti
   const ttlMs = options.ttlMs ?? 10 * 60_000;
   const spread = options.spread ?? 8;
   const size = options.size ?? leaseSize;
+  const refillWhen = options.refillAt ?? refillAt;
+  const now = options.now ?? (() => performance.now());
   if (!(leaseMs > 0 && ttlMs > leaseMs)) throw new Error('leaseMs must be positive and below ttlMs');
 
   const current = new Map<string, Lease>();
-  /** Reserved ahead while the current lease hands out its last quarter. */
+  /** Reserved ahead of need while the current lease hands out its last calls (`refillAt`). */
   const next = new Map<string, Lease>();
   const fetching = new Map<string, Promise<boolean>>();
   const releasing = new Set<Promise<unknown>>();
+  /** Per workspace: calls a ms its last lease was handed out at, from first call to last. */
+  const pace = new Map<string, number>();
+  /** How long a reservation takes here (ms), smoothed over the recent ones. */
+  let reserveMs = 0;
+
+  /** The pace a spent lease was handed out at, for the lead of the next one. */
+  function notePace(lease: Lease): void {
+    const ms = now() - lease.since;
+    pace.set(lease.workspaceId, ms > 0 ? lease.size / ms : Number.POSITIVE_INFINITY);
+  }
+
+  function begin(lease: Lease): void {
+    lease.since = now();
+    current.set(lease.workspaceId, lease);
+  }
 
   function giveBackToMonth(lease: Lease, calls: number): void {
     if (calls <= 0) return;
@@ -95,6 +132,9 @@ export function createAiCallLeases(quota: QuotaService, options: AiCallLeaseOpti
   function retire(lease: Lease): void {
     if (lease.retired) return;
     lease.retired = true;
+    // Retired before it was spent (its time, the month, the limit, close): sparse or changing
+    // traffic, so the next lease starts from the quarter rule (and the map stays small).
+    if (lease.left > 0 && current.get(lease.workspaceId) === lease) pace.delete(lease.workspaceId);
     if (current.get(lease.workspaceId) === lease) current.delete(lease.workspaceId);
     if (next.get(lease.workspaceId) === lease) next.delete(lease.workspaceId);
     giveBackToMonth(lease, lease.left);
@@ -107,7 +147,10 @@ export function createAiCallLeases(quota: QuotaService, options: AiCallLeaseOpti
 
   /** Reserves a lease: the current one if that is spent or unusable, else the next one. */
   async function fetchLease(workspaceId: string, limit: number): Promise<boolean> {
+    const started = now();
     const r = await quota.reserveUpTo(workspaceId, { atMost: size(limit), limit, spread, ttlMs });
+    const took = now() - started;
+    reserveMs = reserveMs === 0 ? took : (reserveMs + took) / 2;
     if (!r.ok) return false;
     const { id, month, amount } = r.reservation;
     const lease = {
@@ -119,6 +162,7 @@ export function createAiCallLeases(quota: QuotaService, options: AiCallLeaseOpti
       left: amount,
       retireAt: clock().getTime() + leaseMs,
       retired: false,
+      since: 0,
     };
     const previous = current.get(workspaceId);
     if (previous && previous.left > 0 && usable(previous, limit, clock())) {
@@ -127,7 +171,7 @@ export function createAiCallLeases(quota: QuotaService, options: AiCallLeaseOpti
       next.set(workspaceId, lease);
     } else {
       if (previous) retire(previous);
-      current.set(workspaceId, lease);
+      begin(lease);
     }
     return true;
   }
@@ -143,7 +187,7 @@ export function createAiCallLeases(quota: QuotaService, options: AiCallLeaseOpti
   function refillDue(lease: Lease): boolean {
     return (
       lease.size >= 4 &&
-      lease.left <= Math.floor(lease.size / 4) &&
+      lease.left <= refillWhen(lease.size, pace.get(lease.workspaceId) ?? 0, reserveMs) &&
       !next.has(lease.workspaceId) &&
       !fetching.has(lease.workspaceId)
     );
@@ -159,6 +203,7 @@ export function createAiCallLeases(quota: QuotaService, options: AiCallLeaseOpti
         }
         if (lease && lease.left > 0) {
           lease.left -= 1;
+          if (lease.left === 0) notePace(lease);
           if (refillDue(lease)) {
             // Ahead of need: a failure here is met again by the request that finds the lease spent.
             void startFetch(workspaceId, limit).catch(() => undefined);
@@ -176,7 +221,7 @@ export function createAiCallLeases(quota: QuotaService, options: AiCallLeaseOpti
         if (queued) {
           if (lease) retire(lease); // spent: nothing to give back
           next.delete(workspaceId);
-          if (usable(queued, limit, clock())) current.set(workspaceId, queued);
+          if (usable(queued, limit, clock())) begin(queued);
           else retire(queued);
           continue;
         }

@@ -6,6 +6,7 @@ import {
   createAiCallLeases,
   leaseSize,
   type AiCallLeaseOptions,
+  type LeasedCall,
 } from '../../../src/domain/usage/ai-call-leases.js';
 import { runMaintenance } from '../../../src/domain/maintenance.js';
 import { monthOf } from '../../../src/domain/plans/plans.js';
@@ -51,6 +52,30 @@ function leasesOf(quota: QuotaService, options: Partial<AiCallLeaseOptions> = {}
   return createAiCallLeases(quota, { clock: t.clock, ...options });
 }
 
+/** The next lease reserved when a quarter of the current one is left, whatever the pace. */
+const quarter = (size: number) => (size < 4 ? 0 : Math.floor(size / 4));
+
+/** A quota service whose reservations each wait until the test lets them through. */
+function gatedQuota() {
+  const inner = createQuotaService(t.infra.pool, t.clock);
+  const gates: (() => void)[] = [];
+  const state = { started: 0, landed: 0 };
+  const quota: QuotaService = {
+    ...inner,
+    async reserveUpTo(id, opts) {
+      state.started++;
+      await new Promise<void>((go) => gates.push(go));
+      const r = await inner.reserveUpTo(id, opts);
+      state.landed++;
+      return r;
+    },
+  };
+  const landed = async (n: number) => {
+    while (state.landed < n) await new Promise((r) => setTimeout(r, 5));
+  };
+  return { quota, gates, state, landed };
+}
+
 describe('AI-call leases', () => {
   it('sizes a lease from the monthly limit: one call under 2,000 a month, 25 at 50,000', () => {
     expect([100, 1_999, 2_000, 10_000, 50_000, 1_000_000].map((limit) => leaseSize(limit))).toEqual([
@@ -62,7 +87,7 @@ describe('AI-call leases', () => {
   it('hands out a lease of 25 calls for one reservation, and counts only the settled ones', async () => {
     const { workspaceId } = await signUp(t.app);
     const quota = countingQuota();
-    const leases = leasesOf(quota);
+    const leases = leasesOf(quota, { refillAt: quarter });
     const calls = [];
     for (let i = 0; i < 60; i++) calls.push((await leases.take(workspaceId, 50_000))!);
     expect(quota.leases).toEqual([25, 25, 25]);
@@ -81,7 +106,7 @@ describe('AI-call leases', () => {
   it('lets concurrent requests of a process share one reservation', async () => {
     const { workspaceId } = await signUp(t.app);
     const quota = countingQuota();
-    const leases = leasesOf(quota);
+    const leases = leasesOf(quota, { refillAt: quarter });
     // 40: the second lease keeps more than a quarter, so no third is reserved ahead.
     const calls = await Promise.all(Array.from({ length: 40 }, () => leases.take(workspaceId, 50_000)));
     expect(calls.every((c) => c !== null)).toBe(true);
@@ -91,21 +116,9 @@ describe('AI-call leases', () => {
 
   it('reserves the next lease while the last quarter of the current one is handed out', async () => {
     const { workspaceId } = await signUp(t.app);
-    const inner = createQuotaService(t.infra.pool, t.clock);
     // Each reservation waits until the test lets it through, so none can land unseen.
-    const gates: (() => void)[] = [];
-    const state = { started: 0, landed: 0 };
-    const quota: QuotaService = {
-      ...inner,
-      async reserveUpTo(id, opts) {
-        state.started++;
-        await new Promise<void>((go) => gates.push(go));
-        const r = await inner.reserveUpTo(id, opts);
-        state.landed++;
-        return r;
-      },
-    };
-    const leases = leasesOf(quota);
+    const { quota, gates, state } = gatedQuota();
+    const leases = leasesOf(quota, { refillAt: quarter });
     const first = leases.take(workspaceId, 50_000);
     gates.shift()!();
     const calls = [(await first)!];
@@ -126,6 +139,47 @@ describe('AI-call leases', () => {
 
     await leases.close(); // the second lease's 24 calls not handed out go back
     expect(await counter(workspaceId)).toEqual({ used: 0, reserved: 26, rows: 2 });
+  });
+
+  it('reserves the next lease earlier when calls go faster than a reservation lands, and settles each call once', async () => {
+    const { workspaceId } = await signUp(t.app);
+    const { quota, gates, state, landed } = gatedQuota();
+    let ms = 0; // the leases' monotonic clock, moved by hand
+    const leases = leasesOf(quota, { now: () => ms });
+    const calls: LeasedCall[] = [];
+    const take = async () => calls.push((await leases.take(workspaceId, 50_000))!);
+
+    // The first lease: no pace known yet, so the next one is reserved at a quarter left (6).
+    const first = take();
+    gates.shift()!(); // it lands at once
+    await first;
+    for (let i = 2; i <= 24; i++) {
+      ms = i - 1;
+      await take();
+    }
+    expect(state.started).toBe(2); // at the 19th call
+    ms = 25;
+    await take(); // 25 calls in 25 ms: one a millisecond
+    ms = 28;
+    gates.shift()!(); // the second reservation took 10 ms (started at 18)
+    await landed(2);
+
+    // The second lease: 2 × 1 call/ms × 10 ms = 20 calls left start the third reservation.
+    for (let i = 0; i < 4; i++) await take();
+    expect(state.started).toBe(2); // 21 left
+    await take();
+    expect(state.started).toBe(3); // 20 left
+    gates.shift()!();
+    await landed(3);
+    for (let i = 0; i < 20; i++) await take(); // the rest of the second lease
+    expect(state.started).toBe(3);
+    expect(calls).toHaveLength(50);
+    expect(new Set(calls.map((c) => c.reservationId)).size).toBe(2);
+
+    // Every call handed out is settled once; the third lease, never handed out from, goes back.
+    for (const c of calls) await quota.commit(c.reservationId, 1);
+    await leases.close();
+    expect(await counter(workspaceId)).toEqual({ used: calls.length, reserved: 0, rows: 0 });
   });
 
   it('shrinks leases as the month fills and gives exactly the limit, then null', async () => {
