@@ -60,12 +60,7 @@ export async function markScanDuplicates(tx: Db, scanId: string, workspaceId: st
   // Set-based, hash joins only: the rows this scan just wrote have no statistics yet, so the
   // planner takes them for one row and picks nested loops that rescan one side per row (52,251
   // new CLI cases: 55 s and more). Measured in bench/ingest/README.md.
-  // And no JIT: the nested loops over unnest() cannot be avoided, so with enable_nestloop off
-  // each is costed at the planner's "disabled" penalty; the estimate then passes every JIT
-  // threshold, and compiling with inlining and optimisation cost three times what running the
-  // statement does (30 MB Qualys scan report: ~0.8 s of 1.1 s, bench/ingest/README.md).
-  const { rows: settings } = await tx.query<{ jit: string }>(sql`SELECT current_setting('jit') AS jit`);
-  await tx.query(sql`SELECT set_config('enable_nestloop', 'off', true), set_config('jit', 'off', true)`);
+  await tx.query(sql`SET LOCAL enable_nestloop = off`);
   const picked = await tx.query<{ id: string; original: string }>(
     sql`WITH fresh AS MATERIALIZED (
        -- The cases the scan sighted with a key (a key needs a CVE or an alias): new ones, and
@@ -107,9 +102,7 @@ export async function markScanDuplicates(tx: Db, scanId: string, workspaceId: st
      )
      SELECT id, original FROM pick`,
   );
-  await tx.query(
-    sql`SELECT set_config('enable_nestloop', 'on', true), set_config('jit', ${settings[0]!.jit}, true)`,
-  );
+  await tx.query(sql`SET LOCAL enable_nestloop = on`);
   if (picked.rows.length === 0) return 0;
   const { rows } = await tx.query<{ id: string }>(
     sql`UPDATE cases c SET duplicate_of = v.original, updated_at = now()
