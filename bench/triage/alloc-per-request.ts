@@ -7,16 +7,23 @@
  * a major GC (bench/triage/README.md, "the web process's young generation"). Byte counts do not
  * depend on the machine's load.
  *
- *   npx tsx bench/triage/alloc-per-request.ts [--requests 2000] [--top 30]
+ *   npx tsx bench/triage/alloc-per-request.ts [--requests 2000] [--top 30] [--survivors]
  *
  * Prints the sampled bytes a request, the allocating functions, and the same bytes by the
  * innermost frame of `src/` that led to them (where the service can change something).
+ *
+ * `--survivors` counts only what outlived a scavenge (objects collected by one are left out; two
+ * scavenges after the last request drop what was merely still in the young generation): what a
+ * request leaves alive long enough to be copied and promoted, which is what makes scavenges
+ * long and major GCs come.
  */
 import { fork } from 'node:child_process';
 import { Session } from 'node:inspector/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { createBenchDatabase } from '../lib/bench-db.js';
 import { triageInProcess } from '../lib/triage-request.js';
 
@@ -45,8 +52,13 @@ function fileOf(url: string): string {
 
 async function main() {
   const { values } = parseArgs({
-    options: { requests: { type: 'string', default: '2000' }, top: { type: 'string', default: '30' } },
+    options: {
+      requests: { type: 'string', default: '2000' },
+      top: { type: 'string', default: '30' },
+      survivors: { type: 'boolean', default: false },
+    },
   });
+  const survivors = values.survivors;
   const n = Number(values.requests);
   const top = Number(values.top);
   const { signUp, startTestApp } = await import('../../test/helpers/test-app.js');
@@ -74,9 +86,15 @@ async function main() {
   await session.post('HeapProfiler.startSampling', {
     samplingInterval: 1024,
     includeObjectsCollectedByMajorGC: true,
-    includeObjectsCollectedByMinorGC: true,
+    includeObjectsCollectedByMinorGC: !survivors,
   } as never);
   for (let i = 0; i < n; i++) await triage();
+  if (survivors) {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as (o: { type: 'minor' }) => void;
+    gc({ type: 'minor' });
+    gc({ type: 'minor' });
+  }
   const { profile } = (await session.post('HeapProfiler.stopSampling')) as { profile: { head: ProfileNode } };
   session.disconnect();
 
@@ -106,7 +124,7 @@ async function main() {
       .slice(0, top)
       .map(([where, bytes]) => ({ 'bytes a request': Math.round(bytes / n), where }));
   console.log(
-    `\nPOST /api/v1/triage, ${n} requests in process: ~${(total / n / 1024).toFixed(1)} KiB allocated a request`,
+    `\nPOST /api/v1/triage, ${n} requests in process: ~${(total / n / 1024).toFixed(1)} KiB ${survivors ? 'outlived a scavenge' : 'allocated'} a request`,
   );
   console.log('\nby allocating function:');
   console.table(table(bySite));

@@ -48,6 +48,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createBenchDatabase } from '../lib/bench-db.js';
 import { closeClient, paced as pacedLoad, send, type SentRequest } from '../lib/paced-load.js';
+import { watchStalls, type Span } from './request-trace.js';
 import { attribute, type ServerTrace } from './tail-attribution.js';
 import { signUpOverHttp, startServerProcess, type ServerProcess } from '../../test/helpers/server-process.js';
 
@@ -428,7 +429,10 @@ async function main() {
     const probesBefore = await s.probes();
     const before = await s.cpu();
     const started = performance.now();
+    const clientSpans: Span[] = [];
+    const unwatch = trace ? watchStalls('client event loop late', clientSpans) : () => undefined;
     const r = await load();
+    unwatch();
     const secs = (performance.now() - started) / 1000;
     const after = await s.cpu();
     const probesAfter = await s.probes();
@@ -449,6 +453,7 @@ async function main() {
         ...attribute(
           r.sent,
           probesAfter.map((p) => p.trace ?? { requests: [], spans: [] }),
+          clientSpans,
         ),
       );
     }

@@ -9,7 +9,8 @@
  * sent. Times are `monotonicMs()`: CLOCK_MONOTONIC, the same clock in every process of the
  * machine, so the client's send and receive times line up with these.
  *
- * Nothing here adds a timer; each request costs a few map operations.
+ * Each request costs a few map operations; a 5 ms timer notes when the event loop ran late
+ * (`watchStalls`), which wakes an idle process 200 times a second.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import diagnostics from 'node:diagnostics_channel';
@@ -39,6 +40,29 @@ export interface Span {
   noIdle?: boolean;
   /** For a statement sent through a pool: ms it waited for a connection (inside start..end). */
   poolWaitMs?: number;
+}
+
+/**
+ * Records as a span each time this process's event loop ran late by more than `overMs` (a 5 ms
+ * timer that fired late), named `<kind> (busy)` when the process used at least half a core
+ * meanwhile (its JavaScript or GC), `<kind> (not running)` otherwise (waiting for a CPU, or
+ * for I/O it blocked on). Returns a stop.
+ */
+export function watchStalls(kind: string, spans: { push(s: Span): unknown }, overMs = 10): () => void {
+  const every = 5;
+  let last = monotonicMs();
+  let cpu = process.cpuUsage();
+  const timer = setInterval(() => {
+    const now = monotonicMs();
+    const used = process.cpuUsage(cpu);
+    if (now - last > every + overMs) {
+      const busy = (used.user + used.system) / 1000 >= (now - last) / 2;
+      spans.push({ kind: `${kind} (${busy ? 'busy' : 'not running'})`, start: last + every, end: now });
+    }
+    last = now;
+    cpu = process.cpuUsage();
+  }, every);
+  return () => clearInterval(timer);
 }
 
 export interface Tracer {
@@ -99,6 +123,8 @@ export function installTracer(): Tracer {
       });
     }
   }).observe({ entryTypes: ['gc'] });
+
+  watchStalls('server event loop late', { push: (s: Span) => spans.push(s) });
 
   return {
     statement(kind, noIdle, poolWaitMs) {

@@ -81,8 +81,15 @@ function overlaps(window: [number, number], spans: readonly Span[]): Map<string,
 }
 
 /** The lines to print for one row: phases and what overlapped, slowest 1% against all. */
-export function attribute(sent: readonly SentRequest[], servers: readonly ServerTrace[]): string[] {
-  const all = join(sent, servers).sort((a, b) => a.latency - b.latency);
+export function attribute(
+  sent: readonly SentRequest[],
+  servers: readonly ServerTrace[],
+  client: readonly Span[] = [],
+): string[] {
+  const all = join(
+    sent,
+    servers.map((s) => ({ ...s, spans: [...s.spans, ...client] })),
+  ).sort((a, b) => a.latency - b.latency);
   if (all.length < 100) return [`  (${all.length} traced answers: too few to attribute)`];
   const p99 = all[Math.floor(0.99 * all.length)]!.latency;
   const slow = all.filter((r) => r.latency >= p99);
