@@ -83,22 +83,14 @@ export async function markScanDuplicates(tx: Db, scanId: string, workspaceId: st
        WHERE y.workspace_id = ${workspaceId} AND y.vuln_keys <> '{}'
          AND y.duplicate_of IS NULL AND y.status IN ('open', 'in_progress')
          AND k.key IN (SELECT key FROM fk)
-     ), shared AS MATERIALIZED (
-       -- The keys of two cases or more (seq is one per case): a pick pairs two cases on a key,
-       -- so no other key can give one. Most keys are one case's own (its host and CVE, and
-       -- the case is its own candidate): sorting them below was half the statement's time.
-       SELECT key FROM (SELECT key, seq FROM cand UNION ALL SELECT key, seq FROM fk) AS u
-       GROUP BY key HAVING min(seq) <> max(seq)
      ), firsts AS MATERIALIZED (
        -- Per key and (scanner, rule), the earliest candidate and the earliest of another scan:
        -- the only ones a pick can be (a later one of this scan is never before the first one,
        -- nor eligible when it is not). Joining all of them paired the cases one rule reports
        -- on many ports of one host with each other: 4.6 M pairs for an 11,041-finding scan.
-       (SELECT DISTINCT ON (key, scanner, rule_id) * FROM cand WHERE key IN (SELECT key FROM shared)
-        ORDER BY key, scanner, rule_id, first_seen, seq)
+       (SELECT DISTINCT ON (key, scanner, rule_id) * FROM cand ORDER BY key, scanner, rule_id, first_seen, seq)
        UNION ALL
-       (SELECT DISTINCT ON (key, scanner, rule_id) * FROM cand
-        WHERE key IN (SELECT key FROM shared) AND first_scan_id <> ${scanId}
+       (SELECT DISTINCT ON (key, scanner, rule_id) * FROM cand WHERE first_scan_id <> ${scanId}
         ORDER BY key, scanner, rule_id, first_seen, seq)
      ), pick AS (
        SELECT DISTINCT ON (fk.id) fk.id, y.id AS original

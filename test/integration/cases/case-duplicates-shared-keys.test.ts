@@ -3,9 +3,9 @@ import { createKey, signUp } from '../../helpers/test-app.js';
 import { startScanApp, waitForScan, type ScanTestApp } from '../../helpers/scan-app.js';
 
 /**
- * docs/cases.md#one-vulnerability-one-case: the marking looks only at keys that two cases or more
- * share; a case is paired through its one shared key among many of its own, with a case of an
- * earlier scan or of the same scan, and a key only one case has marks nothing.
+ * docs/cases.md#one-vulnerability-one-case: a case is paired through its one shared key among
+ * many of its own, with a case of an earlier scan or of the same scan, and a key only one case has
+ * marks nothing (the invariant a marking that skips unshared keys would rely on).
  */
 let t: ScanTestApp;
 let key: string;
