@@ -1,5 +1,5 @@
 import sax from 'sax';
-import { LeanSaxesParser } from './lean-saxes.js';
+import { SaxesParser } from 'saxes';
 
 /**
  * The SAX tokenizers we can run on. saxes is the default (see bench/parsers/README.md for the
@@ -37,7 +37,7 @@ export interface XmlEngine {
 }
 
 function createSaxes(events: XmlEvents): XmlEngine {
-  const p = new LeanSaxesParser({ position: true });
+  const p = new SaxesParser({ position: true });
   p.on('opentag', (tag) => events.open(tag.name, tag.attributes as Record<string, string>));
   p.on('closetag', (tag) => events.close(tag.name));
   p.on('text', (t) => events.text(t));
