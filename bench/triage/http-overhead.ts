@@ -32,6 +32,7 @@
  *   npx tsx bench/triage/http-overhead.ts [--seconds 8] [--rates 50,150] [--sequential 500]
  *     [--engines local,instant,slow,reservation] [--web 1] [--loop-delay] [--compiled]
  *     [--server-node-args "--max-semi-space-size=64"] [--variants "procfile;"] [--trace]
+ *     [--server-output DIR]
  *
  * `--trace` prints, per paced row, where the slowest 1% of requests waited (`tail-attribution.ts`):
  * each request's phases from the client's clock and the server's, and what overlapped them on the
@@ -156,6 +157,8 @@ own process, against GET /healthz on the same server at the same rates (the floo
                    sources under tsx
   --server-node-args "flags"   options for the server's node, added to the Procfile's web options
                    (e.g. "--max-semi-space-size=64")
+  --server-output DIR  write each server process's stdout and stderr to DIR/web-<n>-<i>.log when it
+                   stops (with --server-node-args "--trace-gc-nvp --trace-pretenuring", V8's traces)
   --variants "a;b" server configurations measured side by side, each row run once for each in
                    turn (a change in the machine's load falls on both): node options, NAME=value
                    environment, "procfile" for the Procfile's web options, "" for bare node
@@ -196,6 +199,9 @@ async function main() {
   const trace = args.includes('--trace');
   const compiled = args.includes('--compiled');
   const serverNodeArgs = opt('server-node-args', '').split(' ').filter(Boolean);
+  /** `--server-output DIR`: each server process's stdout and stderr, written there when it stops. */
+  const serverOutput = args.includes('--server-output') ? opt('server-output', '') : '';
+  let outputs = 0;
   const procfileArgs = procfileNodeArgs('web');
   /** Server configurations measured side by side, their rows alternated (see usage()). */
   const variants = (args.includes('--variants') ? opt('variants', '').split(';') : ['procfile']).map((v) =>
@@ -328,7 +334,11 @@ async function main() {
       },
       async stop() {
         await client.end();
-        for (const p of procs) await p.proc.stop('SIGTERM');
+        for (const [i, p] of procs.entries()) {
+          await p.proc.stop('SIGTERM');
+          if (serverOutput)
+            writeFileSync(path.join(serverOutput, `web-${++outputs}-${i}.log`), p.proc.output());
+        }
         await db.drop();
       },
     };
