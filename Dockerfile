@@ -30,4 +30,4 @@ USER node
 EXPOSE 3000
 HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # The web process's young generation: docs/deploy.md#node-options.
-CMD ["node", "--max-semi-space-size=64", "--min-semi-space-size=16", "dist/src/main.js", "web"]
+CMD ["node", "--max-semi-space-size=64", "--min-semi-space-size=16", "--no-allocation-site-pretenuring", "dist/src/main.js", "web"]

@@ -45,6 +45,7 @@ describe('compose.yaml', () => {
       'node',
       '--max-semi-space-size=64',
       '--min-semi-space-size=16',
+      '--no-allocation-site-pretenuring',
       'dist/src/main.js',
       'web',
     ]);
