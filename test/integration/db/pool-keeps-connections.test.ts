@@ -25,7 +25,7 @@ afterAll(async () => {
 async function meeting(pool: Pool, n: number): Promise<Set<number>> {
   const rows = await Promise.all(
     Array.from({ length: n }, () =>
-      pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid, pg_sleep(0.05)'),
+      pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid, pg_sleep(0.2)'),
     ),
   );
   return new Set(rows.map((r) => r.rows[0]!.pid));
@@ -53,8 +53,9 @@ describe('createPool', () => {
   it('closes the connections above the ones it keeps after they sit idle', async () => {
     const pool = createPool(db.url, 10, { idleTimeoutMs: 30 });
     pools.push(pool);
-    await meeting(pool, POOL_KEEP_OPEN + 3);
-    expect(pool.totalCount).toBe(POOL_KEEP_OPEN + 3);
+    // As many backends as statements met (counted by pid: on a busy machine the first to finish
+    // may already have sat idle past the timeout by the time the last one ends).
+    expect((await meeting(pool, POOL_KEEP_OPEN + 3)).size).toBe(POOL_KEEP_OPEN + 3);
     await idleSpell(pool, POOL_KEEP_OPEN);
     expect(pool.totalCount).toBe(POOL_KEEP_OPEN);
   });
