@@ -10,21 +10,13 @@
  *   git archive <before> src | tar -x -C /tmp/mark-before && ln -s "$PWD/node_modules" /tmp/mark-before/node_modules
  *   npx tsx bench/ingest/mark-duplicates.ts --before /tmp/mark-before [--format qualys-scan] [--rounds 2] [--pairs 4] [--other-scanner]
  */
-import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../../src/lib/config.js';
-import { createLogger } from '../../src/lib/logger.js';
-import { openInfrastructure } from '../../src/app/infrastructure.js';
-import { createParserPool, parseFileInPool } from '../../src/workers/parser-pool.js';
-import { insertScan, startParsing } from '../../src/domain/scans/scan-store.js';
+import type { BenchFormat } from '../parsers/generate.js';
+import { openBenchStore, parseGenerated, parsingScan, writeFindings } from './scan-setup.js';
 import { completeScan } from '../../src/domain/scans/ingest-store.js';
-import { openScanWriter } from '../../src/domain/scans/scan-writer.js';
-import type { Finding } from '../../src/parsers/index.js';
-import { FORMATS, generate, parseSize, type BenchFormat } from '../parsers/generate.js';
-import { createBenchDatabase } from '../lib/bench-db.js';
 import * as current from '../../src/domain/cases/case-duplicates.js';
 
 const { values } = parseArgs({
@@ -43,62 +35,22 @@ const before = (await import(
 )) as typeof current;
 const format = values.format as BenchFormat;
 
-const file = await generate(format, parseSize(values.size!), values.size!.toLowerCase());
-const parserPool = createParserPool({ maxThreads: 2 });
-const batches: Finding[][] = [];
-const parsed = await parseFileInPool(
-  parserPool,
-  { path: file, format: FORMATS[format].scanFormat, gzip: false, batchSize: 1000 },
-  async (b) => {
-    batches.push(b);
-  },
-);
-await parserPool.destroy();
+const { batches, parsed } = await parseGenerated(format, values.size!);
 
-const db = await createBenchDatabase('bench_mark');
-const config = loadConfig({
-  DATABASE_URL: db.url,
-  KEY_PEPPER: 'bench-pepper-'.padEnd(48, 'x'),
-  REDIS_URL: '',
-  PORT: '0',
-  LOG_LEVEL: 'silent',
-  SCAN_STORAGE_DIR: '/tmp',
-  PLANS_FILE: new URL('../auth/unlimited-plans.json', import.meta.url).pathname,
-});
-const infra = await openInfrastructure(config, createLogger('silent'));
-const pool = infra.pool;
-const workspaceId = randomUUID();
-await pool.query(`INSERT INTO workspaces (id, name, plan) VALUES ($1, 'bench', 'service')`, [workspaceId]);
+const store = await openBenchStore('bench_mark');
+const { pool, workspaceId } = store;
 let scanId = '';
 for (let r = 0; r < Number(values.rounds); r++) {
-  scanId = randomUUID();
-  await insertScan(pool, {
-    id: scanId,
-    workspaceId,
-    keyId: null,
-    name: null,
-    format: 'nessus',
-    bytes: 1,
-    sha256: 'x',
-    storagePath: `${workspaceId}/${scanId}`,
-    contentEncoding: null,
-    idempotencyKey: null,
-    asset: { name: null, environment: null, criticality: null, internetExposed: null },
-  });
-  await startParsing(pool, scanId);
-  const writer = await openScanWriter(pool, { id: scanId, workspaceId });
-  try {
-    for (const b of batches)
-      await writer.write(
-        r > 0 && values['other-scanner']
-          ? b.map((f) => ({ ...f, scanner: 'bench-other', fingerprint: `${f.fingerprint.slice(0, -1)}x` }))
-          : b,
-        null,
-      );
-    await writer.flush();
-  } finally {
-    await writer.close();
-  }
+  scanId = await parsingScan(pool, workspaceId);
+  await writeFindings(
+    pool,
+    { id: scanId, workspaceId },
+    r > 0 && values['other-scanner']
+      ? batches.map((b) =>
+          b.map((f) => ({ ...f, scanner: 'bench-other', fingerprint: `${f.fingerprint.slice(0, -1)}x` })),
+        )
+      : batches,
+  );
   // Another scanner's round names no scope: it would resolve the first round's cases as a rescan.
   const other = r > 0 && values['other-scanner'];
   await completeScan(pool, scanId, { bytes: 1, notes: [], scope: other ? undefined : parsed.scope });
@@ -147,8 +99,7 @@ for (let i = 0; i < Number(values.pairs); i++) {
   }
 }
 client.release();
-await infra.close();
-await db.drop();
+await store.close();
 if (digests.size !== 1) throw new Error('the two sides marked different cases');
 const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
 console.log(

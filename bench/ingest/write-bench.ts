@@ -15,18 +15,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { loadConfig } from '../../src/lib/config.js';
-import { createLogger } from '../../src/lib/logger.js';
-import { openInfrastructure } from '../../src/app/infrastructure.js';
-import { createParserPool, parseFileInPool } from '../../src/workers/parser-pool.js';
-import { insertScan, startParsing } from '../../src/domain/scans/scan-store.js';
+import type { BenchFormat } from '../parsers/generate.js';
+import { openBenchStore, parseGenerated, parsingScan, writeFindings } from './scan-setup.js';
 import { completeScan } from '../../src/domain/scans/ingest-store.js';
-import { openScanWriter } from '../../src/domain/scans/scan-writer.js';
 import { createWorkflowTrigger } from '../../src/domain/workflows/trigger.js';
 import { insertWorkflow } from '../../src/domain/workflows/workflow-store.js';
-import type { Finding } from '../../src/parsers/index.js';
-import { FORMATS, generate, parseSize, type BenchFormat } from '../parsers/generate.js';
-import { createBenchDatabase } from '../lib/bench-db.js';
 import { SHIPPED_KEV_SNAPSHOT } from '../../src/app/day-one-enrichment.js';
 import { loadKevSnapshotIfEmpty } from '../../src/domain/enrichment/snapshot.js';
 
@@ -41,35 +34,13 @@ const rounds = Number(opt('rounds', '2'));
 const format = opt('format', 'nessus') as BenchFormat;
 const withWorkflow = args.includes('--workflow');
 
-const file = await generate(format, parseSize(size), size.toLowerCase());
-const parserPool = createParserPool({ maxThreads: 2 });
-const batches: Finding[][] = [];
-const parsed = await parseFileInPool(
-  parserPool,
-  { path: file, format: FORMATS[format].scanFormat, gzip: false, batchSize: 1000 },
-  async (b) => {
-    batches.push(b);
-  },
-);
-await parserPool.destroy();
+const { batches, parsed } = await parseGenerated(format, size);
 const total = batches.reduce((n, b) => n + b.length, 0);
 
-const db = await createBenchDatabase('bench_write');
-const config = loadConfig({
-  DATABASE_URL: db.url,
-  KEY_PEPPER: 'bench-pepper-'.padEnd(48, 'x'),
-  REDIS_URL: '',
-  PORT: '0',
-  LOG_LEVEL: 'silent',
-  SCAN_STORAGE_DIR: '/tmp',
-  PLANS_FILE: new URL('../auth/unlimited-plans.json', import.meta.url).pathname,
-});
-const infra = await openInfrastructure(config, createLogger('silent'));
-const pool = infra.pool;
+const store = await openBenchStore('bench_write');
+const { pool, workspaceId } = store;
 await loadKevSnapshotIfEmpty(pool, SHIPPED_KEV_SNAPSHOT);
 if (extraSql) await pool.query(extraSql);
-const workspaceId = randomUUID();
-await pool.query(`INSERT INTO workspaces (id, name, plan) VALUES ($1, 'bench', 'service')`, [workspaceId]);
 if (withWorkflow)
   await insertWorkflow(pool, {
     id: randomUUID(),
@@ -122,30 +93,10 @@ console.log(`findings: ${total}; extra SQL: ${extraSql || '(none)'}`);
 console.log('| step | wall | PostgreSQL CPU | Node CPU |');
 console.log('|---|---|---|---|');
 for (let round = 1; round <= rounds; round++) {
-  const id = randomUUID();
-  await insertScan(pool, {
-    id,
-    workspaceId,
-    keyId: null,
-    name: null,
-    format: 'nessus',
-    bytes: 1,
-    sha256: 'x',
-    storagePath: `${workspaceId}/${id}`,
-    contentEncoding: null,
-    idempotencyKey: null,
-    asset: { name: null, environment: null, criticality: null, internetExposed: null },
-  });
-  await startParsing(pool, id);
-  await step(`scan ${round}: write findings + evidence`, async () => {
-    const writer = await openScanWriter(pool, { id, workspaceId });
-    try {
-      for (const b of batches) await writer.write(b, null);
-      await writer.flush();
-    } finally {
-      await writer.close();
-    }
-  });
+  const id = await parsingScan(pool, workspaceId);
+  await step(`scan ${round}: write findings + evidence`, () =>
+    writeFindings(pool, { id, workspaceId }, batches),
+  );
   await step(
     `scan ${round}: completeScan${withWorkflow ? ' + trigger' : ''} (${round === 1 ? 'new' : 'existing'} cases)`,
     async () => {
@@ -174,5 +125,4 @@ const { rows } = await pool.query<{ t: string; size: string }>(
    WHERE relname IN ('findings', 'cases') ORDER BY relname`,
 );
 console.log(rows.map((r) => `${r.t} ${r.size}`).join('; '));
-await infra.close();
-await db.drop();
+await store.close();
