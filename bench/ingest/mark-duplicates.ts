@@ -41,7 +41,7 @@ const store = await openBenchStore('bench_mark');
 const { pool, workspaceId } = store;
 let scanId = '';
 for (let r = 0; r < Number(values.rounds); r++) {
-  scanId = await parsingScan(pool, workspaceId);
+  scanId = await parsingScan(pool, workspaceId, 'nessus');
   await writeFindings(
     pool,
     { id: scanId, workspaceId },

@@ -9,11 +9,11 @@ import { createLogger } from '../../src/lib/logger.js';
 import { openInfrastructure } from '../../src/app/infrastructure.js';
 import type { Pool } from '../../src/db/pool.js';
 import { createParserPool, parseFileInPool } from '../../src/workers/parser-pool.js';
-import { insertScan, startParsing } from '../../src/domain/scans/scan-store.js';
 import { openScanWriter } from '../../src/domain/scans/scan-writer.js';
 import type { Finding, ParseResult } from '../../src/parsers/index.js';
 import { FORMATS, generate, parseSize, type BenchFormat } from '../parsers/generate.js';
 import { createBenchDatabase } from '../lib/bench-db.js';
+export { parsingScan } from '../../test/helpers/parsing-scan.js';
 
 /** A generated file of `format` and `size` (e.g. `30MB`), parsed in the parser pool into memory. */
 export async function parseGenerated(
@@ -61,26 +61,6 @@ export async function openBenchStore(name: string) {
       await db.drop();
     },
   };
-}
-
-/** A new scan of `workspaceId`, claimed for parsing as the ingest job claims it; returns its id. */
-export async function parsingScan(pool: Pool, workspaceId: string): Promise<string> {
-  const id = randomUUID();
-  await insertScan(pool, {
-    id,
-    workspaceId,
-    keyId: null,
-    name: null,
-    format: 'nessus',
-    bytes: 1,
-    sha256: 'x',
-    storagePath: `${workspaceId}/${id}`,
-    contentEncoding: null,
-    idempotencyKey: null,
-    asset: { name: null, environment: null, criticality: null, internetExposed: null },
-  });
-  await startParsing(pool, id);
-  return id;
 }
 
 /** Stores `batches` as the findings of scan `id` through the scan writer. */

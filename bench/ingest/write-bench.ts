@@ -93,7 +93,7 @@ console.log(`findings: ${total}; extra SQL: ${extraSql || '(none)'}`);
 console.log('| step | wall | PostgreSQL CPU | Node CPU |');
 console.log('|---|---|---|---|');
 for (let round = 1; round <= rounds; round++) {
-  const id = await parsingScan(pool, workspaceId);
+  const id = await parsingScan(pool, workspaceId, 'nessus');
   await step(`scan ${round}: write findings + evidence`, () =>
     writeFindings(pool, { id, workspaceId }, batches),
   );
