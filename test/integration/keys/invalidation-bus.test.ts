@@ -33,6 +33,7 @@ describe('invalidation bus', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     pool = new pg.Pool({ connectionString: db.url, max: 2 });
+    pool.on('error', () => undefined);
   });
 
   afterAll(async () => {

@@ -56,6 +56,7 @@ describe.each(drivers)('scan file retention, files on $name', ({ env, skip }) =>
     if (skip) return;
     t = await startScanApp({ env });
     db = new pg.Pool({ connectionString: t.databaseUrl, max: 2 });
+    db.on('error', () => undefined);
   }, 60_000);
   afterAll(async () => {
     await db?.end();
@@ -147,6 +148,7 @@ describe('the retention setting refused', () => {
   beforeAll(async () => {
     t = await startScanApp({ worker: false });
     db = new pg.Pool({ connectionString: t.databaseUrl, max: 2 });
+    db.on('error', () => undefined);
   }, 60_000);
   afterAll(async () => {
     await db?.end();

@@ -33,6 +33,7 @@ describe('the workspace archive', () => {
   beforeAll(async () => {
     t = await startScanApp();
     db = new pg.Pool({ connectionString: t.databaseUrl, max: 2 });
+    db.on('error', () => undefined);
   }, 60_000);
   afterAll(async () => {
     for (const d of dirs) rmSync(d, { recursive: true, force: true });

@@ -134,6 +134,7 @@ describe.each(drivers)('deleting a workspace, files on $name', ({ env, skip }) =
     });
     workers.push(t.infra.queues.worker<ExportPayload, void>(EXPORT_QUEUE, exportProcessor(t.deps.exports)));
     db = new pg.Pool({ connectionString: t.databaseUrl, max: 2 });
+    db.on('error', () => undefined);
   }, 60_000);
   afterAll(async () => {
     for (const w of workers) await w.close();
@@ -246,6 +247,7 @@ describe('a deletion request refused', () => {
   beforeAll(async () => {
     t = await startTestApp({ redisUrl });
     db = new pg.Pool({ connectionString: t.databaseUrl, max: 2 });
+    db.on('error', () => undefined);
   }, 60_000);
   afterAll(async () => {
     await db?.end();
