@@ -53,6 +53,10 @@ const api = (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: unknown) =
     ...(payload ? { payload: JSON.stringify(payload) } : {}),
   });
 
+/** Records `event` for `ids` in a transaction of its own and queues the deliveries (the service's trigger). */
+const changed = (ids: string[], event: Parameters<typeof casesChanged>[4] = 'case.updated') =>
+  casesChanged(t.infra.pool, t.deps.workflows.trigger, session.workspaceId, ids, event);
+
 async function createJiraWorkflow(rule: Record<string, unknown>, fields: Record<string, unknown> = {}) {
   const res = await api('POST', '/api/v1/workflows', {
     name: 'to Jira',
@@ -214,9 +218,7 @@ describe('deliveries to Jira', () => {
       [ids[0]],
     );
     const before = jira.issues.length;
-    expect(
-      await casesChanged(t.infra.pool, t.deps.workflows.trigger, session.workspaceId, ids, 'case.triaged'),
-    ).toBe(1);
+    expect(await changed(ids, 'case.triaged')).toBe(1);
     expect(await settled(wf.id, 1)).toBe(true);
     expect(jira.issues.length - before).toBe(1);
     expect((await deliveriesOf(wf.id))[0]!.caseId).toBe(ids[0]);
@@ -233,13 +235,7 @@ describe('deliveries to Jira', () => {
     const wf = await createJiraWorkflow({});
     const scanId = await uploadAndWait('?environment=STAGING&asset=web2');
     const [caseId] = await caseIdsOf(scanId);
-    await casesChanged(
-      t.infra.pool,
-      t.deps.workflows.trigger,
-      session.workspaceId,
-      [caseId!],
-      'case.updated',
-    );
+    await changed([caseId!]);
     expect(await settled(wf.id, 1)).toBe(true);
     const before = jira.issues.length;
     const patched = await api('PATCH', `/api/v1/cases/${caseId}`, { status: 'resolved' });
@@ -265,10 +261,7 @@ describe('deliveries to Jira', () => {
     const scanId = await uploadAndWait('?asset=web3');
     const ids = await caseIdsOf(scanId);
     const before = jira.issues.length;
-    await Promise.all([
-      casesChanged(t.infra.pool, t.deps.workflows.trigger, session.workspaceId, ids, 'case.updated'),
-      casesChanged(t.infra.pool, t.deps.workflows.trigger, session.workspaceId, ids, 'case.updated'),
-    ]);
+    await Promise.all([changed(ids), changed(ids)]);
     expect(await settled(wf.id, ids.length * 2)).toBe(true);
     expect(jira.issues.length - before).toBe(ids.length);
     await disable(wf.id);
@@ -280,13 +273,7 @@ describe('deliveries to Jira', () => {
     const [caseId] = await caseIdsOf(scanId);
     const before = jira.issues.length;
     crashOnce = true;
-    await casesChanged(
-      t.infra.pool,
-      t.deps.workflows.trigger,
-      session.workspaceId,
-      [caseId!],
-      'case.updated',
-    );
+    await changed([caseId!]);
     expect(await settled(wf.id, 1)).toBe(true);
     expect(jira.issues.length - before).toBe(1);
     // The crashed attempt recorded nothing; the retry searched for the marker and stored the issue.
@@ -310,14 +297,14 @@ describe('deliveries to Jira', () => {
       /\/rest\/api\/3\/issue$/,
     );
     const started = Date.now();
-    await casesChanged(t.infra.pool, t.deps.workflows.trigger, session.workspaceId, [a!], 'case.updated');
+    await changed([a!]);
     expect(await settled(wf.id, 1)).toBe(true);
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
     jira.failNext(
       Array.from({ length: 3 }, () => ({ status: 500, body: { errorMessages: ['Internal server error'] } })),
       /\/rest\/api\/3\/issue$/,
     );
-    await casesChanged(t.infra.pool, t.deps.workflows.trigger, session.workspaceId, [b!], 'case.updated');
+    await changed([b!]);
     expect(await settled(wf.id, 2)).toBe(true);
     const d = await deliveriesOf(wf.id);
     expect(d.map((x) => [x.status, x.attempts])).toEqual([
@@ -346,13 +333,7 @@ describe('deliveries to Jira', () => {
       ],
       /\/rest\/api\/3\/issue$/,
     );
-    await casesChanged(
-      t.infra.pool,
-      t.deps.workflows.trigger,
-      session.workspaceId,
-      [caseId!],
-      'case.updated',
-    );
+    await changed([caseId!]);
     expect(await settled(wf.id, 1)).toBe(true);
     const message =
       "HTTP 400: customfield_10010: Field 'customfield_10010' cannot be set. It is not on the appropriate screen, or unknown.";
@@ -373,7 +354,7 @@ describe('deliveries to Jira', () => {
     const ids = await caseIdsOf(scanId);
     jira.down = true;
     try {
-      await casesChanged(t.infra.pool, t.deps.workflows.trigger, session.workspaceId, ids, 'case.updated');
+      await changed(ids);
       expect(
         await eventually(async () => {
           const d = await deliveriesOf(wf.id);
@@ -420,7 +401,7 @@ describe('connections', () => {
     jira.latencyMs = 2_000;
     const samples: number[] = [];
     try {
-      await casesChanged(t.infra.pool, t.deps.workflows.trigger, session.workspaceId, ids, 'case.updated');
+      await changed(ids);
       // Four creates on their way (the worker runs four at once), each answered 2 s later.
       expect(await eventually(async () => creates() - before === 4, 10_000)).toBe(true);
       for (let i = 0; i < 20; i++) {
@@ -515,7 +496,7 @@ describe('deliveries to a generic webhook', () => {
       const wf = res.json() as { id: string; secret: string };
       answers = [503];
       for (const event of ['case.updated', 'case.triaged', 'case.status_changed'] as const)
-        await casesChanged(t.infra.pool, t.deps.workflows.trigger, session.workspaceId, [caseId!], event);
+        await changed([caseId!], event);
       expect(await settled(wf.id, 3)).toBe(true);
       const events = got.map(
         (g) =>
@@ -560,13 +541,7 @@ describe('deliveries to GitHub', () => {
     const wf = res.json() as { id: string };
     const before = github.issues.length;
     github.failNext([GITHUB_SECONDARY_LIMIT], /\/issues$/);
-    await casesChanged(
-      t.infra.pool,
-      t.deps.workflows.trigger,
-      session.workspaceId,
-      [caseId!],
-      'case.updated',
-    );
+    await changed([caseId!]);
     expect(await settled(wf.id, 1)).toBe(true);
     expect(github.issues.length - before).toBe(1);
     const issue = github.issues.at(-1)!;
@@ -604,13 +579,7 @@ describe('deliveries to GitHub', () => {
     github.searchLag = true;
     crashOnce = true;
     try {
-      await casesChanged(
-        t.infra.pool,
-        t.deps.workflows.trigger,
-        session.workspaceId,
-        [caseId!],
-        'case.updated',
-      );
+      await changed([caseId!]);
       expect(await settled(wf.id, 1)).toBe(true);
     } finally {
       github.searchLag = false;
