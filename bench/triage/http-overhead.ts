@@ -48,6 +48,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createBenchDatabase } from '../lib/bench-db.js';
+import { procfileNodeArgs } from '../lib/procfile.js';
 import { closeClient, paced as pacedLoad, send, type SentRequest } from '../lib/paced-load.js';
 import { watchStalls, type Span } from './request-trace.js';
 import { attribute, type ServerTrace } from './tail-attribution.js';
@@ -99,22 +100,6 @@ if (process.argv.includes('--serve-fakes')) {
   process.send!({ instant: fakes.instant.url, slow: fakes.slow.url });
 } else {
   await main();
-}
-
-/**
- * The node options of a Procfile process (`web: node --flag dist/src/main.js web` gives
- * `--flag`), so the bench's server runs as deployed.
- */
-function procfileNodeArgs(role: string): string[] {
-  const line = readFileSync('Procfile', 'utf8')
-    .split('\n')
-    .find((l) => l.startsWith(`${role}:`));
-  const words = (line ?? '')
-    .slice(role.length + 1)
-    .trim()
-    .split(/\s+/);
-  const entry = words.findIndex((w) => w.endsWith('.js'));
-  return words[0] === 'node' && entry > 0 ? words.slice(1, entry) : [];
 }
 
 /**

@@ -13,6 +13,7 @@
 import { readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { createBenchDatabase } from '../lib/bench-db.js';
+import { procfileNodeArgs } from '../lib/procfile.js';
 import { signUpOverHttp, startServerProcess } from '../../test/helpers/server-process.js';
 
 const args = process.argv.slice(2);
@@ -22,15 +23,7 @@ const top = Number(opt('top', '25'));
 const compiled = args.includes('--compiled');
 const keep = opt('keep', '');
 
-/** The Procfile's `web` node options (`web: node --flag dist/src/main.js web` gives `--flag`). */
-const webLine = readFileSync('Procfile', 'utf8')
-  .split('\n')
-  .find((l) => l.startsWith('web:'));
-const words = (webLine ?? '').slice(4).trim().split(/\s+/);
-const procfileArgs = words.slice(
-  1,
-  words.findIndex((w) => w.endsWith('.js')),
-);
+const procfileArgs = procfileNodeArgs('web');
 
 const db = await createBenchDatabase('bench_heap');
 const cwd = process.cwd();
