@@ -7,3 +7,6 @@
 export function ownString(s: string): string {
   return Buffer.from(s, 'utf8').toString('utf8');
 }
+
+/** {@link ownString} of a string that may be absent. */
+export const ownOrNull = (s: string | null): string | null => (s === null ? null : ownString(s));

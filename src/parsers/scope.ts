@@ -1,4 +1,4 @@
-import { ownString } from './own-string.js';
+import { ownOrNull, ownString } from './own-string.js';
 import type { FindingAsset } from './types.js';
 
 /**
@@ -34,8 +34,6 @@ export const MAX_SCOPE_HOSTS = 100_000;
 const MAX_SUBJECT_CHARS = 1_000;
 const MAX_SUBJECTS = 16;
 const MAX_SCANNERS = 64;
-
-const copy = (v: string | null): string | null => (v === null ? null : ownString(v));
 
 const clean = (v: string | null | undefined): string | null => {
   const t = v?.trim();
@@ -78,7 +76,11 @@ export class ScopeCollector {
     }
     // Kept for the whole parse: copies, not slices of the chunk each came from (the key too: it
     // is a concatenation that points at the slice).
-    this.hosts.set(ownString(id), { ip: copy(host.ip), fqdn: copy(host.fqdn), host: copy(host.host) });
+    this.hosts.set(ownString(id), {
+      ip: ownOrNull(host.ip),
+      fqdn: ownOrNull(host.fqdn),
+      host: ownOrNull(host.host),
+    });
   }
 
   addSubject(subject: string | null | undefined): void {

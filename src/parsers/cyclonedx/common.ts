@@ -1,6 +1,6 @@
 import { extractAliases, extractCves, nonEmpty, normaliseCwe, uniq } from '../format-parser.js';
 import { SEVERITY_RANK, parseScore, severityFromCvss, severityFromText } from '../severity.js';
-import { ownString } from '../own-string.js';
+import { ownOrNull as own } from '../own-string.js';
 import type { FindingDraft, Severity } from '../types.js';
 
 /** A component as far as findings need it. */
@@ -36,8 +36,6 @@ export interface CdxVulnerability {
 
 /** Components indexed per BOM: memory stays bounded (~65 MB) whatever the BOM's size. */
 export const MAX_INDEXED_COMPONENTS = 100_000;
-
-const own = (s: string | null): string | null => (s === null ? null : ownString(s));
 
 /** Options of {@link ComponentIndex}. */
 export interface ComponentIndexOptions {
